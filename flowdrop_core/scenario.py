@@ -1,0 +1,273 @@
+"""Scenario files: a starting buffer, a node configuration, appends and expectations.
+
+A scenario is the one file format shared by the spec-examples page, the
+``check`` command and saved replays. It says "this buffer, this configuration,
+these appends, and what each should report" (issue 4, item 1). The models here
+only check the *shape* of the file: ``buffer`` and each step's ``append`` are
+kept verbatim, because judging messages is the engine's job and a scenario must
+be able to hold exactly the malformed data a rule is about (MEM-5, MEM-11).
+
+Every model forbids unknown fields, so a typo such as ``apend`` is an error
+that names the field and its JSON path instead of a silently ignored key.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+__all__ = [
+    "SCOPES",
+    "Expectation",
+    "Scenario",
+    "ScenarioConfig",
+    "ScenarioError",
+    "ScenarioStep",
+    "dump_scenario",
+    "load_scenario",
+    "parse_scenario",
+    "scenario_schema_json",
+    "step_context",
+]
+
+#: The scope names GR-MEM defines (MEM-6, MEM-7, MEM-8, MEM-13).
+SCOPES: tuple[str, ...] = ("global", "workflow", "pipeline", "execution", "session", "user")
+
+Scope = Literal["global", "workflow", "pipeline", "execution", "session", "user"]
+Count = Annotated[int, Field(ge=0, strict=True)]
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used: each problem names the file and a JSON path.
+
+    ``problems`` holds the problems without the file name (``"steps[0].apend:
+    unknown field"``) so other readers (the importers) can quote them; the
+    message is one line per problem, each prefixed with ``source``.
+    """
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        super().__init__("\n".join(f"{source}: {problem}" for problem in problems))
+
+
+class _Strict(BaseModel):
+    """Base for every scenario model: unknown fields are errors, not ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ScenarioConfig(_Strict):
+    """The buffer node's configuration for every step of the scenario."""
+
+    scope: Scope = Field(default="session", description="Scope the buffer is stored under.")
+    key: str = Field(default="chat_history", min_length=1, description="Storage key of the buffer.")
+    max_messages: Count = Field(
+        default=0, description="Window size (GR-MEM step 6); 0 means no cap."
+    )
+    storage: str = Field(default="memory", min_length=1, description="Storage backend name.")
+
+
+class ScenarioStep(_Strict):
+    """One append: its incoming message(s) and an optional context override."""
+
+    label: str = Field(default="", description="Short human-readable name of the step.")
+    append: dict[str, Any] | list[dict[str, Any]] = Field(
+        description="One message object or a list of them, kept verbatim."
+    )
+    context: dict[str, Any] | None = Field(
+        default=None,
+        description="Overrides the scenario context key by key for this step only.",
+    )
+
+    @field_validator("append", mode="before")
+    @classmethod
+    def _message_or_list(cls, value: Any) -> Any:
+        """Give one clear error instead of pydantic's two union-branch errors."""
+        if isinstance(value, dict):
+            return value
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                if not isinstance(item, dict):
+                    raise ValueError(
+                        f"item [{index}] should be a message object, got {_json_type(item)}"
+                    )
+            return value
+        raise ValueError(
+            f"should be a message object or a list of message objects, got {_json_type(value)}"
+        )
+
+
+class Expectation(_Strict):
+    """What step *i* should report: a subset of its result fields (absent = not checked)."""
+
+    count: Count | None = Field(default=None, description="Entries in the buffer after the step.")
+    appended: Count | None = Field(
+        default=None, description="Incoming messages that became new entries (MEM-14)."
+    )
+    appended_any: Annotated[bool, Field(strict=True)] | None = Field(
+        default=None, description="Whether appended > 0 (MEM-14)."
+    )
+    refused: Annotated[bool, Field(strict=True)] | None = Field(
+        default=None, description="Whether the identity scope refused (MEM-13)."
+    )
+    resolved_scope_id: Annotated[str, Field(strict=True)] | None = Field(
+        default=None, description="The scope id the step resolved to ('' when refused)."
+    )
+    messages: list[Any] | None = Field(
+        default=None, description="The whole buffer after the step, compared exactly."
+    )
+
+
+class Scenario(_Strict):
+    """A starting buffer, a configuration, a list of appends and their expected results."""
+
+    name: str = Field(min_length=1, description="Identifier, usually the file name stem.")
+    title: str = Field(default="", description="One-line human-readable title.")
+    rules: list[str] = Field(default_factory=list, description="Rule ids, e.g. ['MEM-14'].")
+    description: str = Field(default="", description="Longer explanation (free text).")
+    config: ScenarioConfig = Field(default_factory=ScenarioConfig)
+    context: dict[str, Any] | None = Field(
+        default=None, description="Execution context for every step (null: no context)."
+    )
+    buffer: list[Any] = Field(
+        default_factory=list, description="Starting buffer entries, kept verbatim."
+    )
+    steps: list[ScenarioStep] = Field(description="Appends, run in order.")
+    expect: list[Expectation] = Field(
+        default_factory=list,
+        description="expect[i] is checked against step i's result; {} checks nothing.",
+    )
+
+    @model_validator(mode="after")
+    def _expect_fits_steps(self) -> Scenario:
+        """An expectation with no step to check would silently never run."""
+        if len(self.expect) > len(self.steps):
+            raise ValueError(
+                f"expect has {len(self.expect)} entries but the scenario has "
+                f"{len(self.steps)} step(s); expect[i] is checked against steps[i]"
+            )
+        return self
+
+
+def step_context(scenario: Scenario, step: ScenarioStep) -> dict[str, Any] | None:
+    """The context a step runs with: the scenario's, overridden key by key by the step's.
+
+    ``None`` only when neither gives a context (an identity scope then refuses
+    for lack of context). A step key set to ``null`` overrides too, which is how
+    a scenario removes an id for one step.
+    """
+    if scenario.context is None and step.context is None:
+        return None
+    return {**(scenario.context or {}), **(step.context or {})}
+
+
+def parse_scenario(text: str, source: str = "<text>") -> Scenario:
+    """Parse scenario JSON text; ``source`` names the file in error messages."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(
+            source, [f"line {exc.lineno}, column {exc.colno}: not JSON ({exc.msg})"]
+        ) from None
+    if not isinstance(data, dict):
+        raise ScenarioError(source, [f"a scenario is a JSON object, got {_json_type(data)}"])
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError(source, _readable_errors(exc)) from None
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and parse a scenario file (UTF-8). A missing file raises ``OSError``."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(
+            str(path), [f"not UTF-8 text ({exc.reason} at byte {exc.start})"]
+        ) from None
+    return parse_scenario(text, source=str(path))
+
+
+def dump_scenario(scenario: Scenario) -> str:
+    """Pretty, stable JSON for a scenario (field order of the models, 2-space indent).
+
+    Unset expectation fields and null contexts are left out so a saved file
+    reads like a hand-written one; ``buffer`` and ``append`` are written
+    verbatim. ``parse_scenario(dump_scenario(s)) == s`` for every scenario.
+    """
+    data = scenario.model_dump(mode="json")
+    if data["context"] is None:
+        del data["context"]
+    for step in data["steps"]:
+        if step["context"] is None:
+            del step["context"]
+    data["expect"] = [
+        {field: value for field, value in expectation.items() if value is not None}
+        for expectation in data["expect"]
+    ]
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def scenario_schema_json() -> str:
+    """The JSON Schema of a scenario file, as committed in ``docs/scenario.schema.json``."""
+    schema = Scenario.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "FlowDrop buffer inspector scenario"
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _json_path(loc: tuple[int | str, ...]) -> str:
+    """``('steps', 0, 'apend')`` -> ``steps[0].apend``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _readable_errors(exc: ValidationError) -> list[str]:
+    """Turn pydantic errors into ``path: problem`` lines a person can act on."""
+    lines: list[str] = []
+    for error in exc.errors(include_url=False):
+        kind = error["type"]
+        if kind == "extra_forbidden":
+            problem = "unknown field"
+        elif kind == "missing":
+            problem = "missing required field"
+        else:
+            problem = error["msg"]
+            if problem.startswith("Value error, "):
+                problem = problem.removeprefix("Value error, ")
+            else:
+                problem = problem.replace("Input should", "should", 1)
+                shown = json.dumps(error.get("input"), ensure_ascii=False, default=str)
+                if len(shown) > 60:
+                    shown = shown[:57] + "..."
+                problem = f"{problem}, got {shown}"
+        path = _json_path(tuple(error["loc"]))
+        lines.append(f"{path}: {problem}" if path else problem)
+    return lines
