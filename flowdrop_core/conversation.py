@@ -1,0 +1,310 @@
+"""The conversation buffer as a runtime uses it: scope, storage and serialized appends.
+
+:class:`ConversationBuffer` wires the pure engine (:func:`append_messages`) to
+a scope (resolved only through :func:`resolve_scope`) and a :class:`Store`:
+
+1. Resolve the scope (MEM-6, MEM-8, MEM-13). A refused identity scope stops
+   here (MEM-7): no backend call at all, an empty result, one warning.
+2. Take the slot lock (MEM-12), bounded by ``lock_timeout``. Past the bound
+   the append runs unserialized, with a warning and an ``unserialized``
+   event; it never raises for that and never drops the turn.
+3. Read the slot, run the engine (which validates every incoming message
+   before doing anything), and write the slot back only when the buffer
+   changed: a call that appended nothing writes nothing.
+
+:func:`read_memory` is the MEM-7 / MEM-13 read of a plain memory value.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from flowdrop_core.context import (
+    ExecutionContext,
+    Scope,
+    ScopeResolution,
+    as_context,
+    as_scope,
+    resolve_scope,
+)
+from flowdrop_core.engine import AppendResult, append_messages
+from flowdrop_core.events import Event, EventKind
+from flowdrop_core.storage import MemoryStore, StorageError, Store, slot_label
+
+__all__ = [
+    "ConversationBuffer",
+    "MemoryReadResult",
+    "ScopedAppendResult",
+    "read_memory",
+]
+
+#: Every warning of this module (refusals, unserialized appends) goes here.
+logger = logging.getLogger("flowdrop_core")
+
+ContextLike = ExecutionContext | Mapping[str, Any] | None
+
+
+class ScopedAppendResult(AppendResult):
+    """An :class:`AppendResult` (MEM-14) plus where it happened.
+
+    ``refused`` is True when the identity scope refused (MEM-7); then the
+    buffer is empty, ``resolved_scope_id`` is ``""`` and ``refusal_reason``
+    says why. ``serialized`` is False when the slot lock was not acquired in
+    time and the append ran unserialized (MEM-12).
+    """
+
+    scope: Scope
+    key: str
+    resolved_scope_id: str
+    refused: bool = False
+    refusal_reason: str | None = None
+    serialized: bool = True
+
+
+class MemoryReadResult(BaseModel):
+    """A memory read (MEM-7, MEM-13): a refused scope yields the default, ``found=False``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    value: Any = None
+    found: bool
+    scope: Scope
+    key: str
+    resolved_scope_id: str
+    refused: bool = False
+    refusal_reason: str | None = None
+
+
+def _warn_refused(op: str, key: str, res: ScopeResolution, ctx: ExecutionContext | None) -> None:
+    """MEM-7: exactly one warning per refusal, naming node, pipeline and workflow."""
+    logger.warning(
+        "MEM-7: %s of %r refused in %s scope for node %r in pipeline %r of workflow %r: %s. "
+        "Storage was not touched.",
+        op,
+        key,
+        res.scope,
+        None if ctx is None else ctx.node_id,
+        None if ctx is None else ctx.pipeline_id,
+        None if ctx is None else ctx.workflow_id,
+        res.reason,
+    )
+
+
+def _check_key(key: Any) -> str:
+    if not isinstance(key, str) or not key.strip():
+        raise ValueError(f"memory key must be a non-blank string, got {key!r}")
+    return key
+
+
+def read_memory(
+    store: Store,
+    scope: Scope | str,
+    key: str,
+    default: Any = None,
+    context: ContextLike = None,
+) -> MemoryReadResult:
+    """Read one memory value (MEM-7, MEM-13).
+
+    Under a refused identity scope the store is not called: the result is
+    ``default`` with ``found=False`` and ``resolved_scope_id=""``, and one
+    warning is logged. Otherwise the store's ``(value, found)`` is returned.
+    """
+    key = _check_key(key)
+    ctx = as_context(context)
+    res = resolve_scope(scope, ctx)
+    if res.refused:
+        _warn_refused("read", key, res, ctx)
+        return MemoryReadResult(
+            value=default,
+            found=False,
+            scope=res.scope,
+            key=key,
+            resolved_scope_id="",
+            refused=True,
+            refusal_reason=res.reason,
+        )
+    value, found = store.get(str(res.scope), res.resolved_scope_id, key, default)
+    return MemoryReadResult(
+        value=value,
+        found=found,
+        scope=res.scope,
+        key=key,
+        resolved_scope_id=res.resolved_scope_id,
+    )
+
+
+class ConversationBuffer:
+    """A scoped, stored, serialized conversation buffer (one node's configuration).
+
+    ``scope`` and ``key`` name the slot together with the resolved scope id;
+    ``max_messages`` is the window (0 = no cap); ``store`` defaults to a new
+    :class:`MemoryStore`; ``lock_timeout`` bounds the MEM-12 wait in seconds.
+    The object holds configuration only, so one instance may be shared by
+    any number of threads.
+    """
+
+    def __init__(
+        self,
+        scope: Scope | str = Scope.SESSION,
+        key: str = "chat_history",
+        max_messages: int = 0,
+        store: Store | None = None,
+        lock_timeout: float = 5.0,
+    ) -> None:
+        self.scope = as_scope(scope)
+        self.key = _check_key(key)
+        if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 0:
+            raise ValueError(f"max_messages must be an integer >= 0, got {max_messages!r}")
+        self.max_messages = max_messages
+        if lock_timeout < 0:
+            raise ValueError(f"lock_timeout must be >= 0 seconds, got {lock_timeout!r}")
+        self.lock_timeout = float(lock_timeout)
+        self.store: Store = MemoryStore() if store is None else store
+
+    def __repr__(self) -> str:
+        return (
+            f"ConversationBuffer(scope={self.scope.value!r}, key={self.key!r}, "
+            f"max_messages={self.max_messages}, store={self.store!r})"
+        )
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _load(self, scope_id: str) -> list[dict[str, Any]]:
+        """Read the slot's buffer; anything but a list of objects is a :class:`StorageError`."""
+        value, found = self.store.get(str(self.scope), scope_id, self.key, None)
+        if not found:
+            return []
+        if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
+            raise StorageError(
+                f"stored value is not a conversation buffer (a list of message objects), "
+                f"got {type(value).__name__}",
+                scope=str(self.scope),
+                scope_id=scope_id,
+                key=self.key,
+            )
+        return value
+
+    def _scoped(
+        self,
+        base: AppendResult,
+        res: ScopeResolution,
+        events: tuple[Event, ...] | None = None,
+        serialized: bool = True,
+    ) -> ScopedAppendResult:
+        return ScopedAppendResult.model_construct(
+            count=base.count,
+            appended=base.appended,
+            appended_any=base.appended_any,
+            messages=base.messages,
+            events=base.events if events is None else events,
+            max_messages=base.max_messages,
+            scope=res.scope,
+            key=self.key,
+            resolved_scope_id=res.resolved_scope_id,
+            refused=res.refused,
+            refusal_reason=res.reason,
+            serialized=serialized,
+        )
+
+    def _refused(
+        self, op: str, res: ScopeResolution, ctx: ExecutionContext | None
+    ) -> ScopedAppendResult:
+        """MEM-7 / MEM-14 point 4: empty buffer, count 0, appended 0, one event, one warning."""
+        _warn_refused(op, self.key, res, ctx)
+        return ScopedAppendResult(
+            count=0,
+            appended=0,
+            appended_any=False,
+            messages=[],
+            events=(Event(kind=EventKind.REFUSED, rule="MEM-7"),),
+            max_messages=self.max_messages,
+            scope=res.scope,
+            key=self.key,
+            resolved_scope_id="",
+            refused=True,
+            refusal_reason=res.reason,
+        )
+
+    def resolve(self, context: ContextLike) -> ScopeResolution:
+        """This buffer's scope resolved under ``context`` (no storage access)."""
+        return resolve_scope(self.scope, context)
+
+    # -- public API ------------------------------------------------------------------------
+
+    def append(self, messages: Any, context: ContextLike = None) -> ScopedAppendResult:
+        """Append one message or a list of messages to the slot ``context`` resolves to.
+
+        Raises :class:`~flowdrop_core.messages.InvalidMessagesError` (nothing
+        written) for a malformed message, and :class:`StorageError` when the
+        slot holds a corrupt value or the write fails; the slot lock is
+        released on every path.
+        """
+        ctx = as_context(context)
+        res = resolve_scope(self.scope, ctx)
+        if res.refused:
+            return self._refused("append", res, ctx)
+        scope_id = res.resolved_scope_id
+        with self.store.lock(str(self.scope), scope_id, self.key, self.lock_timeout) as acquired:
+            if not acquired:
+                logger.warning(
+                    "MEM-12: lock on slot %s not acquired within %.3g s (node %r); "
+                    "appending unserialized rather than fail or drop the turn.",
+                    slot_label(str(self.scope), scope_id, self.key),
+                    self.lock_timeout,
+                    None if ctx is None else ctx.node_id,
+                )
+            result = append_messages(self._load(scope_id), messages, self.max_messages)
+            if result.changed:  # a call that changed nothing writes nothing
+                self.store.set(str(self.scope), scope_id, self.key, result.messages)
+        if acquired:
+            return self._scoped(result, res)
+        unserialized = Event(kind=EventKind.UNSERIALIZED, rule="MEM-12")
+        return self._scoped(result, res, (unserialized, *result.events), serialized=False)
+
+    def read(self, context: ContextLike = None) -> ScopedAppendResult:
+        """Read the buffer without appending: the same result shape, ``appended`` 0, no events.
+
+        Under a refused scope the store is not called (MEM-7) and the result
+        is the refusal, exactly as for :meth:`append`.
+        """
+        ctx = as_context(context)
+        res = resolve_scope(self.scope, ctx)
+        if res.refused:
+            return self._refused("read", res, ctx)
+        entries = self._load(res.resolved_scope_id)
+        return ScopedAppendResult.model_construct(
+            count=len(entries),
+            appended=0,
+            appended_any=False,
+            messages=entries,
+            events=(),
+            max_messages=self.max_messages,
+            scope=res.scope,
+            key=self.key,
+            resolved_scope_id=res.resolved_scope_id,
+            refused=False,
+            refusal_reason=None,
+            serialized=True,
+        )
+
+    def messages(self, context: ContextLike = None) -> list[dict[str, Any]]:
+        """Just the stored entries (``[]`` when empty or refused)."""
+        return self.read(context).messages or []
+
+    def clear(self, context: ContextLike = None) -> bool:
+        """Empty the slot under the slot lock; return whether it held a buffer.
+
+        A refused scope touches nothing and returns False (with the MEM-7 warning).
+        """
+        ctx = as_context(context)
+        res = resolve_scope(self.scope, ctx)
+        if res.refused:
+            self._refused("clear", res, ctx)
+            return False
+        scope_id = res.resolved_scope_id
+        with self.store.lock(str(self.scope), scope_id, self.key, self.lock_timeout):
+            return self.store.delete(str(self.scope), scope_id, self.key)

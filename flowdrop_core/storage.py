@@ -1,0 +1,449 @@
+"""Storage backends for buffers and memory values, keyed by ``(scope, scope_id, key)``.
+
+Two backends share one small :class:`Store` protocol:
+
+- :class:`MemoryStore`: process-local, the default for tests and the playground.
+- :class:`SQLiteStore`: a real SQLite file in WAL mode, the embedded default
+  for anything that must survive a restart.
+
+Both store values as JSON text, so a value round-trips identically through
+either backend and no caller can alias (and later mutate) a stored value.
+
+``lock()`` is the MEM-12 slot lock: it serializes the read-modify-write of one
+slot across threads and, for SQLite, across processes on the same file. The
+wait is bounded; the context manager yields whether the lock was acquired and
+never raises for a timeout, so the caller can proceed unserialized rather
+than drop a turn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+try:  # POSIX advisory file locks for the cross-process half of MEM-12.
+    import fcntl
+except ImportError:  # pragma: no cover - non-POSIX: thread-level serialization only
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = [
+    "DB_ENV",
+    "MemoryStore",
+    "SQLiteStore",
+    "StorageError",
+    "Store",
+    "default_db_path",
+    "slot_label",
+]
+
+#: Environment variable naming the SQLite file when no path is passed.
+DB_ENV = "FLOWDROP_DB"
+
+Slot = tuple[str, str, str]
+
+
+def slot_label(scope: str, scope_id: str, key: str) -> str:
+    """Human-readable slot name used in every error and warning."""
+    return f"(scope={scope!r}, scope_id={scope_id!r}, key={key!r})"
+
+
+class StorageError(RuntimeError):
+    """A stored value cannot be read or written; names the slot and, for files, the path.
+
+    Raised instead of ever returning an empty buffer for a corrupt value.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        scope: str | None = None,
+        scope_id: str | None = None,
+        key: str | None = None,
+        path: str | os.PathLike[str] | None = None,
+    ) -> None:
+        where = []
+        if scope is not None:
+            where.append(f"slot {slot_label(scope, scope_id or '', key or '')}")
+        if path is not None:
+            where.append(f"file {os.fspath(path)!r}")
+        super().__init__(f"{message} [{', '.join(where)}]" if where else message)
+        self.scope, self.scope_id, self.key = scope, scope_id, key
+        self.path = None if path is None else os.fspath(path)
+
+
+@runtime_checkable
+class Store(Protocol):
+    """What a buffer needs from a backend. ``scope`` is the scope's name (a ``str``)."""
+
+    def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
+        """Return ``(value, True)``, or ``(default, False)`` when the slot is empty."""
+        ...
+
+    def set(self, scope: str, scope_id: str, key: str, value: Any) -> None:
+        """Store a JSON-serializable ``value`` in the slot, replacing what was there."""
+        ...
+
+    def delete(self, scope: str, scope_id: str, key: str) -> bool:
+        """Empty the slot; return whether it held a value."""
+        ...
+
+    def lock(
+        self, scope: str, scope_id: str, key: str, timeout: float
+    ) -> AbstractContextManager[bool]:
+        """MEM-12 slot lock; yields ``True`` if acquired within ``timeout`` seconds."""
+        ...
+
+
+def _encode(value: Any, slot: Slot, path: str | None = None) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise StorageError(
+            f"value is not JSON-serializable ({exc})",
+            scope=slot[0],
+            scope_id=slot[1],
+            key=slot[2],
+            path=path,
+        ) from exc
+
+
+def _decode(text: Any, slot: Slot, path: str | None = None) -> Any:
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        if not isinstance(text, str):
+            raise TypeError(f"stored value is {type(text).__name__}, not JSON text")
+        return json.loads(text)
+    except (TypeError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise StorageError(
+            f"stored value is corrupt and cannot be decoded ({exc})",
+            scope=slot[0],
+            scope_id=slot[1],
+            key=slot[2],
+            path=path,
+        ) from exc
+
+
+def _check_timeout(timeout: float) -> float:
+    if timeout < 0:
+        raise ValueError(f"lock timeout must be >= 0 seconds, got {timeout!r}")
+    return float(timeout)
+
+
+class _SlotLocks:
+    """One ``threading.Lock`` per slot, created on demand and dropped when unused.
+
+    Different slots get different locks, so they never wait on each other.
+    """
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: weakref.WeakValueDictionary[Slot, Any] = weakref.WeakValueDictionary()
+
+    def get(self, slot: Slot) -> Any:
+        with self._guard:
+            lock = self._locks.get(slot)
+            if lock is None:
+                lock = threading.Lock()
+                self._locks[slot] = lock
+            return lock
+
+
+class MemoryStore:
+    """In-process store: a dict of JSON texts plus per-slot thread locks (MEM-12)."""
+
+    def __init__(self) -> None:
+        self._data: dict[Slot, str] = {}
+        self._guard = threading.Lock()
+        self._locks = _SlotLocks()
+
+    def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
+        """Return ``(value, found)``; the value is a fresh copy."""
+        slot = (str(scope), scope_id, key)
+        with self._guard:
+            text = self._data.get(slot)
+        if text is None:
+            return default, False
+        return _decode(text, slot), True
+
+    def set(self, scope: str, scope_id: str, key: str, value: Any) -> None:
+        """Store a JSON copy of ``value``; later changes to ``value`` do not leak in."""
+        slot = (str(scope), scope_id, key)
+        text = _encode(value, slot)
+        with self._guard:
+            self._data[slot] = text
+
+    def delete(self, scope: str, scope_id: str, key: str) -> bool:
+        """Empty the slot; return whether it held a value."""
+        with self._guard:
+            return self._data.pop((str(scope), scope_id, key), None) is not None
+
+    def slots(self) -> list[Slot]:
+        """Every non-empty slot, sorted (for the inspector)."""
+        with self._guard:
+            return sorted(self._data)
+
+    @contextmanager
+    def lock(self, scope: str, scope_id: str, key: str, timeout: float = 5.0) -> Iterator[bool]:
+        """MEM-12: hold the slot's thread lock, waiting at most ``timeout`` seconds."""
+        lock = self._locks.get((str(scope), scope_id, key))
+        acquired = lock.acquire(timeout=_check_timeout(timeout))
+        try:
+            yield acquired
+        finally:
+            if acquired:
+                lock.release()
+
+
+def default_db_path() -> Path:
+    """Where the SQLite store lives when neither an argument nor ``FLOWDROP_DB`` says.
+
+    ``$XDG_DATA_HOME/flowdrop/buffers.sqlite3``, else
+    ``~/.local/share/flowdrop/buffers.sqlite3`` (``%LOCALAPPDATA%`` on Windows).
+    """
+    base = os.environ.get("XDG_DATA_HOME", "").strip()
+    if not base and os.name == "nt":  # pragma: no cover - platform specific
+        base = os.environ.get("LOCALAPPDATA", "").strip()
+    root = Path(base) if base else Path.home() / ".local" / "share"
+    return root / "flowdrop" / "buffers.sqlite3"
+
+
+def _resolve_path(path: str | os.PathLike[str] | None) -> Path:
+    if path is None:
+        env = os.environ.get(DB_ENV, "").strip()
+        path = env or default_db_path()
+    p = Path(path).expanduser()
+    if str(p) == ":memory:" or str(p).startswith("file:"):
+        raise ValueError(
+            f"SQLiteStore needs a real file path, got {os.fspath(path)!r}; "
+            "use MemoryStore for an in-memory store"
+        )
+    return p.resolve()
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS slots (
+    scope      TEXT NOT NULL,
+    scope_id   TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (scope, scope_id, key)
+) WITHOUT ROWID
+"""
+
+#: Poll interval bounds while waiting for another process's slot file lock.
+_POLL_MIN, _POLL_MAX = 0.0005, 0.004
+
+
+class SQLiteStore:
+    """SQLite file store (WAL mode) with thread- and process-level slot locks.
+
+    The path comes from ``path``, else ``$FLOWDROP_DB``, else
+    :func:`default_db_path`; parent directories are created. Each thread gets
+    its own connection. Every write is one short ``BEGIN IMMEDIATE`` ..
+    ``COMMIT`` transaction, so a process killed mid-write leaves the old value
+    (SQLite rolls the uncommitted transaction back) and never a torn one.
+
+    MEM-12 across processes: ``lock()`` takes the slot's thread lock, then an
+    ``fcntl.flock`` on a per-slot lock file in ``<db>.locks/`` (polled until
+    the deadline, so the wait is bounded). The kernel releases a dead
+    process's flock, so a crash never leaves a slot locked.
+
+    ``on_write(slot)``, when given, is called inside each write transaction
+    just before ``COMMIT``; it exists for crash tests and instrumentation.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        busy_timeout: float = 30.0,
+        on_write: Callable[[Slot], None] | None = None,
+    ) -> None:
+        self.path = _resolve_path(path)
+        self.lock_dir = self.path.with_name(self.path.name + ".locks")
+        self.busy_timeout = busy_timeout
+        self.on_write = on_write
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_guard = threading.Lock()
+        self._locks = _SlotLocks()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.lock_dir.mkdir(exist_ok=True)
+            conn = self._conn()
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            conn.execute(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise StorageError(f"cannot open the SQLite store ({exc})", path=self.path) from exc
+        if str(mode).lower() != "wal":  # pragma: no cover - e.g. a filesystem without shm
+            raise StorageError(f"SQLite refused WAL mode (got {mode!r})", path=self.path)
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({os.fspath(self.path)!r})"
+
+    # -- connections -----------------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self.path,
+                timeout=self.busy_timeout,
+                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+                check_same_thread=False,  # only so close() may close it from another thread
+            )
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL+NORMAL: crash-safe, not power-loss-safe
+            self._local.conn = conn
+            with self._conns_guard:
+                self._conns.append(conn)
+        return conn
+
+    def close(self) -> None:
+        """Close every connection this store opened (in any thread)."""
+        with self._conns_guard:
+            conns, self._conns = self._conns, []
+        for conn in conns:
+            conn.close()
+        self._local = threading.local()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- Store protocol --------------------------------------------------------------------
+
+    def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
+        """Return ``(value, found)``; a corrupt value raises :class:`StorageError`."""
+        slot = (str(scope), scope_id, key)
+        try:
+            row = (
+                self._conn()
+                .execute(
+                    "SELECT value FROM slots WHERE scope=? AND scope_id=? AND key=?",
+                    slot,
+                )
+                .fetchone()
+            )
+        except sqlite3.Error as exc:
+            raise StorageError(
+                f"cannot read the slot ({exc})",
+                scope=slot[0],
+                scope_id=slot[1],
+                key=slot[2],
+                path=self.path,
+            ) from exc
+        if row is None:
+            return default, False
+        return _decode(row[0], slot, os.fspath(self.path)), True
+
+    def set(self, scope: str, scope_id: str, key: str, value: Any) -> None:
+        """Replace the slot's value in one atomic transaction."""
+        slot = (str(scope), scope_id, key)
+        text = _encode(value, slot, os.fspath(self.path))
+        self._write(
+            slot,
+            "INSERT INTO slots (scope, scope_id, key, value, updated_at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (scope, scope_id, key) DO UPDATE "
+            "SET value = excluded.value, updated_at = excluded.updated_at",
+            (*slot, text, time.time()),
+        )
+
+    def delete(self, scope: str, scope_id: str, key: str) -> bool:
+        """Empty the slot; return whether it held a value."""
+        slot = (str(scope), scope_id, key)
+        return (
+            self._write(slot, "DELETE FROM slots WHERE scope=? AND scope_id=? AND key=?", slot) > 0
+        )
+
+    def _write(self, slot: Slot, sql: str, params: tuple[Any, ...]) -> int:
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                changed = conn.execute(sql, params).rowcount
+                if self.on_write is not None:
+                    self.on_write(slot)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StorageError(
+                f"cannot write the slot ({exc})",
+                scope=slot[0],
+                scope_id=slot[1],
+                key=slot[2],
+                path=self.path,
+            ) from exc
+        return changed
+
+    def slots(self) -> list[Slot]:
+        """Every non-empty slot, sorted (for the inspector)."""
+        rows = self._conn().execute("SELECT scope, scope_id, key FROM slots ORDER BY 1, 2, 3")
+        return [tuple(r) for r in rows]  # type: ignore[misc]
+
+    # -- MEM-12 ----------------------------------------------------------------------------
+
+    def _lock_file(self, slot: Slot) -> Path:
+        digest = hashlib.sha256(json.dumps(slot).encode("utf-8")).hexdigest()[:32]
+        return self.lock_dir / f"{digest}.lock"
+
+    @contextmanager
+    def lock(self, scope: str, scope_id: str, key: str, timeout: float = 5.0) -> Iterator[bool]:
+        """MEM-12: serialize one slot across threads and processes, waiting at most ``timeout``.
+
+        Yields ``True`` when both the thread lock and the slot's file lock were
+        acquired. On timeout it yields ``False`` (never raises); whatever was
+        acquired is released on exit, exceptions included.
+        """
+        slot = (str(scope), scope_id, key)
+        deadline = time.monotonic() + _check_timeout(timeout)
+        tlock = self._locks.get(slot)
+        got_thread = tlock.acquire(timeout=timeout)
+        fd: int | None = None
+        got_file = False
+        try:
+            if got_thread and fcntl is not None:
+                fd = os.open(self._lock_file(slot), os.O_RDWR | os.O_CREAT, 0o600)
+                got_file = _flock_until(fd, deadline)
+            elif got_thread:  # pragma: no cover - non-POSIX
+                got_file = True
+            yield got_thread and got_file
+        finally:
+            if fd is not None:
+                if got_file:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+            if got_thread:
+                tlock.release()
+
+
+def _flock_until(fd: int, deadline: float) -> bool:
+    """Take an exclusive flock on ``fd``, polling until ``deadline`` (monotonic)."""
+    delay = _POLL_MIN
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            pass
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        time.sleep(min(delay, remaining))
+        delay = min(delay * 2, _POLL_MAX)
