@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from flowdrop_core.ids import usable_id
-from flowdrop_core.scenario import Scenario, _json_type, _readable_errors
+from flowdrop_core.scenario import Scenario, _json_type, _readable_errors, json_error_text
 
 __all__ = [
     "FORMATS",
@@ -221,7 +221,7 @@ def _load_json(text: str) -> tuple[Any, _Problem | None]:
     try:
         return json.loads(text), None
     except json.JSONDecodeError as exc:
-        return None, _Problem(f"line {exc.lineno}, column {exc.colno}", f"not JSON ({exc.msg})")
+        return None, _Problem("", json_error_text(exc))
 
 
 def _no_match_message(source_name: str, problems: dict[str, str]) -> str:
@@ -846,9 +846,7 @@ def _read_jsonl(text: str) -> tuple[list[Message], list[str]]:
         try:
             lines.append((number, json.loads(line)))
         except json.JSONDecodeError as exc:
-            raise _Problem(
-                f"line {number}", f"not JSON ({exc.msg} at column {exc.colno})"
-            ) from None
+            raise _Problem(f"line {number}", json_error_text(exc, column_only=True)) from None
     messages: list[Message] = []
     origins: list[str] = []
     run: list[tuple[int, Any]] = []

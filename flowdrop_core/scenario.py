@@ -27,6 +27,7 @@ __all__ = [
     "ScenarioError",
     "ScenarioStep",
     "dump_scenario",
+    "json_error_text",
     "load_scenario",
     "parse_scenario",
     "scenario_schema_json",
@@ -170,9 +171,7 @@ def parse_scenario(text: str, source: str = "<text>") -> Scenario:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ScenarioError(
-            source, [f"line {exc.lineno}, column {exc.colno}: not JSON ({exc.msg})"]
-        ) from None
+        raise ScenarioError(source, [json_error_text(exc)]) from None
     if not isinstance(data, dict):
         raise ScenarioError(source, [f"a scenario is a JSON object, got {_json_type(data)}"])
     try:
@@ -219,6 +218,16 @@ def scenario_schema_json() -> str:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "FlowDrop buffer inspector scenario"
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def json_error_text(exc: json.JSONDecodeError, *, column_only: bool = False) -> str:
+    """``not JSON (Expecting value at line 3, column 17)``: the parser's reason and its place.
+
+    ``column_only`` leaves the line out, for callers that name the line themselves (JSONL).
+    """
+    place = f"column {exc.colno}" if column_only else f"line {exc.lineno}, column {exc.colno}"
+    reason = exc.msg if exc.msg.endswith(" at") else f"{exc.msg} at"
+    return f"not JSON ({reason} {place})"
 
 
 def _json_type(value: Any) -> str:
