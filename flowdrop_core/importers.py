@@ -832,7 +832,7 @@ def _read_jsonl(text: str) -> tuple[list[Message], list[str]]:
     """One message or one conversation per line; blank lines skipped.
 
     A line holding a list, or an object with ``messages``/``input``/
-    ``output``/``steps`` (and no ``role``), is a whole conversation, read in
+    ``output``/``steps`` (and no ``role`` or ``type``), is a whole conversation, read in
     the first JSON format that fits; its origins read ``line 3: messages[1]``.
     Consecutive single-message lines are read together as one list (so
     Responses ``function_call`` lines still fold), in the first format that
@@ -879,9 +879,11 @@ def _is_conversation(value: Any) -> bool:
     """Whether a JSONL line holds a whole conversation rather than one message."""
     if isinstance(value, list):
         return True
+    # ``role`` or ``type`` marks one message or item (a function_call_output has ``output``).
     return (
         isinstance(value, dict)
         and "role" not in value
+        and "type" not in value
         and any(key in value for key in _CONVERSATION_KEYS)
     )
 
