@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -563,3 +564,37 @@ def test_group_turns() -> None:
         [2, 3, 4],
     ]
     assert group_turns(roles("system", "assistant", "tool")) == [[0], [1, 2]]
+
+
+# --------------------------------------------------------------------------- the long conversation
+
+
+def _long_generator() -> Any:
+    path = Path(__file__).resolve().parent.parent / "scripts" / "gen_long_conversation.py"
+    spec = importlib.util.spec_from_file_location("gen_long_conversation", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_long_conversation_is_the_generators_output_and_imports() -> None:
+    generator = _long_generator()
+    path = SAMPLES.parent / "long_conversation.jsonl"
+    committed = path.read_text(encoding="utf-8")
+    assert committed == generator.render(generator.generate()), (
+        "sample_data/long_conversation.jsonl is stale: run scripts/gen_long_conversation.py"
+    )
+    assert len(committed.encode()) < 3_000_000
+    got = load_conversation(path, strict=True)
+    assert got.format == "jsonl"
+    assert len(got.messages) >= 5000
+    refired, dangling = _refired_and_dangling(got.messages)
+    assert len(refired) > 10
+    assert 0 < len(dangling) < 20
+
+
+def test_long_conversation_generator_is_seeded() -> None:
+    generator = _long_generator()
+    assert generator.generate(300, seed=1) == generator.generate(300, seed=1)
+    assert generator.generate(300, seed=1) != generator.generate(300, seed=2)
