@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -44,6 +45,8 @@ __all__ = [
     "default_db_path",
     "slot_label",
 ]
+
+_log = logging.getLogger("flowdrop_core")
 
 #: Environment variable naming the SQLite file when no path is passed.
 DB_ENV = "FLOWDROP_DB"
@@ -275,10 +278,8 @@ class SQLiteStore:
         self.lock_dir = self.path.with_name(self.path.name + ".locks")
         self.busy_timeout = busy_timeout
         self.on_write = on_write
-        self._local = threading.local()
-        self._conns: list[sqlite3.Connection] = []
         self._conns_guard = threading.Lock()
-        self._locks = _SlotLocks()
+        self._after_fork()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.lock_dir.mkdir(exist_ok=True)
@@ -295,7 +296,16 @@ class SQLiteStore:
 
     # -- connections -----------------------------------------------------------------------
 
+    def _after_fork(self) -> None:
+        """Start fresh per-process state: connections and thread locks never cross a fork."""
+        self._pid = os.getpid()
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._locks = _SlotLocks()
+
     def _conn(self) -> sqlite3.Connection:
+        if self._pid != os.getpid():
+            self._after_fork()
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(
@@ -403,6 +413,24 @@ class SQLiteStore:
         digest = hashlib.sha256(json.dumps(slot).encode("utf-8")).hexdigest()[:32]
         return self.lock_dir / f"{digest}.lock"
 
+    def _open_lock_file(self, slot: Slot) -> int | None:
+        """Open the slot's lock file, recreating a removed lock directory.
+
+        Returns ``None`` when it cannot be opened at all: the append then runs
+        unserialized with the MEM-12 warning instead of failing the turn.
+        """
+        path = self._lock_file(slot)
+        for attempt in range(2):
+            try:
+                return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            except FileNotFoundError:
+                if attempt == 0:
+                    self.lock_dir.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                break
+        _log.warning("MEM-12: cannot open lock file %s for slot %s", path, slot_label(*slot))
+        return None
+
     @contextmanager
     def lock(self, scope: str, scope_id: str, key: str, timeout: float = 5.0) -> Iterator[bool]:
         """MEM-12: serialize one slot across threads and processes, waiting at most ``timeout``.
@@ -413,14 +441,16 @@ class SQLiteStore:
         """
         slot = (str(scope), scope_id, key)
         deadline = time.monotonic() + _check_timeout(timeout)
+        if self._pid != os.getpid():
+            self._after_fork()
         tlock = self._locks.get(slot)
         got_thread = tlock.acquire(timeout=timeout)
         fd: int | None = None
         got_file = False
         try:
             if got_thread and fcntl is not None:
-                fd = os.open(self._lock_file(slot), os.O_RDWR | os.O_CREAT, 0o600)
-                got_file = _flock_until(fd, deadline)
+                fd = self._open_lock_file(slot)
+                got_file = fd is not None and _flock_until(fd, deadline)
             elif got_thread:  # pragma: no cover - non-POSIX
                 got_file = True
             yield got_thread and got_file

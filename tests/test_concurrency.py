@@ -373,3 +373,36 @@ def test_killed_at_random_point_leaves_a_whole_buffer(tmp_path: Path, delay: flo
         for m in ConversationBuffer(store=SQLiteStore(path)).messages({"session_id": "s1"})
     ]
     assert contents == [str(i) for i in range(len(contents))]  # old or new, never torn
+
+
+def test_removed_lock_directory_is_recreated(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "db.sqlite3")
+    buf = ConversationBuffer(store=store)
+    buf.append(user("one"), CTX)
+    for f in store.lock_dir.iterdir():
+        f.unlink()
+    store.lock_dir.rmdir()
+    res = buf.append(user("two"), CTX)
+    assert res.serialized is True and res.count == 2
+    assert store.lock_dir.is_dir()
+
+
+def _forked_append(store: SQLiteStore) -> None:
+    res = ConversationBuffer(store=store, lock_timeout=5).append(user("from child"), CTX)
+    sys.exit(0 if res.serialized and res.count == 2 else 1)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_store_survives_fork(tmp_path: Path) -> None:
+    """A store created before a fork gets fresh connections and locks in the child."""
+    import multiprocessing as mp
+
+    store = SQLiteStore(tmp_path / "db.sqlite3")
+    buf = ConversationBuffer(store=store)
+    with store.lock("session", "other", "chat_history", 1.0):  # held in the parent at fork time
+        buf.append(user("from parent"), CTX)
+        child = mp.get_context("fork").Process(target=_forked_append, args=(store,))
+        child.start()
+        child.join(30)
+    assert child.exitcode == 0
+    assert [m["content"] for m in buf.messages(CTX)] == ["from parent", "from child"]

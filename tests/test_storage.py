@@ -414,3 +414,11 @@ def test_clear_empties_the_slot(store: Store) -> None:
 def test_bad_configuration_is_rejected(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         ConversationBuffer(**kwargs)
+
+
+def test_scoped_result_serializes() -> None:
+    res = ConversationBuffer(scope="user").append(user("hi"), {"user_id": 7})
+    data = res.model_dump(mode="json")
+    assert data["scope"] == "user" and data["resolved_scope_id"] == "7" and data["refused"] is False
+    assert (data["count"], data["appended"], data["appended_any"]) == (1, 1, True)
+    assert res.changed is True
