@@ -1,0 +1,133 @@
+"""Engine decisions the spec examples do not cover: events, edge cases, cost shape."""
+
+from __future__ import annotations
+
+from flowdrop_core import Buffer, EventKind, append_messages, apply_events
+
+
+def kinds(res) -> list[str]:
+    return [str(e.kind) for e in res.events]
+
+
+def test_result_without_usable_id_is_appended_with_a_warning_event() -> None:
+    res = append_messages([], [{"role": "tool", "content": "?", "tool_call_id": "0"}] * 2)
+    assert res.appended == 2 and res.count == 2
+    assert kinds(res) == ["appended", "idless_result", "appended", "idless_result"]
+    assert res.events[1].rule == "MEM-11"
+    assert "cannot be deduplicated" in res.events[1].reason
+
+
+def test_call_without_usable_id_is_not_a_declaration() -> None:
+    buf = Buffer([{"role": "assistant", "content": "", "tool_calls": [{"id": "0"}, {"id": ""}]}])
+    assert buf.open_calls() == []
+    res = buf.append({"role": "user", "content": "next"})
+    assert kinds(res) == ["appended"]  # nothing healed
+    # MEM-2 cannot call such a turn a duplicate: it declares nothing.
+    again = buf.append({"role": "assistant", "content": "", "tool_calls": [{"id": "0"}]})
+    assert again.appended == 1
+
+
+def test_empty_user_message_is_a_pure_read() -> None:
+    buf = Buffer([{"role": "assistant", "content": "", "tool_calls": [{"id": "c1"}]}])
+    for empty in ("", "   ", None, []):
+        res = buf.append({"role": "user", "content": empty})
+        assert (res.appended, res.count, kinds(res)) == (0, 1, ["pure_read"])
+        assert res.events[0].rule == "MEM-16"
+    assert buf.open_calls() == ["c1"], "a pure read must not heal"
+
+
+def test_empty_batch_reports_a_pure_read() -> None:
+    res = append_messages([{"role": "user", "content": "x"}], [])
+    assert res.summary() == {"count": 1, "appended": 0, "appended_any": False}
+    assert kinds(res) == ["pure_read"] and res.events[0].incoming_index is None
+
+
+def test_duplicate_within_one_batch() -> None:
+    batch = [
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]},
+        {"role": "tool", "content": "a", "tool_call_id": "c1"},
+        {"role": "tool", "content": "a", "tool_call_id": "c1"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]},
+    ]
+    res = append_messages([], batch)
+    assert kinds(res) == ["appended", "appended", "duplicate_result", "duplicate_turn"]
+    assert [e.incoming_index for e in res.events] == [0, 1, 2, 3]
+    assert res.events[2].position == 1 and res.events[3].position == 0
+
+
+def test_healed_incoming_message_never_replaces_a_placeholder() -> None:
+    buf = Buffer([{"role": "assistant", "content": "", "tool_calls": [{"id": "c1"}]}])
+    buf.append({"role": "user", "content": "go on"})
+    res = buf.append(
+        {"role": "tool", "content": "also healed", "tool_call_id": "c1", "healed": True}
+    )
+    assert kinds(res) == ["duplicate_result"]
+    assert buf.messages()[1]["content"] == "Tool call was interrupted; no result."
+
+
+def test_placeholders_keep_the_declaration_order_of_their_turn() -> None:
+    turn = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "z"}, {"id": "a"}, {"id": "m"}],
+    }
+    buf = Buffer([turn, {"role": "tool", "content": "a done", "tool_call_id": "a"}])
+    res = buf.append({"role": "user", "content": "next"})
+    assert [e.tool_call_id for e in res.events if e.kind is EventKind.PLACEHOLDER_INSERTED] == [
+        "z",
+        "m",
+    ]
+    ids = [
+        m.get("metadata", {}).get("tool_call_id") or m.get("tool_call_id") for m in buf.messages()
+    ]
+    assert ids == [None, "z", "m", "a", None]
+
+
+def test_appended_then_evicted_in_one_call_still_counts() -> None:
+    res = append_messages(
+        [], [{"role": "user", "content": str(i)} for i in range(5)], max_messages=2
+    )
+    assert res.summary() == {"count": 2, "appended": 5, "appended_any": True}
+    assert kinds(res).count("evicted") == 3
+
+
+def test_healing_grows_the_buffer_without_an_append() -> None:
+    """Why appended is never the change in size (GR-MEM step 7)."""
+    buf = Buffer([{"role": "assistant", "content": "", "tool_calls": [{"id": "c1"}, {"id": "c2"}]}])
+    res = buf.append([{"role": "user", "content": "?"}])
+    assert (res.count, res.appended) == (4, 1)  # grew by 3, one append
+
+
+def test_evicting_a_result_reopens_a_call_still_declared() -> None:
+    # A verbatim buffer can hold a result ahead of its call; once the window
+    # evicts that result, the call has no result anywhere and heals (MEM-3).
+    buf = Buffer(
+        [
+            {"role": "tool", "content": "early", "tool_call_id": "c1"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "c1"}]},
+        ],
+        max_messages=2,
+    )
+    res = buf.append({"role": "system", "content": "note"})
+    assert kinds(res) == ["appended", "evicted"]
+    assert buf.open_calls() == ["c1"]
+
+
+def test_buffer_over_its_cap_is_trimmed_by_the_next_append() -> None:
+    entries = [{"role": "user", "content": str(i)} for i in range(5)]
+    before = list(entries)
+    res = append_messages(entries, {"role": "user", "content": ""}, max_messages=3)
+    assert kinds(res) == ["pure_read", "evicted", "evicted"]
+    assert res.count == 3 and res.appended == 0
+    assert apply_events(before, res.events) == res.messages
+
+
+def test_buffer_append_leaves_messages_unset_and_events_explain() -> None:
+    buf = Buffer(max_messages=1)
+    res = buf.append([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+    assert res.messages is None
+    assert res.changed and res.tally() == {"appended": 2, "evicted": 1}
+    assert all(e.reason.startswith(e.rule + ":") for e in res.events)
+    dumped = res.model_dump(mode="json")
+    assert dumped["appended_any"] is True and dumped["count"] == 1
+    assert [ev.to_dict()["kind"] for ev in res.events] == ["appended", "appended", "evicted"]

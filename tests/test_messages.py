@@ -1,0 +1,171 @@
+"""Reading messages: both shapes, the one call-id reader (MEM-11), and malformed input.
+
+Every malformed shape must raise one clear error naming the index of each bad
+message and what is wrong, before any work: the buffer is unchanged.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from flowdrop_core import (
+    Buffer,
+    InvalidMessagesError,
+    Message,
+    ToolCall,
+    append_messages,
+    read_call_id,
+)
+
+GOOD = {"role": "user", "content": "hi"}
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ({"tool_call_id": "c1"}, "c1"),
+        ({"id": "call_1", "type": "function", "function": {"name": "f"}}, "call_1"),
+        ({"tool_call_id": "  c1  "}, "c1"),
+        ({"tool_call_id": "", "id": "call_2"}, "call_2"),
+        ({"tool_call_id": "0"}, None),
+        ({"id": "   "}, None),
+        ({"id": 0}, None),
+        ({"id": 12}, "12"),
+        ({"name": "no id at all"}, None),
+    ],
+)
+def test_read_call_id_under_either_spelling(call: dict, expected: str | None) -> None:
+    assert read_call_id(call) == expected
+
+
+@pytest.mark.parametrize(
+    ("bad", "problem"),
+    [
+        ("just text", "incoming[1]: expected a message object, got str"),
+        ({"content": "no role"}, "incoming[1]: missing 'role'"),
+        (
+            {"role": "operator", "content": "x"},
+            "incoming[1]: unknown role 'operator' (expected one of system, user, assistant, tool)",
+        ),
+        (
+            {"role": "assistant", "tool_calls": {"id": "c1"}},
+            "incoming[1]: 'tool_calls' must be a list, got dict",
+        ),
+        (
+            {"role": "assistant", "tool_calls": ["c1"]},
+            "incoming[1]: tool_calls[0] must be an object, got str",
+        ),
+        (
+            {"role": "assistant", "metadata": {"tool_calls": "c1"}},
+            "incoming[1]: 'tool_calls' must be a list, got str",
+        ),
+        (
+            {"role": "user", "content": 42},
+            "incoming[1]: 'content' must be text, a list of parts, an object or null, got int",
+        ),
+        (
+            {"role": "user", "content": "x", "metadata": []},
+            "incoming[1]: 'metadata' must be an object, got list",
+        ),
+        (
+            {"role": "tool", "content": "x", "tool_call_id": ["c1"]},
+            "incoming[1]: 'tool_call_id' must be a string, got list",
+        ),
+        (
+            {"role": "tool", "content": "x", "healed": "yes"},
+            "incoming[1]: 'healed' must be true or false, got 'yes'",
+        ),
+        (
+            {
+                "role": "tool",
+                "content": "x",
+                "tool_call_id": "a",
+                "metadata": {"tool_call_id": "b"},
+            },
+            "incoming[1]: 'tool_call_id' given both at top level and in metadata with different values",
+        ),
+    ],
+)
+def test_malformed_message_fails_the_whole_call_and_changes_nothing(
+    bad: object, problem: str
+) -> None:
+    buffer = [{"role": "user", "content": "before"}]
+    snapshot = copy.deepcopy(buffer)
+    batch = [GOOD, bad, GOOD]
+    with pytest.raises(InvalidMessagesError) as info:
+        append_messages(buffer, batch)
+    assert str(info.value) == f"1 invalid message: {problem}"
+    assert [p.index for p in info.value.problems] == [1]
+    assert buffer == snapshot
+
+    live = Buffer(buffer)
+    with pytest.raises(InvalidMessagesError):
+        live.append(batch)
+    assert live.messages() == snapshot
+
+
+def test_every_bad_message_is_named_in_one_error() -> None:
+    buf = Buffer([GOOD])
+    with pytest.raises(InvalidMessagesError) as info:
+        buf.append([{"role": "nobody"}, GOOD, 7])
+    assert str(info.value) == (
+        "2 invalid messages: incoming[0]: unknown role 'nobody' (expected one of system, user, "
+        "assistant, tool); incoming[2]: expected a message object, got int"
+    )
+    assert buf.messages() == [GOOD]
+
+
+def test_incoming_must_be_a_message_or_a_list() -> None:
+    with pytest.raises(
+        InvalidMessagesError, match=r"expected a message object or a list of messages, got str"
+    ):
+        append_messages([], "hello")
+
+
+def test_a_bad_buffer_entry_is_named_as_such() -> None:
+    with pytest.raises(InvalidMessagesError, match=r"buffer\[1\]: missing 'role'"):
+        append_messages([GOOD, {"content": "?"}], GOOD)
+
+
+def test_bad_window_is_rejected() -> None:
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(ValueError, match="max_messages must be an integer >= 0"):
+            Buffer(max_messages=bad)  # type: ignore[arg-type]
+
+
+def test_stored_row_and_flat_shapes_read_the_same() -> None:
+    flat = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function"}]}
+    stored = {
+        "role": "assistant",
+        "content": None,
+        "metadata": {"tool_calls": [{"id": "c1", "type": "function"}]},
+    }
+    assert (
+        Message.model_validate(flat).declared_ids
+        == Message.model_validate(stored).declared_ids
+        == ("c1",)
+    )
+    result = Message.model_validate(
+        {"role": "tool", "content": "x", "metadata": {"tool_call_id": " c1 "}}
+    )
+    assert result.tool_call_id == "c1"
+    assert ToolCall.model_validate({"tool_call_id": "c2", "name": "search"}).id == "c2"
+    with pytest.raises(ValueError, match="unknown role"):
+        Message.model_validate({"role": "robot"})
+
+
+def test_engine_writes_stored_rows_and_keeps_extra_fields() -> None:
+    res = append_messages(
+        [], {"role": "tool", "content": "x", "tool_call_id": "c1", "name": "search", "timestamp": 5}
+    )
+    assert res.messages == [
+        {
+            "role": "tool",
+            "content": "x",
+            "metadata": {"tool_call_id": "c1"},
+            "name": "search",
+            "timestamp": 5,
+        }
+    ]
