@@ -44,6 +44,7 @@ from flowdrop_core.ids import usable_id
 from flowdrop_core.scenario import Scenario, _json_type, _readable_errors, json_error_text
 
 __all__ = [
+    "ERROR_PREFIX",
     "FORMATS",
     "ConversationFormatError",
     "ImportedConversation",
@@ -265,8 +266,9 @@ def _arguments(value: Any) -> str:
 def _tool_call(call: Any, where: str) -> dict[str, Any]:
     """One declared call in OpenAI shape, from OpenAI, buffer-row or LangChain spelling.
 
-    The id is the first usable one of ``id`` and ``tool_call_id`` (MEM-11);
-    if neither is usable the raw value is kept, so the inspector shows it.
+    The id is the first usable one of ``tool_call_id`` and ``id`` (MEM-11, in
+    the engine's order); if neither is usable the raw value is kept, so the
+    inspector shows it.
     """
     if not isinstance(call, dict):
         raise _Problem(where, f"expected a tool call object, got {_json_type(call)}")
@@ -276,10 +278,11 @@ def _tool_call(call: Any, where: str) -> dict[str, Any]:
     else:
         name = call.get("name")
         arguments = call["arguments"] if "arguments" in call else call.get("args")
-    if "id" in call and (usable_id(call["id"]) is not None or "tool_call_id" not in call):
-        call_id = call["id"]
+    # Same order as the engine's reader (messages.read_call_id): tool_call_id, then id.
+    if "tool_call_id" in call and (usable_id(call["tool_call_id"]) is not None or "id" not in call):
+        call_id = call["tool_call_id"]
     else:
-        call_id = call.get("tool_call_id")
+        call_id = call.get("id")
     return {
         "id": call_id,
         "type": "function",

@@ -598,3 +598,16 @@ def test_long_conversation_generator_is_seeded() -> None:
     generator = _long_generator()
     assert generator.generate(300, seed=1) == generator.generate(300, seed=1)
     assert generator.generate(300, seed=1) != generator.generate(300, seed=2)
+
+
+def test_call_id_spelling_follows_the_engine_order() -> None:
+    """MEM-11: tool_call_id first, then id; an unusable one falls through to the other."""
+    calls = [
+        {"tool_call_id": "buf", "id": "flat", "name": "a"},
+        {"tool_call_id": "0", "id": "flat2", "name": "b"},
+        {"tool_call_id": " ", "name": "c"},
+    ]
+    got = parse_conversation(
+        json.dumps([{"role": "assistant", "content": "", "tool_calls": calls}])
+    )
+    assert [c["id"] for c in got.messages[0]["tool_calls"]] == ["buf", "flat2", " "]
