@@ -1,0 +1,626 @@
+"""Replay: run a scenario's appends through a ConversationBuffer and keep the timeline.
+
+A :class:`Timeline` is the record of a sequence of appends: per step the
+incoming messages, the MEM-14 report, the scope resolution and the engine's
+events. It is what the CLI prints, what the inspector's timeline shows, and
+what the playground grows one append at a time. It does not keep a copy of
+the buffer per step: it keeps the events, which rebuild any step from the one
+before (:func:`~flowdrop_core.events.apply_events`), plus a checkpoint every
+``checkpoint_every`` steps of a slot, so a 10,000-step replay stays small.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
+from flowdrop_core.engine import as_batch
+from flowdrop_core.events import Event, EventKind, apply_events
+from flowdrop_core.importers import ImportedConversation
+from flowdrop_core.messages import InvalidMessagesError, read_messages
+from flowdrop_core.scenario import Expectation, Scenario, ScenarioConfig, ScenarioStep, step_context
+from flowdrop_core.storage import MemoryStore, SQLiteStore, Store
+
+__all__ = [
+    "RULE_SUMMARIES",
+    "CheckResult",
+    "Mismatch",
+    "ReplayError",
+    "StepRecord",
+    "Timeline",
+    "check",
+    "conversation_to_scenario",
+    "new_timeline",
+    "replay",
+    "replay_conversation",
+]
+
+Refire = Literal["none", "steps", "results"]
+Per = Literal["message", "turn"]
+
+#: One sentence per rule this project cites, for the UI and the CLI.
+RULE_SUMMARIES: dict[str, str] = {
+    "MEM-1": "A tool result whose call is already answered is dropped as a duplicate.",
+    "MEM-2": "An assistant turn is dropped only when every call id it declares is already declared.",
+    "MEM-3": "Before a user turn, every unanswered call gets a placeholder right after its turn.",
+    "MEM-5": "The provider view repairs tool pairing and reports how many entries it dropped.",
+    "MEM-6": "0, '0', blanks and booleans are not identities; '7' is.",
+    "MEM-7": "An identity scope without a usable id refuses: no storage access, an empty buffer.",
+    "MEM-8": "When a session drives the run, the user identity is the session's owner.",
+    "MEM-10": "A real result replaces its healed placeholder in place, adding no entry.",
+    "MEM-11": "A call id is read under either spelling, tool_call_id or id; blank and '0' are no id.",
+    "MEM-12": "Appends to one slot are serialized, with a bounded wait that never drops a turn.",
+    "MEM-13": "A read under a refused identity scope returns its default, found false.",
+    "MEM-14": "An append reports how many incoming messages became new entries, not the size change.",
+    "MEM-16": "Text becomes one message; empty text becomes none (an empty user turn is a pure read).",
+}
+
+_DUPLICATES = (str(EventKind.DUPLICATE_RESULT), str(EventKind.DUPLICATE_TURN))
+_ADDS = (EventKind.APPENDED, EventKind.PLACEHOLDER_INSERTED)
+
+
+class ReplayError(ValueError):
+    """A scenario step holds a malformed message; raised before any step runs."""
+
+
+def _short(messages: Sequence[dict[str, Any]], width: int = 60) -> str:
+    """One-line summary of a step's incoming messages, for tables."""
+    parts = []
+    for msg in messages:
+        role = msg.get("role", "?")
+        content = msg.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        meta = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
+        cid = msg.get("tool_call_id") or meta.get("tool_call_id")
+        calls = msg.get("tool_calls") or meta.get("tool_calls")
+        tag = f"[{cid}]" if cid else (f"[calls {len(calls)}]" if calls else "")
+        parts.append(f"{role}{tag}: {' '.join((text or '').split())}")
+    out = " | ".join(parts) if parts else "(nothing)"
+    return out if len(out) <= width else out[: width - 1] + "…"
+
+
+class StepRecord(BaseModel):
+    """One append of a timeline: what came in, what MEM-14 reported, and why."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    step: int
+    label: str = ""
+    incoming: list[dict[str, Any]]
+    origins: list[str] = []
+    context: dict[str, Any] | None = None
+    refire: bool = False
+    count_before: int
+    count: int
+    appended: int
+    appended_any: bool
+    refused: bool
+    refusal_reason: str | None = None
+    scope: str
+    key: str
+    resolved_scope_id: str
+    events: tuple[Event, ...] = ()
+
+    @property
+    def count_delta(self) -> int:
+        """Change in buffer size; *not* what was appended (MEM-14 point 2)."""
+        return self.count - self.count_before
+
+    @property
+    def tally(self) -> dict[str, int]:
+        """Events of each kind in this step."""
+        return dict(Counter(str(ev.kind) for ev in self.events))
+
+    @property
+    def mem14_flag(self) -> str | None:
+        """Mark the steps MEM-14 is about: where the size change misleads."""
+        if self.appended > 0 and self.count_delta == 0:
+            return "hidden append"
+        if self.appended == 0 and self.count_delta > 0:
+            return "growth without append"
+        return None
+
+    def row(self) -> dict[str, Any]:
+        """A flat timeline row (tables, CSV)."""
+        tally = self.tally
+        return {
+            "step": self.step,
+            "label": self.label,
+            "incoming": _short(self.incoming),
+            "count": self.count,
+            "count_delta": self.count_delta,
+            "appended": self.appended,
+            "appended_any": self.appended_any,
+            "duplicates": sum(tally.get(k, 0) for k in _DUPLICATES),
+            "replaced": tally.get(str(EventKind.PLACEHOLDER_REPLACED), 0),
+            "inserted": tally.get(str(EventKind.PLACEHOLDER_INSERTED), 0),
+            "evicted": tally.get(str(EventKind.EVICTED), 0),
+            "refused": self.refused,
+            "resolved_scope_id": self.resolved_scope_id,
+            "mem14_flag": self.mem14_flag or "",
+        }
+
+    def to_dict(self, messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """JSON-ready form (the CLI's ``--json`` line), optionally with the buffer after."""
+        out: dict[str, Any] = {
+            "step": self.step,
+            "label": self.label,
+            "incoming": self.incoming,
+            "origins": self.origins,
+            "count": self.count,
+            "count_before": self.count_before,
+            "appended": self.appended,
+            "appended_any": self.appended_any,
+            "refused": self.refused,
+            "refusal_reason": self.refusal_reason,
+            "scope": self.scope,
+            "key": self.key,
+            "resolved_scope_id": self.resolved_scope_id,
+            "refire": self.refire,
+            "mem14_flag": self.mem14_flag,
+            "events": [ev.to_dict() for ev in self.events],
+        }
+        if messages is not None:
+            out["messages"] = messages
+        return out
+
+
+Slot = tuple[str, str, str]
+
+
+class Timeline:
+    """A sequence of appends to a :class:`ConversationBuffer`, recorded step by step.
+
+    Built by :func:`replay` or :func:`new_timeline` (the playground). Each
+    slot's buffer is recoverable at any step from its checkpoints and events.
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        buffer: ConversationBuffer,
+        checkpoint_every: int = 256,
+    ) -> None:
+        self.scenario = scenario
+        self.buffer = buffer
+        self.steps: list[StepRecord] = []
+        self.checkpoint_every = max(1, checkpoint_every)
+        self._slot_of: list[Slot | None] = []  # per step: the slot it touched (None: refused)
+        self._slot_steps: dict[Slot, list[int]] = {}  # slot -> step numbers touching it
+        self._checkpoints: dict[Slot, dict[int, list[dict[str, Any]]]] = {}  # step -> after
+        self._start = self._seed()
+
+    # -- building ---------------------------------------------------------------------
+
+    def _seed(self) -> dict[Slot, list[dict[str, Any]]]:
+        """Write the scenario's starting buffer to the slot its context resolves to."""
+        start: dict[Slot, list[dict[str, Any]]] = {}
+        res = self.buffer.resolve(self.scenario.context)
+        if res.refused:
+            return start
+        slot = (str(res.scope), res.resolved_scope_id, self.buffer.key)
+        entries = list(self.scenario.buffer)
+        if entries:
+            read_messages(entries, where="buffer")  # fail early, naming the entry
+            self.buffer.store.set(*slot, entries)
+        else:
+            self.buffer.store.delete(*slot)
+        start[slot] = entries
+        return start
+
+    def append_step(
+        self,
+        messages: Any,
+        *,
+        context: dict[str, Any] | None = None,
+        label: str = "",
+        refire: bool = False,
+        origins: list[str] | None = None,
+    ) -> StepRecord:
+        """Append one step and record it.
+
+        ``context`` overrides the timeline's context key by key (``None``: use
+        it as is). A malformed message raises :class:`InvalidMessagesError`
+        and changes nothing, the timeline included.
+        """
+        batch = as_batch(messages)
+        base = self.scenario.context
+        if base is not None or context is not None:
+            context = {**(base or {}), **(context or {})}  # the step overrides key by key
+        slot = self._slot(context)
+        if slot is not None and slot not in self._start and slot not in self._slot_steps:
+            # First touch of a slot the scenario did not seed: remember what the
+            # store already held, so every step of it can be rebuilt.
+            self._start[slot] = self.buffer.read(context).messages or []
+        res = self.buffer.append(batch, context)
+        return self._record(res, batch, context, label, refire, origins or [])
+
+    def _slot(self, context: dict[str, Any] | None) -> Slot | None:
+        res = self.buffer.resolve(context)
+        return None if res.refused else (str(res.scope), res.resolved_scope_id, self.buffer.key)
+
+    def _record(
+        self,
+        res: ScopedAppendResult,
+        batch: list[Any],
+        context: dict[str, Any] | None,
+        label: str,
+        refire: bool,
+        origins: list[str],
+    ) -> StepRecord:
+        number = len(self.steps) + 1
+        # The size before, read off the events: +1 per entry added, -1 per eviction.
+        grew = sum((ev.kind in _ADDS) - (ev.kind is EventKind.EVICTED) for ev in res.events)
+        record = StepRecord.model_construct(
+            step=number,
+            label=label,
+            incoming=batch,
+            origins=origins,
+            context=context,
+            refire=refire,
+            count_before=res.count - grew,
+            count=res.count,
+            appended=res.appended,
+            appended_any=res.appended_any,
+            refused=res.refused,
+            refusal_reason=res.refusal_reason,
+            scope=str(res.scope),
+            key=res.key,
+            resolved_scope_id=res.resolved_scope_id,
+            events=res.events,
+        )
+        self.steps.append(record)
+        slot = None if res.refused else (str(res.scope), res.resolved_scope_id, res.key)
+        self._slot_of.append(slot)
+        if slot is not None:
+            touched = self._slot_steps.setdefault(slot, [])
+            touched.append(number)
+            if len(touched) % self.checkpoint_every == 0 and res.messages is not None:
+                self._checkpoints.setdefault(slot, {})[number] = list(res.messages)
+        return record
+
+    def refire_last(self) -> StepRecord | None:
+        """Send the last step's messages again, under the same context (MEM-14's re-fire)."""
+        if not self.steps:
+            return None
+        last = self.steps[-1]
+        return self.append_step(
+            copy.deepcopy(last.incoming),
+            context=last.context,
+            label=f"re-fire of step {last.step}",
+            refire=True,
+            origins=last.origins,
+        )
+
+    def undo(self) -> StepRecord | None:
+        """Drop the last step and restore its slot to the buffer before it."""
+        if not self.steps:
+            return None
+        record = self.steps.pop()
+        slot = self._slot_of.pop()
+        if slot is not None:
+            self._slot_steps[slot].pop()
+            self._checkpoints.get(slot, {}).pop(record.step, None)
+            before = self._buffer_of(slot, record.step - 1)
+            if before:
+                self.buffer.store.set(*slot, before)
+            else:
+                self.buffer.store.delete(*slot)
+        return record
+
+    # -- reading ------------------------------------------------------------------------
+
+    def _buffer_of(self, slot: Slot, step: int) -> list[dict[str, Any]]:
+        """The buffer of ``slot`` after ``step`` (0 = the start): checkpoint + events."""
+        touched = [s for s in self._slot_steps.get(slot, ()) if s <= step]
+        marks = self._checkpoints.get(slot, {})
+        base_step = max((s for s in marks if s <= step), default=0)
+        entries = list(marks[base_step]) if base_step else list(self._start.get(slot, ()))
+        for s in touched:
+            if s > base_step:
+                entries = apply_events(entries, self.steps[s - 1].events)
+        return entries
+
+    def buffer_after(self, step: int) -> list[dict[str, Any]]:
+        """The buffer the given step saw after it ran (0: the starting buffer).
+
+        A refused step's buffer is empty (MEM-7). For step 0 the slot is the
+        one the scenario's context resolves to.
+        """
+        if step <= 0:
+            return list(next(iter(self._start.values()), []))
+        slot = self._slot_of[step - 1]
+        return [] if slot is None else self._buffer_of(slot, step)
+
+    def buffer_before(self, step: int) -> list[dict[str, Any]]:
+        """The buffer of the slot the given step touched, just before it ran."""
+        slot = self._slot_of[step - 1]
+        return [] if slot is None else self._buffer_of(slot, step - 1)
+
+    def tagged(
+        self, step: int
+    ) -> tuple[list[tuple[dict[str, Any], str]], list[tuple[dict[str, Any], str]], list[Event]]:
+        """The entries before and after ``step``, each tagged, and the dropped duplicates.
+
+        Tags before: ``kept``, ``evicted``, ``replaced`` (a placeholder the step
+        replaced). Tags after: ``kept``, ``new``, ``placeholder inserted``,
+        ``replaced`` (the real result now in the placeholder's place). All of
+        it is read off the step's events: nothing is re-derived.
+        """
+        record = self.steps[step - 1]
+        before = self.buffer_before(step)
+        tags_before = ["kept"] * len(before)
+        live: list[tuple[dict[str, Any], str, int | None]] = [
+            (e, "kept", k) for k, e in enumerate(before)
+        ]
+        for ev in record.events:
+            if ev.kind in (EventKind.APPENDED, EventKind.PLACEHOLDER_INSERTED):
+                tag = "new" if ev.kind is EventKind.APPENDED else "placeholder inserted"
+                live.insert(ev.position, (ev.entry, tag, None))  # type: ignore[arg-type]
+            elif ev.kind is EventKind.PLACEHOLDER_REPLACED:
+                _, _, origin = live[ev.position]  # type: ignore[index]
+                if origin is not None:
+                    tags_before[origin] = "replaced"
+                live[ev.position] = (ev.entry, "replaced", origin)  # type: ignore[index]
+            elif ev.kind is EventKind.EVICTED:
+                _, _, origin = live.pop(ev.position)  # type: ignore[arg-type]
+                if origin is not None:
+                    tags_before[origin] = "evicted"
+        dropped = [ev for ev in record.events if str(ev.kind) in _DUPLICATES]
+        return (
+            list(zip(before, tags_before, strict=True)),
+            [(entry, tag) for entry, tag, _ in live],
+            dropped,
+        )
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat row per step, for tables and CSV."""
+        return [record.row() for record in self.steps]
+
+    def to_json_lines(self, include_messages: bool = True) -> Iterator[str]:
+        """One JSON object per step (the CLI's ``--json``), with the buffer after each step.
+
+        The buffers are rebuilt incrementally per slot from the events, so the
+        whole run costs one pass.
+        """
+        current = {slot: list(entries) for slot, entries in self._start.items()}
+        for record, slot in zip(self.steps, self._slot_of, strict=True):
+            messages = None
+            if include_messages:
+                if slot is None:
+                    messages = []
+                else:
+                    messages = apply_events(current.get(slot, []), record.events)
+                    current[slot] = messages
+            line = record.to_dict(messages)
+            line["step"] = record.step
+            yield json.dumps(line, ensure_ascii=False, default=str)
+
+    def to_scenario(self, name: str | None = None, title: str = "") -> Scenario:
+        """This timeline as a scenario file: same start, same steps, expect = what happened."""
+        base = self.scenario
+        steps = []
+        for record in self.steps:
+            ctx = record.context
+            steps.append(ScenarioStep(label=record.label, append=record.incoming, context=ctx))
+        expect = [
+            Expectation(
+                count=r.count,
+                appended=r.appended,
+                appended_any=r.appended_any,
+                refused=r.refused,
+                resolved_scope_id=r.resolved_scope_id,
+            )
+            for r in self.steps
+        ]
+        return Scenario(
+            name=name or base.name,
+            title=title or base.title,
+            rules=base.rules,
+            description=base.description,
+            config=base.config,
+            context=base.context,
+            buffer=base.buffer,
+            steps=steps,
+            expect=expect,
+        )
+
+
+def _store_for(config: ScenarioConfig) -> Store:
+    """The backend a scenario asks for: ``memory`` or ``sqlite`` (a fresh temporary file)."""
+    kind = config.storage.strip().lower()
+    if kind == "memory":
+        return MemoryStore()
+    if kind == "sqlite":
+        folder = Path(tempfile.mkdtemp(prefix="flowdrop-replay-"))
+        return SQLiteStore(folder / "replay.sqlite3")
+    raise ReplayError(
+        f"config.storage: unknown storage {config.storage!r} (expected memory or sqlite)"
+    )
+
+
+def new_timeline(
+    config: ScenarioConfig | None = None,
+    context: dict[str, Any] | None = None,
+    buffer: list[Any] | None = None,
+    *,
+    store: Store | None = None,
+    name: str = "playground",
+) -> Timeline:
+    """An empty timeline to append to step by step (the playground)."""
+    config = config or ScenarioConfig()
+    scenario = Scenario(name=name, config=config, context=context, buffer=buffer or [], steps=[])
+    return _timeline(scenario, store)
+
+
+def _timeline(scenario: Scenario, store: Store | None) -> Timeline:
+    cfg = scenario.config
+    conv = ConversationBuffer(
+        scope=cfg.scope,
+        key=cfg.key,
+        max_messages=cfg.max_messages,
+        store=store if store is not None else _store_for(cfg),
+    )
+    try:
+        return Timeline(scenario, conv)
+    except InvalidMessagesError as exc:
+        raise ReplayError(f"{scenario.name}: {exc}") from None
+
+
+def _validate(scenario: Scenario) -> None:
+    """Read every step's messages before running any (no partial replay)."""
+    problems = []
+    for number, step in enumerate(scenario.steps, start=1):
+        try:
+            read_messages(as_batch(step.append))
+        except InvalidMessagesError as exc:
+            problems.append(f"step {number}: {exc}")
+    if problems:
+        raise ReplayError(f"{scenario.name}: " + "; ".join(problems))
+
+
+def replay(
+    scenario: Scenario,
+    *,
+    refire: Refire = "none",
+    store: Store | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    origins: list[list[str]] | None = None,
+) -> Timeline:
+    """Run every step of ``scenario`` and return its timeline.
+
+    ``refire="steps"`` runs all steps a second time after the first pass;
+    ``refire="results"`` re-sends each step that carries a tool result right
+    after it (what an orchestrator re-delivering results does). Both are the
+    MEM-14 situation: the count looks the same, ``appended`` tells.
+    """
+    _validate(scenario)
+    timeline = _timeline(scenario, store)
+    plan: list[tuple[ScenarioStep, bool, list[str]]] = []
+    for k, step in enumerate(scenario.steps):
+        where = origins[k] if origins and k < len(origins) else []
+        plan.append((step, False, where))
+        if refire == "results" and any(m.get("role") == "tool" for m in as_batch(step.append)):
+            plan.append((step, True, where))
+    if refire == "steps":
+        plan += [(step, True, where) for step, _, where in plan]
+    total = len(plan)
+    for done, (step, again, where) in enumerate(plan, start=1):
+        timeline.append_step(
+            copy.deepcopy(step.append) if again else step.append,
+            context=step_context(scenario, step),
+            label=(f"re-fire: {step.label}" if again else step.label),
+            refire=again,
+            origins=where,
+        )
+        if progress is not None:
+            progress(done, total)
+    return timeline
+
+
+def _groups(conv: ImportedConversation, per: Per) -> list[list[int]]:
+    if per == "message":
+        return [[k] for k in range(len(conv.messages))]
+    if per == "turn":
+        return conv.turns
+    raise ReplayError(f"per: expected 'message' or 'turn', got {per!r}")
+
+
+def conversation_to_scenario(
+    conv: ImportedConversation,
+    *,
+    per: Per = "message",
+    config: ScenarioConfig | None = None,
+    context: dict[str, Any] | None = None,
+    name: str | None = None,
+) -> Scenario:
+    """Turn a recorded conversation into appends: one per message, or one per recorded turn.
+
+    Each step's label says where its messages came from in the file. Without
+    a context, the steps run under ``{"session_id": "replay"}`` so the default
+    ``session`` scope resolves.
+    """
+    steps = []
+    for group in _groups(conv, per):
+        msgs = [conv.messages[k] for k in group]
+        where = [conv.origins[k] for k in group]
+        label = where[0] if len(where) == 1 else f"{where[0]} … {where[-1]}"
+        steps.append(ScenarioStep(label=label, append=msgs if per == "turn" else msgs[0]))
+    return Scenario(
+        name=name or conv.name,
+        title=f"{conv.name} ({conv.format}, one append per {per})",
+        config=config or ScenarioConfig(),
+        context=context if context is not None else {"session_id": "replay"},
+        steps=steps,
+    )
+
+
+def replay_conversation(
+    conv: ImportedConversation,
+    *,
+    per: Per = "message",
+    config: ScenarioConfig | None = None,
+    context: dict[str, Any] | None = None,
+    refire: Refire = "none",
+    store: Store | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Timeline:
+    """Replay a recorded conversation, keeping each step's origins in the file."""
+    scenario = conversation_to_scenario(conv, per=per, config=config, context=context)
+    origins = [[conv.origins[k] for k in group] for group in _groups(conv, per)]
+    return replay(scenario, refire=refire, store=store, progress=progress, origins=origins)
+
+
+class Mismatch(BaseModel):
+    """One expectation a step did not meet."""
+
+    scenario: str
+    step: int
+    field: str
+    expected: Any
+    got: Any
+
+    def __str__(self) -> str:
+        return (
+            f"{self.scenario}: step {self.step}: {self.field}: expected "
+            f"{json.dumps(self.expected, ensure_ascii=False)}, got {json.dumps(self.got, ensure_ascii=False)}"
+        )
+
+
+class CheckResult(BaseModel):
+    """A scenario replayed against its ``expect`` list."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    scenario: Scenario
+    timeline: Timeline
+    mismatches: list[Mismatch]
+
+    @property
+    def passed(self) -> bool:
+        return not self.mismatches
+
+
+def check(scenario: Scenario, *, store: Store | None = None) -> CheckResult:
+    """Replay ``scenario`` and compare each step with ``expect[i]`` (fields given only)."""
+    timeline = replay(scenario, store=store)
+    mismatches: list[Mismatch] = []
+    for k, expected in enumerate(scenario.expect):
+        record = timeline.steps[k]
+        for field, want in expected.model_dump(exclude_none=True).items():
+            got = timeline.buffer_after(k + 1) if field == "messages" else getattr(record, field)
+            if got != want:
+                mismatches.append(
+                    Mismatch(
+                        scenario=scenario.name, step=k + 1, field=field, expected=want, got=got
+                    )
+                )
+    return CheckResult(scenario=scenario, timeline=timeline, mismatches=mismatches)
