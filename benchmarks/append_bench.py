@@ -7,7 +7,11 @@ Run with ``make bench`` (or ``python benchmarks/append_bench.py``). It prints:
     200,000-message mixed agent conversation at window N = 1,000, and their
     ratio (target <= 25);
 (c) the per-append cost of an unbounded buffer holding 1,000 versus 100,000
-    entries (target: within 1.5x), which shows an append never walks the buffer.
+    entries (target: within 1.5x), which shows an append never walks the buffer;
+(d) where (b)'s time goes: the cost per message of the pieces every append
+    must pay whatever the indexes (reading and validating the message, writing
+    the stored row, building the pydantic result), so the ratio in (b) can be
+    read against what the interpreter charges for them on this machine.
 
 Timings are the best of several repeats of process CPU time (``time.process_time_ns``), which
 is robust to other processes sharing the machine.
@@ -23,6 +27,8 @@ from collections import deque
 from typing import Any
 
 from flowdrop_core import Buffer
+from flowdrop_core.engine import _result
+from flowdrop_core.messages import read_message, to_stored_row
 
 
 def agent_conversation(n: int, seed: int = 14) -> list[dict[str, Any]]:
@@ -42,7 +48,11 @@ def agent_conversation(n: int, seed: int = 14) -> list[dict[str, Any]]:
                     "role": "assistant",
                     "content": None,
                     "tool_calls": [
-                        {"id": cid, "type": "function", "function": {"name": "search", "arguments": "{}"}}
+                        {
+                            "id": cid,
+                            "type": "function",
+                            "function": {"name": "search", "arguments": "{}"},
+                        }
                         for cid in ids
                     ],
                 }
@@ -112,6 +122,30 @@ def bench_size(conv: list[dict[str, Any]], size: int, probe: int, repeat: int) -
     return best / len(tail)
 
 
+def bench_pieces(conv: list[dict[str, Any]], repeat: int) -> dict[str, float]:
+    """(d): ns/message of the fixed costs of one append, each on its own."""
+    parsed = [read_message(m) for m in conv]
+
+    def read() -> None:
+        for msg in conv:
+            read_message(msg)
+
+    def row() -> None:
+        for msg in parsed:
+            to_stored_row(msg)  # type: ignore[arg-type]
+
+    def result() -> None:
+        for _ in conv:
+            _result(1, 1, [], 0)
+
+    n = len(conv)
+    return {
+        "read + validate a message": best_ns(read, repeat) / n,
+        "write the stored row": best_ns(row, repeat) / n,
+        "build the AppendResult": best_ns(result, repeat) / n,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=200_000)
@@ -133,6 +167,10 @@ def main() -> None:
     print(f"(c) unbounded, 1,000 entries   : {small:8.1f} ns/append")
     print(f"    unbounded, 100,000 entries : {large:8.1f} ns/append")
     print(f"    ratio                      : {large / small:8.2f}x  (target <= 1.5)")
+
+    print("(d) fixed costs inside (b), per message:")
+    for label, ns in bench_pieces(stream, args.repeat).items():
+        print(f"    {label:<27}: {ns:8.1f} ns  ({ns / plain:5.1f}x the deque append)")
 
 
 if __name__ == "__main__":

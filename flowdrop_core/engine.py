@@ -36,6 +36,7 @@ from flowdrop_core.messages import (
 __all__ = ["AppendResult", "Buffer", "append_messages", "as_batch"]
 
 _APPENDED = EventKind.APPENDED
+_EVICTED = EventKind.EVICTED
 _CHANGES = frozenset(
     {
         EventKind.APPENDED,
@@ -347,7 +348,7 @@ class Buffer:
             if node[_CALLS] or node[_RID] is not None:
                 self._forget(node)
             events.append(
-                _event(EventKind.EVICTED, "MEM-14", None, 0, node[_RID], node[_ENTRY], cap)
+                _new_event(Event, (_EVICTED, "MEM-14", None, 0, node[_RID], node[_ENTRY], cap))
             )
 
     # -- bookkeeping -------------------------------------------------------------
@@ -358,7 +359,11 @@ class Buffer:
     def _append_new(self, i: int, msg: ParsedMessage, events: list[Event]) -> _Node:
         """Append an incoming message as a stored row; record the event (counts 1)."""
         node = self._push(msg, to_stored_row(msg))
-        events.append(_event(_APPENDED, "MEM-14", i, len(self._nodes) - 1, msg[3], node[_ENTRY]))
+        events.append(
+            _new_event(
+                Event, (_APPENDED, "MEM-14", i, len(self._nodes) - 1, msg[3], node[_ENTRY], None)
+            )
+        )
         return node
 
     def _push(self, msg: ParsedMessage, entry: dict[str, Any]) -> _Node:

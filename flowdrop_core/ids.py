@@ -23,7 +23,7 @@ def usable_id(value: Any) -> str | None:
     usable; any other integer or non-blank string is. Ids compare as trimmed
     strings, so ``7`` and ``" 7 "`` are the same id ``"7"``.
     """
-    if isinstance(value, str):
+    if type(value) is str or isinstance(value, str):
         text = value.strip()
         return None if text in NO_ID_VALUES else text
     if isinstance(value, bool) or not isinstance(value, int):

@@ -177,7 +177,7 @@ def read_message(msg: Any) -> ParsedMessage | str:
             return f"'tool_calls' must be a list, got {type(raw_calls).__name__}"
         ids: list[str] = []
         for j, call in enumerate(raw_calls):
-            if not isinstance(call, Mapping):
+            if type(call) is not dict and not isinstance(call, Mapping):
                 return f"tool_calls[{j}] must be an object, got {type(call).__name__}"
             cid = read_call_id(call)
             if cid is not None and cid not in ids:
@@ -187,7 +187,9 @@ def read_message(msg: Any) -> ParsedMessage | str:
 
     result_id = None
     if raw_result is not None:
-        if type(raw_result) is bool or not isinstance(raw_result, str | int):
+        if type(raw_result) is not str and (
+            type(raw_result) is bool or not isinstance(raw_result, int)
+        ):
             return f"'tool_call_id' must be a string, got {type(raw_result).__name__}"
         if role == "tool":
             result_id = usable_id(raw_result)
