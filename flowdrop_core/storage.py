@@ -6,8 +6,17 @@ Two backends share one small :class:`Store` protocol:
 - :class:`SQLiteStore`: a real SQLite file in WAL mode, the embedded default
   for anything that must survive a restart.
 
-Both store values as JSON text, so a value round-trips identically through
-either backend and no caller can alias (and later mutate) a stored value.
+:class:`SQLiteStore` stores JSON text. :class:`MemoryStore` stores the value
+itself, a list as an immutable tuple snapshot of its elements (shallow), so a
+write costs O(length) and no encoding. **Entries are treated as immutable**:
+the engine never mutates an entry dict (it replaces a placeholder with a new
+dict), and callers must not mutate the dicts a store or a buffer hands out.
+
+Revisions: every ``set`` returns a fresh, never reused token, and
+``revision()`` returns the slot's current token in O(1) without decoding the
+value. A caller that keeps a decoded copy of a slot next to the token it read
+(``ConversationBuffer`` does) can tell whether anyone, in any thread or
+process, has written the slot since.
 
 ``lock()`` is the MEM-12 slot lock: it serializes the read-modify-write of one
 slot across threads and, for SQLite, across processes on the same file. The
@@ -19,12 +28,14 @@ than drop a turn.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import os
 import sqlite3
 import threading
 import time
+import uuid
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -92,8 +103,20 @@ class Store(Protocol):
         """Return ``(value, True)``, or ``(default, False)`` when the slot is empty."""
         ...
 
-    def set(self, scope: str, scope_id: str, key: str, value: Any) -> None:
-        """Store a JSON-serializable ``value`` in the slot, replacing what was there."""
+    def set(self, scope: str, scope_id: str, key: str, value: Any) -> str:
+        """Store ``value`` in the slot, replacing what was there; return its new revision token.
+
+        The token is fresh for every write: no later write of any slot, in any
+        process, returns it again (a delete followed by a set included).
+        """
+        ...
+
+    def revision(self, scope: str, scope_id: str, key: str) -> str | None:
+        """The token the slot's last write returned, in O(1) and without decoding the value.
+
+        ``None`` when the slot is empty or its revision is unknown (a value
+        written without a token); ``None`` never matches a cached copy.
+        """
         ...
 
     def delete(self, scope: str, scope_id: str, key: str) -> bool:
@@ -105,6 +128,27 @@ class Store(Protocol):
     ) -> AbstractContextManager[bool]:
         """MEM-12 slot lock; yields ``True`` if acquired within ``timeout`` seconds."""
         ...
+
+
+#: Tokens are ``<random per-process prefix>-<counter>``: unique across processes
+#: (the prefix is 128 random bits, drawn again after a fork) and cheap to make.
+_token_prefix = uuid.uuid4().hex
+_token_counter = itertools.count(1)
+
+
+def _reseed_tokens() -> None:
+    global _token_prefix, _token_counter
+    _token_prefix = uuid.uuid4().hex
+    _token_counter = itertools.count(1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reseed_tokens)
+
+
+def new_revision() -> str:
+    """A fresh revision token, never returned before by any process."""
+    return f"{_token_prefix}-{next(_token_counter)}"
 
 
 def _encode(value: Any, slot: Slot, path: str | None = None) -> str:
@@ -163,28 +207,43 @@ class _SlotLocks:
 
 
 class MemoryStore:
-    """In-process store: a dict of JSON texts plus per-slot thread locks (MEM-12)."""
+    """In-process store: a dict of immutable snapshots plus per-slot thread locks (MEM-12).
+
+    A list or tuple is stored as a tuple of its elements and ``get`` returns a
+    new list, so appending to (or replacing items of) the list passed to
+    ``set`` or returned by ``get`` never changes the store. The elements
+    themselves are shared, not copied: entries are immutable by contract
+    (see the module docstring). Any value is accepted; only
+    :class:`SQLiteStore` requires JSON.
+    """
 
     def __init__(self) -> None:
-        self._data: dict[Slot, str] = {}
+        self._data: dict[Slot, tuple[Any, str]] = {}  # slot -> (snapshot, revision)
         self._guard = threading.Lock()
         self._locks = _SlotLocks()
 
     def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
-        """Return ``(value, found)``; the value is a fresh copy."""
-        slot = (str(scope), scope_id, key)
-        with self._guard:
-            text = self._data.get(slot)
-        if text is None:
+        """Return ``(value, found)``; a stored list comes back as a new list."""
+        item = self._data.get((str(scope), scope_id, key))  # one dict read: atomic under the GIL
+        if item is None:
             return default, False
-        return _decode(text, slot), True
+        value = item[0]
+        return (list(value) if type(value) is tuple else value), True
 
-    def set(self, scope: str, scope_id: str, key: str, value: Any) -> None:
-        """Store a JSON copy of ``value``; later changes to ``value`` do not leak in."""
-        slot = (str(scope), scope_id, key)
-        text = _encode(value, slot)
+    def set(self, scope: str, scope_id: str, key: str, value: Any) -> str:
+        """Store a snapshot of ``value`` (a list as a tuple); return the new revision token."""
+        if isinstance(value, list | tuple):
+            value = tuple(value)
+        token = new_revision()
+        item = (value, token)
         with self._guard:
-            self._data[slot] = text
+            self._data[(str(scope), scope_id, key)] = item
+        return token
+
+    def revision(self, scope: str, scope_id: str, key: str) -> str | None:
+        """The slot's revision token, ``None`` when it is empty."""
+        item = self._data.get((str(scope), scope_id, key))
+        return None if item is None else item[1]
 
     def delete(self, scope: str, scope_id: str, key: str) -> bool:
         """Empty the slot; return whether it held a value."""
@@ -241,8 +300,21 @@ CREATE TABLE IF NOT EXISTS slots (
     key        TEXT NOT NULL,
     value      TEXT NOT NULL,
     updated_at REAL NOT NULL,
+    rev        TEXT,
     PRIMARY KEY (scope, scope_id, key)
 ) WITHOUT ROWID
+"""
+
+#: A write that changes the value but keeps the revision (an older version of
+#: this code, a manual UPDATE) makes the revision unknown, so no cached copy of
+#: the old value can match it. Our own writes always set a new ``rev``.
+_REV_TRIGGER = """
+CREATE TRIGGER IF NOT EXISTS slots_rev_unknown AFTER UPDATE ON slots
+FOR EACH ROW WHEN NEW.rev IS NOT NULL AND NEW.rev IS OLD.rev
+BEGIN
+    UPDATE slots SET rev = NULL
+    WHERE scope = NEW.scope AND scope_id = NEW.scope_id AND key = NEW.key;
+END
 """
 
 #: Poll interval bounds while waiting for another process's slot file lock.
@@ -285,7 +357,7 @@ class SQLiteStore:
             self.lock_dir.mkdir(exist_ok=True)
             conn = self._conn()
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            conn.execute(_SCHEMA)
+            self._migrate(conn)
         except (OSError, sqlite3.Error) as exc:
             raise StorageError(f"cannot open the SQLite store ({exc})", path=self.path) from exc
         if str(mode).lower() != "wal":  # pragma: no cover - e.g. a filesystem without shm
@@ -293,6 +365,36 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({os.fspath(self.path)!r})"
+
+    @staticmethod
+    def _migrate(conn: sqlite3.Connection) -> None:
+        """Create the table, or add the ``rev`` column to one made before revisions existed.
+
+        Rows of a migrated table keep ``rev`` NULL ("unknown") until their next write.
+        An up-to-date file is only read, so opening it takes no write lock.
+        """
+
+        def current() -> bool:
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(slots)")}
+            trigger = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='trigger' AND name='slots_rev_unknown'"
+            ).fetchone()
+            return "rev" in columns and trigger is not None
+
+        if current():
+            return
+        conn.execute("BEGIN IMMEDIATE")  # one process migrates; the others wait, then see it
+        try:
+            conn.execute(_SCHEMA)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(slots)")}
+            if "rev" not in columns:
+                conn.execute("ALTER TABLE slots ADD COLUMN rev TEXT")
+            conn.execute(_REV_TRIGGER)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     # -- connections -----------------------------------------------------------------------
 
@@ -360,17 +462,42 @@ class SQLiteStore:
             return default, False
         return _decode(row[0], slot, os.fspath(self.path)), True
 
-    def set(self, scope: str, scope_id: str, key: str, value: Any) -> None:
-        """Replace the slot's value in one atomic transaction."""
+    def set(self, scope: str, scope_id: str, key: str, value: Any) -> str:
+        """Replace the slot's value and revision in one atomic statement; return the revision."""
         slot = (str(scope), scope_id, key)
         text = _encode(value, slot, os.fspath(self.path))
+        token = new_revision()
         self._write(
             slot,
-            "INSERT INTO slots (scope, scope_id, key, value, updated_at) VALUES (?, ?, ?, ?, ?) "
+            "INSERT INTO slots (scope, scope_id, key, value, updated_at, rev) "
+            "VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (scope, scope_id, key) DO UPDATE "
-            "SET value = excluded.value, updated_at = excluded.updated_at",
-            (*slot, text, time.time()),
+            "SET value = excluded.value, updated_at = excluded.updated_at, rev = excluded.rev",
+            (*slot, text, time.time(), token),
         )
+        return token
+
+    def revision(self, scope: str, scope_id: str, key: str) -> str | None:
+        """The slot's revision token (one indexed lookup, the value is not read).
+
+        ``None`` when the slot is empty or was written without a revision.
+        """
+        slot = (str(scope), scope_id, key)
+        try:
+            row = (
+                self._conn()
+                .execute("SELECT rev FROM slots WHERE scope=? AND scope_id=? AND key=?", slot)
+                .fetchone()
+            )
+        except sqlite3.Error as exc:
+            raise StorageError(
+                f"cannot read the slot's revision ({exc})",
+                scope=slot[0],
+                scope_id=slot[1],
+                key=slot[2],
+                path=self.path,
+            ) from exc
+        return None if row is None else row[0]
 
     def delete(self, scope: str, scope_id: str, key: str) -> bool:
         """Empty the slot; return whether it held a value."""

@@ -46,9 +46,13 @@ class SpyStore:
         self.calls.append(("get", (scope, scope_id, key)))
         return self.inner.get(scope, scope_id, key, default)
 
-    def set(self, scope: str, scope_id: str, key: str, value: Any) -> None:
+    def set(self, scope: str, scope_id: str, key: str, value: Any) -> str:
         self.calls.append(("set", (scope, scope_id, key)))
-        self.inner.set(scope, scope_id, key, value)
+        return self.inner.set(scope, scope_id, key, value)
+
+    def revision(self, scope: str, scope_id: str, key: str) -> str | None:
+        self.calls.append(("revision", (scope, scope_id, key)))
+        return self.inner.revision(scope, scope_id, key)
 
     def delete(self, scope: str, scope_id: str, key: str) -> bool:
         self.calls.append(("delete", (scope, scope_id, key)))
@@ -95,19 +99,131 @@ def test_get_set_delete_and_found_flag(store: Store) -> None:
     assert store.get("session", "s1", "k") == (None, False)
 
 
-def test_no_aliasing_between_caller_and_store(store: Store) -> None:
-    value = [{"role": "user", "content": "hi", "metadata": {}}]
+def test_stored_list_is_a_snapshot(store: Store) -> None:
+    """Both backends: the list given to ``set`` and the list ``get`` returns are the caller's.
+
+    Appending to, replacing items of or clearing either list never reaches
+    the store, and a later ``set`` never changes a list read earlier. (Entry
+    dicts are immutable by contract; MemoryStore shares them, see below.)
+    """
+    hi = {"role": "user", "content": "hi", "metadata": {}}
+    value = [hi]
     store.set("session", "s1", "k", value)
-    value[0]["content"] = "mutated after set"
+    value.append(user("appended after set"))
+    value[0] = user("replaced after set")
     got, _ = store.get("session", "s1", "k")
-    got[0]["metadata"]["x"] = "mutated after get"
-    assert store.get("session", "s1", "k")[0] == [{"role": "user", "content": "hi", "metadata": {}}]
+    assert got == [hi]
+    got.append(user("appended after get"))
+    earlier, _ = store.get("session", "s1", "k")
+    got.clear()
+    assert store.get("session", "s1", "k")[0] == [hi]
+    store.set("session", "s1", "k", [user("other")])
+    assert earlier == [hi]
+    assert store.get("session", "s1", "k")[0] == [user("other")]
 
 
-def test_unserializable_value_is_an_error_naming_the_slot(store: Store) -> None:
-    with pytest.raises(StorageError, match=r"scope='user', scope_id='7', key='k'"):
-        store.set("user", "7", "k", {"bad": object()})
-    assert store.get("user", "7", "k")[1] is False
+def test_sqlite_copies_entries_deeply(tmp_path: Path) -> None:
+    """SQLite stores JSON text, so even a mutated entry dict cannot reach the stored value."""
+    with SQLiteStore(tmp_path / "db.sqlite3") as store:
+        value = [{"role": "user", "content": "hi", "metadata": {}}]
+        store.set("session", "s1", "k", value)
+        value[0]["content"] = "mutated after set"
+        got, _ = store.get("session", "s1", "k")
+        got[0]["metadata"]["x"] = "mutated after get"
+        assert store.get("session", "s1", "k")[0] == [
+            {"role": "user", "content": "hi", "metadata": {}}
+        ]
+
+
+def test_memory_store_shares_entries_without_copying() -> None:
+    """MemoryStore's documented contract: no encoding, entries shared (they are immutable)."""
+    store = MemoryStore()
+    entry = {"role": "user", "content": "hi"}
+    store.set("session", "s1", "k", [entry])
+    assert store.get("session", "s1", "k")[0][0] is entry
+    odd = {"not json": object()}  # any value is accepted; only SQLite requires JSON
+    store.set("user", "7", "k", odd)
+    assert store.get("user", "7", "k") == (odd, True)
+
+
+def test_unserializable_value_is_an_error_naming_the_slot(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "db.sqlite3") as store:
+        with pytest.raises(StorageError, match=r"scope='user', scope_id='7', key='k'"):
+            store.set("user", "7", "k", {"bad": object()})
+        assert store.get("user", "7", "k")[1] is False
+        assert store.revision("user", "7", "k") is None
+
+
+# -- revisions --------------------------------------------------------------------------------
+
+
+def test_revision_tokens(store: Store) -> None:
+    assert store.revision("session", "s1", "k") is None
+    seen: set[str] = set()
+    for i in range(3):
+        token = store.set("session", "s1", "k", [user(str(i))])
+        assert isinstance(token, str) and token not in seen
+        assert store.revision("session", "s1", "k") == token
+        seen.add(token)
+    other = store.set("session", "s2", "k", [user("x")])
+    assert other not in seen and store.revision("session", "s1", "k") == token
+    assert store.delete("session", "s1", "k") is True
+    assert store.revision("session", "s1", "k") is None
+    again = store.set("session", "s1", "k", [user("0")])  # same value, after a delete
+    assert again not in seen | {other}
+
+
+def test_sqlite_revision_does_not_read_the_value(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    with SQLiteStore(path) as store:
+        store.set("session", "s1", "k", [user("hi")])
+        raw = sqlite3.connect(path)
+        raw.execute("UPDATE slots SET value='{corrupt', rev='r-manual' WHERE scope_id='s1'")
+        raw.commit()
+        raw.close()
+        assert store.revision("session", "s1", "k") == "r-manual"  # no decode, no error
+        with pytest.raises(StorageError):
+            store.get("session", "s1", "k")
+
+
+def test_sqlite_write_without_new_revision_makes_it_unknown(tmp_path: Path) -> None:
+    """A manual UPDATE or an older writer keeps ``rev``: the trigger makes it unknown."""
+    path = tmp_path / "db.sqlite3"
+    with SQLiteStore(path) as store:
+        store.set("session", "s1", "k", [user("hi")])
+        raw = sqlite3.connect(path)
+        raw.execute("UPDATE slots SET value=? WHERE scope_id='s1'", ('[{"role":"user"}]',))
+        raw.commit()
+        raw.close()
+        assert store.revision("session", "s1", "k") is None
+        assert isinstance(store.set("session", "s1", "k", [user("new")]), str)
+
+
+def test_sqlite_migrates_a_table_without_revisions(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    raw = sqlite3.connect(path)
+    raw.execute(
+        "CREATE TABLE slots (scope TEXT NOT NULL, scope_id TEXT NOT NULL, key TEXT NOT NULL, "
+        "value TEXT NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (scope, scope_id, key)) "
+        "WITHOUT ROWID"
+    )
+    raw.execute(
+        "INSERT INTO slots VALUES ('session', 's1', 'chat_history', ?, 0)",
+        ('[{"role":"user","content":"old"}]',),
+    )
+    raw.commit()
+    raw.close()
+    with SQLiteStore(path) as store:
+        assert store.revision("session", "s1", "chat_history") is None  # unknown, not a token
+        buf = ConversationBuffer(store=store)
+        res = buf.append(user("new"), {"session_id": "s1"})
+        assert [m["content"] for m in res.messages or []] == ["old", "new"]
+        assert store.revision("session", "s1", "chat_history") is not None
+    with SQLiteStore(path) as store:  # reopening an up-to-date file changes nothing
+        assert store.get("session", "s1", "chat_history")[0][-1]["content"] == "new"
+    raw = sqlite3.connect(path)
+    assert "rev" in {row[1] for row in raw.execute("PRAGMA table_info(slots)")}
+    raw.close()
 
 
 # -- SQLite specifics -----------------------------------------------------------------------
