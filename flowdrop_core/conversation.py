@@ -12,12 +12,26 @@ a scope (resolved only through :func:`resolve_scope`) and a :class:`Store`:
    before doing anything), and write the slot back only when the buffer
    changed: a call that appended nothing writes nothing.
 
+The live cache: a serialized append keeps the slot's engine :class:`Buffer`
+(with its indexes) next to the revision token its write returned. The next
+serialized append to that slot asks the store for the slot's revision (O(1),
+no decoding) and, when it is still that token, appends to the live buffer
+instead of decoding and rebuilding the whole slot, so a replay of N
+one-message steps no longer re-reads every entry at every step. Any other
+write (another instance, another process, a direct ``store.set``) changes the
+token, so the next append re-reads the store; an unserialized append (MEM-12
+timeout) never uses the cache. Entries are shared between the store, the
+cache and results, and are immutable by contract (see
+:mod:`flowdrop_core.storage`).
+
 :func:`read_memory` is the MEM-7 / MEM-13 read of a plain memory value.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,9 +45,9 @@ from flowdrop_core.context import (
     as_scope,
     resolve_scope,
 )
-from flowdrop_core.engine import AppendResult, append_messages
+from flowdrop_core.engine import AppendResult, Buffer
 from flowdrop_core.events import Event, EventKind
-from flowdrop_core.storage import MemoryStore, StorageError, Store, slot_label
+from flowdrop_core.storage import MemoryStore, Slot, StorageError, Store, slot_label
 
 __all__ = [
     "ConversationBuffer",
@@ -143,8 +157,10 @@ class ConversationBuffer:
     ``scope`` and ``key`` name the slot together with the resolved scope id;
     ``max_messages`` is the window (0 = no cap); ``store`` defaults to a new
     :class:`MemoryStore`; ``lock_timeout`` bounds the MEM-12 wait in seconds.
-    The object holds configuration only, so one instance may be shared by
-    any number of threads.
+    Besides its configuration the object holds a live cache of the buffers of
+    the ``cache_slots`` slots it wrote most recently (see the module
+    docstring; 0 disables it), guarded by a lock, so one instance may be
+    shared by any number of threads.
     """
 
     def __init__(
@@ -154,6 +170,7 @@ class ConversationBuffer:
         max_messages: int = 0,
         store: Store | None = None,
         lock_timeout: float = 5.0,
+        cache_slots: int = 64,
     ) -> None:
         self.scope = as_scope(scope)
         self.key = _check_key(key)
@@ -164,6 +181,37 @@ class ConversationBuffer:
             raise ValueError(f"lock_timeout must be >= 0 seconds, got {lock_timeout!r}")
         self.lock_timeout = float(lock_timeout)
         self.store: Store = MemoryStore() if store is None else store
+        if isinstance(cache_slots, bool) or not isinstance(cache_slots, int) or cache_slots < 0:
+            raise ValueError(f"cache_slots must be an integer >= 0, got {cache_slots!r}")
+        self.cache_slots = cache_slots
+        self._reset_cache()
+
+    def _reset_cache(self) -> None:
+        # slot -> (revision token, live Buffer whose entries are the slot's value
+        # at that revision). A Buffer is only mutated after being taken out.
+        self._cache: dict[Slot, tuple[str, Buffer]] = {}
+        self._cache_guard = threading.Lock()
+        self._cache_pid = os.getpid()
+
+    def _cache_take(self, slot: Slot) -> tuple[str, Buffer] | None:
+        """Remove and return the slot's cache entry (a fork starts with an empty cache)."""
+        if self._cache_pid != os.getpid():
+            self._reset_cache()
+        with self._cache_guard:
+            return self._cache.pop(slot, None)
+
+    def _cache_put(self, slot: Slot, token: Any, buf: Buffer) -> None:
+        """Cache ``buf`` as the slot's value at ``token``, dropping the least recently written."""
+        if isinstance(token, str) and self.cache_slots and self._cache_pid == os.getpid():
+            with self._cache_guard:
+                self._cache[slot] = (token, buf)  # taken out before, so now the newest
+                while len(self._cache) > self.cache_slots:
+                    del self._cache[next(iter(self._cache))]
+
+    def _revision(self, slot: Slot) -> str | None:
+        """The store's revision of ``slot``; ``None`` (no caching) for a store without revisions."""
+        revision = getattr(self.store, "revision", None)
+        return None if revision is None else revision(*slot)
 
     def __repr__(self) -> str:
         return (
@@ -257,13 +305,43 @@ class ConversationBuffer:
                     self.lock_timeout,
                     None if ctx is None else ctx.node_id,
                 )
-            result = append_messages(self._load(scope_id), messages, self.max_messages)
-            if result.changed:  # a call that changed nothing writes nothing
-                self.store.set(str(self.scope), scope_id, self.key, result.messages)
+            result = self._append_locked(scope_id, messages, cache=acquired)
         if acquired:
             return self._scoped(result, res)
         unserialized = Event(kind=EventKind.UNSERIALIZED, rule="MEM-12")
         return self._scoped(result, res, (unserialized, *result.events), serialized=False)
+
+    def _append_locked(self, scope_id: str, messages: Any, cache: bool) -> AppendResult:
+        """Read (or reuse), append, write when changed; the caller holds the slot lock if ``cache``.
+
+        The cached buffer is taken out of the cache before anything can fail,
+        and put back only after the store accepted the write, so an exception
+        (invalid message, failed write) never leaves a cache entry ahead of or
+        behind the store. Without the lock the cache is neither used nor filled.
+        """
+        slot: Slot = (str(self.scope), scope_id, self.key)
+        buf: Buffer | None = None
+        token: str | None = None
+        if cache:
+            token = self._revision(slot)
+            entry = self._cache_take(slot)
+            if (
+                token is not None
+                and entry is not None
+                and entry[0] == token
+                and entry[1].max_messages == self.max_messages
+            ):
+                buf = entry[1]
+        if buf is None:
+            buf = Buffer(self._load(scope_id), self.max_messages)
+        result = buf.append(messages)  # validates first: raises with ``buf`` unchanged
+        after = buf.messages()
+        if result.changed:  # a call that changed nothing writes nothing
+            token = self.store.set(*slot, after)
+        if cache:
+            self._cache_put(slot, token, buf)
+        result.__dict__["messages"] = after  # set once, before anyone sees the result
+        return result
 
     def read(self, context: ContextLike = None) -> ScopedAppendResult:
         """Read the buffer without appending: the same result shape, ``appended`` 0, no events.
@@ -275,7 +353,10 @@ class ConversationBuffer:
         res = resolve_scope(self.scope, ctx)
         if res.refused:
             return self._refused("read", res, ctx)
-        entries = self._load(res.resolved_scope_id)
+        scope_id = res.resolved_scope_id
+        entries = self._cached_messages((str(self.scope), scope_id, self.key))
+        if entries is None:
+            entries = self._load(scope_id)
         return ScopedAppendResult.model_construct(
             count=len(entries),
             appended=0,
@@ -290,6 +371,19 @@ class ConversationBuffer:
             refusal_reason=None,
             serialized=True,
         )
+
+    def _cached_messages(self, slot: Slot) -> list[dict[str, Any]] | None:
+        """The slot's entries from the live cache when it holds the store's revision, else None."""
+        if not self._cache or self._cache_pid != os.getpid():
+            return None
+        token = self._revision(slot)
+        if token is None:
+            return None
+        with self._cache_guard:  # a cached Buffer is never mutated while in the cache
+            entry = self._cache.get(slot)
+            if entry is None or entry[0] != token:
+                return None
+            return entry[1].messages()
 
     def messages(self, context: ContextLike = None) -> list[dict[str, Any]]:
         """Just the stored entries (``[]`` when empty or refused)."""
@@ -306,5 +400,7 @@ class ConversationBuffer:
             self._refused("clear", res, ctx)
             return False
         scope_id = res.resolved_scope_id
-        with self.store.lock(str(self.scope), scope_id, self.key, self.lock_timeout):
-            return self.store.delete(str(self.scope), scope_id, self.key)
+        slot: Slot = (str(self.scope), scope_id, self.key)
+        with self.store.lock(*slot, self.lock_timeout):
+            self._cache_take(slot)
+            return self.store.delete(*slot)
