@@ -1,0 +1,126 @@
+"""Spec examples: every scenario in sample_data/ that cites a rule, run against its expectations."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from app_pages.common import cached_check, follow_goto_playground, samples, show_entries
+from flowdrop_core.replay import CheckResult
+from flowdrop_core.scenario import Scenario
+from flowdrop_core.view import group_by_rule, rule_summary
+
+
+def open_in_playground(scenario: Scenario) -> None:
+    from app_pages.playground_state import load_scenario_into_playground
+
+    load_scenario_into_playground(scenario, source=scenario.name)
+    st.session_state.goto_playground = scenario.name  # switched below, after callbacks
+
+
+def run_all() -> None:
+    cached_check.clear()
+
+
+follow_goto_playground()
+
+all_samples = samples()
+groups = group_by_rule(all_samples)
+results: dict[str, CheckResult] = {}
+for sample in all_samples:
+    if sample.scenario is not None:
+        results[sample.name] = cached_check(str(sample.path), sample.path.stat().st_mtime)
+
+broken = [s for s in all_samples if s.scenario is None]
+passed = sum(1 for r in results.values() if r.passed)
+
+top = st.container(horizontal=True, vertical_alignment="center")
+top.button("Run all examples", on_click=run_all, type="primary", icon=":material/play_arrow:")
+if passed == len(results) and not broken:
+    top.success(f"All {passed} examples pass.", icon=":material/check_circle:")
+else:
+    top.error(
+        f"{passed} of {len(results)} examples pass; {len(broken)} file(s) could not be read.",
+        icon=":material/error:",
+    )
+for sample in broken:
+    st.error(f"{sample.path.name}: {sample.error}")
+
+st.caption(
+    "Each card is a scenario file in `sample_data/`: a starting buffer, the node's settings, "
+    "the append(s) and the expected report. The check replays it through the library."
+)
+
+for rule, members in groups.items():
+    st.subheader(rule, anchor=False, divider="gray")
+    st.markdown(f"*{rule_summary(rule)}*")
+    for sample in members:
+        scenario = sample.scenario
+        assert scenario is not None
+        result = results[sample.name]
+        with st.container(border=True, key=f"card_{sample.name}"):
+            head = st.container(horizontal=True, vertical_alignment="center")
+            if result.passed:
+                head.badge("pass", icon=":material/check:", color="green")
+            else:
+                head.badge("fail", icon=":material/close:", color="red")
+            head.markdown(f"**{scenario.title or scenario.name}**")
+            for other in scenario.rules[1:]:
+                head.badge(other, color="gray", help=rule_summary(other))
+            st.caption(
+                f"`{sample.path.name}` · scope {scenario.config.scope} · window "
+                f"{scenario.config.max_messages or 'no cap'} · context "
+                f"{json.dumps(scenario.context)}"
+            )
+            with st.expander("What this example shows"):
+                st.text(scenario.description or "(no description)")
+            left, right = st.columns(2)
+            with left:
+                st.markdown("**Starting buffer**")
+                show_entries([(e, "kept") for e in scenario.buffer], "Chat", "Empty buffer.")
+            with right:
+                st.markdown("**Append(s)**")
+                for k, step in enumerate(scenario.steps, start=1):
+                    msgs = step.append if isinstance(step.append, list) else [step.append]
+                    st.text(
+                        f"step {k}: {step.label}"
+                        + (f"  context {json.dumps(step.context)}" if step.context else "")
+                    )
+                    show_entries([(m, "incoming") for m in msgs], "Chat", "Nothing incoming.")
+            rows = []
+            for k, record in enumerate(result.timeline.steps):
+                expected = (
+                    scenario.expect[k].model_dump(exclude_none=True)
+                    if k < len(scenario.expect)
+                    else {}
+                )
+                expected.pop("messages", None)
+                rows.append(
+                    {
+                        "step": record.step,
+                        "expected": json.dumps(expected),
+                        "actual": json.dumps(
+                            {
+                                "count": record.count,
+                                "appended": record.appended,
+                                "appended_any": record.appended_any,
+                                "refused": record.refused,
+                                "resolved_scope_id": record.resolved_scope_id,
+                            }
+                        ),
+                        "verdict": "pass"
+                        if not [m for m in result.mismatches if m.step == record.step]
+                        else "fail",
+                    }
+                )
+            st.dataframe(rows, hide_index=True, alt="Expected and actual report per step")
+            for mismatch in result.mismatches:
+                st.error(str(mismatch))
+            st.button(
+                "Open in playground",
+                key=f"open_{sample.name}",
+                on_click=open_in_playground,
+                args=(scenario,),
+                icon=":material/open_in_new:",
+            )

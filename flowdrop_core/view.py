@@ -1,0 +1,369 @@
+"""Presentation helpers for the inspector: pure functions, no UI framework.
+
+The Streamlit pages call these to turn what the library returns (timelines,
+events, findings, scenarios) into tables and chart data, and to read what a
+person typed. Nothing here decides a buffer rule: every number shown comes
+from :mod:`flowdrop_core.replay` and the engine's events. Keeping these
+functions free of Streamlit means they are tested with plain pytest.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from flowdrop_core.events import Event
+from flowdrop_core.importers import ConversationFormatError, parse_conversation
+from flowdrop_core.provider import Finding
+from flowdrop_core.replay import RULE_SUMMARIES
+from flowdrop_core.scenario import Scenario, ScenarioError, json_error_text, load_scenario
+from flowdrop_core.text import text_to_message
+
+__all__ = [
+    "CONTEXT_PRESETS",
+    "ROLE_AVATARS",
+    "SAMPLE_DIR",
+    "TIMELINE_COLUMNS",
+    "InputProblem",
+    "SampleScenario",
+    "chart_frame",
+    "compose_message",
+    "context_from_fields",
+    "conversation_samples",
+    "entry_call_ids",
+    "entry_text",
+    "event_frame",
+    "findings_frame",
+    "group_by_rule",
+    "page_count",
+    "page_of",
+    "parse_pasted",
+    "rule_summary",
+    "sample_scenarios",
+    "tagged_frame",
+    "timeline_frame",
+]
+
+#: Where the sample scenarios and recorded conversations live.
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
+
+#: One-click execution contexts for the playground sidebar (session, user, owner).
+#: "the no-user id 0" is what a runtime sends when nobody is signed in (MEM-6).
+CONTEXT_PRESETS: dict[str, dict[str, str]] = {
+    "no identity": {"session_id": "", "user_id": "", "session_owner_id": ""},
+    "the no-user id 0": {"session_id": "0", "user_id": "0", "session_owner_id": ""},
+    "a real user": {"session_id": "s-42", "user_id": "7", "session_owner_id": ""},
+}
+
+#: Material icons for chat bubbles; the role name is shown as plain text.
+ROLE_AVATARS = {
+    "user": ":material/person:",
+    "assistant": ":material/smart_toy:",
+    "tool": ":material/build:",
+    "system": ":material/settings:",
+}
+
+#: Timeline columns in display order (all produced by ``StepRecord.row``).
+TIMELINE_COLUMNS = [
+    "step",
+    "mem14_flag",
+    "label",
+    "incoming",
+    "count",
+    "count_delta",
+    "appended",
+    "appended_any",
+    "duplicates",
+    "replaced",
+    "inserted",
+    "evicted",
+    "refused",
+    "resolved_scope_id",
+]
+
+
+class InputProblem(ValueError):
+    """Pasted text that is not a message, a list of messages or a known conversation format."""
+
+
+# --------------------------------------------------------------------------- input
+
+
+def parse_pasted(text: str, source: str = "pasted text") -> list[Any]:
+    """Read what a person pasted into the playground into a batch of messages.
+
+    - A JSON object with a ``role`` is one message; a JSON list holding any
+      object with a ``role`` is a batch. Both are passed on *verbatim*, so the
+      engine judges them and names the bad entry (``incoming[1]: ...``).
+    - Anything else is tried as a recorded conversation in every importable
+      format (OpenAI chat / responses, Anthropic, LangChain, scenario, JSONL).
+
+    Raises :class:`InputProblem` naming the problem and where it is.
+    """
+    if not text or not text.strip():
+        raise InputProblem(
+            f"{source} is empty: paste a message, a list of messages or a conversation"
+        )
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        document = None
+        json_problem: str | None = json_error_text(exc)
+    else:
+        json_problem = None
+    if isinstance(document, dict) and "role" in document:
+        return [document]
+    if isinstance(document, list) and any(isinstance(m, dict) and "role" in m for m in document):
+        return document
+    if isinstance(document, list) and not document:
+        raise InputProblem(f"{source} is an empty list: there is nothing to append")
+    try:
+        conversation = parse_conversation(text, source_name=source)
+    except ConversationFormatError as exc:
+        if json_problem is not None and "\n" not in text.strip():
+            raise InputProblem(f"{source}: {json_problem}") from None
+        raise InputProblem(str(exc)) from None
+    if not conversation.messages:
+        raise InputProblem(f"{source} ({conversation.format}) holds no messages")
+    return conversation.messages
+
+
+def compose_message(
+    role: str, content: str, tool_call_id: str = "", declare: str = ""
+) -> dict[str, Any] | None:
+    """One message from the composer, with MEM-16 semantics.
+
+    Text plus role goes through :func:`text_to_message` (unknown role becomes
+    ``user``, a tool call id is kept only on ``tool``, empty text is no
+    message). ``declare`` (comma-separated ids) adds tool calls to an
+    ``assistant`` turn, which may then have empty content.
+    """
+    ids = [part.strip() for part in declare.split(",") if part.strip()]
+    if role == "assistant" and ids:
+        return {
+            "role": "assistant",
+            "content": content or "",
+            "tool_calls": [
+                {"id": cid, "type": "function", "function": {"name": "tool", "arguments": "{}"}}
+                for cid in ids
+            ],
+        }
+    return text_to_message(content, role, tool_call_id or None)
+
+
+def context_from_fields(
+    session_id: str, user_id: str, session_owner_id: str
+) -> dict[str, Any] | None:
+    """The execution context from the sidebar's text boxes.
+
+    Blank boxes are left out (an empty owner box is "no owner", not the
+    unusable owner ``""`` which would refuse the user scope, MEM-8). All
+    blank means no context at all, which an identity scope refuses (MEM-7).
+    Values are kept as typed, so ``0`` arrives as ``"0"`` and is refused (MEM-6).
+    """
+    fields = {
+        "session_id": session_id,
+        "user_id": user_id,
+        "session_owner_id": session_owner_id,
+    }
+    context = {name: value for name, value in fields.items() if value is not None and value != ""}
+    return context or None
+
+
+# --------------------------------------------------------------------------- samples
+
+
+@dataclass(frozen=True)
+class SampleScenario:
+    """A scenario file from ``sample_data/`` (or the problem reading it)."""
+
+    path: Path
+    scenario: Scenario | None
+    error: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.scenario.name if self.scenario else self.path.stem
+
+    @property
+    def rules(self) -> list[str]:
+        return list(self.scenario.rules) if self.scenario else []
+
+
+def sample_scenarios(folder: Path = SAMPLE_DIR) -> list[SampleScenario]:
+    """Every ``*.json`` scenario directly in ``folder``, sorted by file name."""
+    out = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            out.append(SampleScenario(path, load_scenario(path)))
+        except (ScenarioError, OSError) as exc:
+            out.append(SampleScenario(path, None, str(exc)))
+    return out
+
+
+def _rule_key(rule: str) -> tuple[str, int]:
+    family, _, number = rule.rpartition("-")
+    return (family, int(number)) if number.isdigit() else (rule, 0)
+
+
+def group_by_rule(samples: Iterable[SampleScenario]) -> dict[str, list[SampleScenario]]:
+    """Scenarios that cite a rule, grouped under the first rule each cites, rules in order."""
+    groups: dict[str, list[SampleScenario]] = {}
+    for sample in samples:
+        if sample.rules:
+            groups.setdefault(sample.rules[0], []).append(sample)
+    return {rule: groups[rule] for rule in sorted(groups, key=_rule_key)}
+
+
+def rule_summary(rule: str) -> str:
+    """The rule in one sentence (from the library), or a plain fallback."""
+    return RULE_SUMMARIES.get(rule, f"{rule} (see the GR-MEM specification)")
+
+
+def conversation_samples(folder: Path = SAMPLE_DIR) -> list[Path]:
+    """Recorded conversations to replay: ``sample_data/imports/*`` and ``*.jsonl``."""
+    imports = sorted(p for p in (folder / "imports").glob("*") if p.is_file())
+    return imports + sorted(folder.glob("*.jsonl"))
+
+
+# --------------------------------------------------------------------------- timeline
+
+
+def timeline_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Timeline rows as a table, MEM-14 flag second so marked rows stand out."""
+    frame = pd.DataFrame(list(rows), columns=[*TIMELINE_COLUMNS, "refire"])
+    frame = frame[TIMELINE_COLUMNS]
+    frame["mem14_flag"] = frame["mem14_flag"].fillna("").astype(str)
+    return frame
+
+
+def page_count(total: int, size: int) -> int:
+    """Pages needed for ``total`` rows (at least one)."""
+    return max(1, -(-total // size))
+
+
+def page_of(step: int, size: int) -> int:
+    """The 1-based page a 1-based step is on (step 0, the start, is on page 1)."""
+    return max(1, -(-max(step, 1) // size))
+
+
+def chart_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Long-form chart data: ``count`` and cumulative ``appended`` per step.
+
+    Where the two lines diverge is what MEM-14 is about: the size of the
+    buffer is not the number of turns that landed.
+    """
+    steps = [int(r["step"]) for r in rows]
+    counts = [int(r["count"]) for r in rows]
+    cumulative: list[int] = []
+    total = 0
+    for r in rows:
+        total += int(r["appended"])
+        cumulative.append(total)
+    return pd.DataFrame(
+        {
+            "step": steps * 2,
+            "series": ["count"] * len(steps) + ["cumulative appended"] * len(steps),
+            "value": counts + cumulative,
+        }
+    )
+
+
+# --------------------------------------------------------------------------- entries
+
+
+def _metadata(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = entry.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def entry_text(entry: Any) -> str:
+    """The content of an entry as plain text (never markup), for bubbles and tables."""
+    if not isinstance(entry, Mapping):
+        return json.dumps(entry, ensure_ascii=False, default=str)
+    content = entry.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False, default=str)
+
+
+def entry_call_ids(entry: Any) -> str:
+    """A short note of the call ids an entry declares or answers, either shape."""
+    if not isinstance(entry, Mapping):
+        return ""
+    meta = _metadata(entry)
+    parts = []
+    calls = entry.get("tool_calls") or meta.get("tool_calls") or []
+    if isinstance(calls, list):
+        ids = []
+        for call in calls:
+            if isinstance(call, Mapping):
+                ids.append(str(call.get("tool_call_id") or call.get("id") or "?"))
+        if ids:
+            parts.append("declares " + ", ".join(ids))
+    answered = entry.get("tool_call_id") or meta.get("tool_call_id")
+    if answered:
+        parts.append(f"answers {answered}")
+    if meta.get("healed"):
+        parts.append("healed placeholder")
+    return "; ".join(parts)
+
+
+def tagged_frame(tagged: Sequence[tuple[Any, str]]) -> pd.DataFrame:
+    """Tagged entries (from ``Timeline.tagged``) as a table: position, tag, role, ids, content."""
+    return pd.DataFrame(
+        [
+            {
+                "position": k,
+                "tag": tag,
+                "role": entry.get("role", "?") if isinstance(entry, Mapping) else "?",
+                "calls": entry_call_ids(entry),
+                "content": entry_text(entry),
+            }
+            for k, (entry, tag) in enumerate(tagged)
+        ],
+        columns=["position", "tag", "role", "calls", "content"],
+    )
+
+
+def event_frame(events: Iterable[Event]) -> pd.DataFrame:
+    """A step's events with the rule each cites and its one-sentence reason."""
+    return pd.DataFrame(
+        [
+            {
+                "kind": str(ev.kind),
+                "rule": ev.rule,
+                "incoming": ev.incoming_index,
+                "position": ev.position,
+                "tool_call_id": ev.tool_call_id or "",
+                "reason": ev.reason,
+            }
+            for ev in events
+        ],
+        columns=["kind", "rule", "incoming", "position", "tool_call_id", "reason"],
+    )
+
+
+def findings_frame(findings: Iterable[Finding]) -> pd.DataFrame:
+    """MEM-5 findings (provider view, lint) as a table."""
+    return pd.DataFrame(
+        [
+            {
+                "entry": f.index,
+                "kind": str(f.kind),
+                "rule": f.rule,
+                "dropped": f.dropped,
+                "tool_call_id": f.tool_call_id or "",
+                "message": f.message,
+            }
+            for f in findings
+        ],
+        columns=["entry", "kind", "rule", "dropped", "tool_call_id", "message"],
+    )
