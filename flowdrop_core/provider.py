@@ -109,7 +109,9 @@ def _coerce(entries: Iterable[Any], findings: list[Finding]) -> list[_Item]:
         parsed = read_message(entry)
         if isinstance(parsed, str):
             findings.append(
-                Finding(index=index, kind="not_a_message", message=f"dropped: {parsed}", dropped=True)
+                Finding(
+                    index=index, kind="not_a_message", message=f"dropped: {parsed}", dropped=True
+                )
             )
             continue
         msg: dict[str, Any] = {"role": parsed.role, "content": _text(parsed.content)}
@@ -179,7 +181,10 @@ def _repair(items: list[_Item], findings: list[Finding]) -> list[_Item]:
             if cid is None:
                 kind, why = "idless_result", "tool result with no usable tool_call_id (MEM-11)"
             elif cid not in declared:
-                kind, why = "orphan_result", f"result for call {cid!r} with no call declared before it"
+                kind, why = (
+                    "orphan_result",
+                    f"result for call {cid!r} with no call declared before it",
+                )
             elif cid in results:
                 kind, why = "duplicate_result", f"second result for call {cid!r}"
             else:
@@ -187,7 +192,11 @@ def _repair(items: list[_Item], findings: list[Finding]) -> list[_Item]:
                 continue
             findings.append(
                 Finding(
-                    index=item.index, kind=kind, tool_call_id=cid, dropped=True, message=f"dropped: {why}"
+                    index=item.index,
+                    kind=kind,
+                    tool_call_id=cid,
+                    dropped=True,
+                    message=f"dropped: {why}",
                 )
             )
         else:
