@@ -8,8 +8,10 @@ never as Markdown or HTML.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from pathlib import Path
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import altair as alt
@@ -17,7 +19,7 @@ import streamlit as st
 
 from flowdrop_core import lint, normalize_report
 from flowdrop_core.importers import ImportedConversation, load_conversation
-from flowdrop_core.replay import CheckResult, Timeline, check, conversation_to_scenario, replay
+from flowdrop_core.replay import CheckResult, Timeline, check, replay, replay_conversation
 from flowdrop_core.scenario import ScenarioConfig, dump_scenario, load_scenario, parse_scenario
 from flowdrop_core.view import (
     ROLE_AVATARS,
@@ -75,24 +77,62 @@ def cached_replay(scenario_json: str, refire: str = "none") -> Timeline:
     return replay(parse_scenario(scenario_json, source="scenario"), refire=refire)  # type: ignore[arg-type]
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+class _TimelineLRU:
+    """A small shared least-recently-used store of replayed timelines.
+
+    A replay reports progress to a progress bar while it runs, which a
+    function under ``st.cache_*`` may not do (Streamlit replays cached element
+    calls); so the cache is this object, shared through ``st.cache_resource``.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.items: OrderedDict[tuple[Any, ...], Timeline] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> Timeline | None:
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+        return None
+
+    def put(self, key: tuple[Any, ...], timeline: Timeline) -> None:
+        with self.lock:
+            self.items[key] = timeline
+            self.items.move_to_end(key)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+
+
+@st.cache_resource(show_spinner=False)
+def _replays() -> _TimelineLRU:
+    return _TimelineLRU(size=8)
+
+
 def cached_conversation_replay(
     data: bytes,
     name: str,
     per: str,
     refire: str,
     max_messages: int,
-    _progress: Any = None,
+    progress: Any = None,
 ) -> Timeline:
-    """Import and replay a recorded conversation, keyed on its bytes and the options."""
-    conv = cached_conversation(data, name)
-    scenario = conversation_to_scenario(
-        conv,
-        per=per,  # type: ignore[arg-type]
-        config=ScenarioConfig(scope="session", max_messages=max_messages),
-        name=Path(name).stem,
-    )
-    return replay(scenario, refire=refire, progress=_progress)  # type: ignore[arg-type]
+    """Import and replay a recorded conversation, cached on its bytes' digest and the options."""
+    key = (hashlib.sha256(data).hexdigest(), name, per, refire, max_messages)
+    store = _replays()
+    timeline = store.get(key)
+    if timeline is None:
+        conv = cached_conversation(data, name)
+        timeline = replay_conversation(
+            conv,
+            per=per,  # type: ignore[arg-type]
+            config=ScenarioConfig(scope="session", max_messages=max_messages),
+            refire=refire,  # type: ignore[arg-type]
+            progress=progress,
+        )
+        store.put(key, timeline)
+    return timeline
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -117,8 +157,9 @@ def show_entry_bubble(entry: Any, tag: str | None = None) -> None:
     with st.chat_message(str(role), avatar=ROLE_AVATARS.get(str(role), ":material/help:")):
         head = st.container(horizontal=True, gap="small")
         with head:
-            st.badge(str(role), color="gray")
-            if tag:
+            if role in ROLE_AVATARS:  # fixed vocabulary only: badges render Markdown
+                st.badge(str(role), color="gray")
+            if tag in TAG_COLORS or tag == "incoming":
                 st.badge(tag, color=TAG_COLORS.get(tag, "blue"))
         ids = entry_call_ids(entry)
         if ids:

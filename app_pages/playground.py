@@ -227,9 +227,12 @@ if options:
             "mem-14-full-window" if "mem-14-full-window" in options else options[0]
         )
     start.selectbox("Spec example", options, key="pg_example", width=320)
-    start.button("Load example", on_click=on_load_example, icon=":material/menu_book:")
+    start.button(
+        "Load example", key="pg_load_example", on_click=on_load_example, icon=":material/menu_book:"
+    )
 start.button(
     "Load sample conversation",
+    key="pg_load_conversation",
     on_click=on_load_conversation,
     icon=":material/forum:",
     type="primary",
@@ -275,10 +278,16 @@ if st.session_state.get("pg_error"):
 actions = st.container(horizontal=True)
 has_steps = bool(recipe["steps"])
 actions.button(
-    "Re-fire last append", on_click=on_refire, disabled=not has_steps, icon=":material/replay:"
+    "Re-fire last append",
+    key="pg_refire",
+    on_click=on_refire,
+    disabled=not has_steps,
+    icon=":material/replay:",
 )
-actions.button("Undo", on_click=on_undo, disabled=not has_steps, icon=":material/undo:")
-actions.button("Reset", on_click=on_reset, icon=":material/restart_alt:")
+actions.button(
+    "Undo", key="pg_undo", on_click=on_undo, disabled=not has_steps, icon=":material/undo:"
+)
+actions.button("Reset", key="pg_reset", on_click=on_reset, icon=":material/restart_alt:")
 
 config_error = None
 try:

@@ -111,7 +111,7 @@ try:
     else:
         cached_conversation(data, name)  # a format error is reported before replaying
         timeline = cached_conversation_replay(
-            data, name, per or "message", refire or "none", int(window), _progress=progress
+            data, name, per or "message", refire or "none", int(window), progress=progress
         )
 except (ConversationFormatError, ReplayError, ValueError) as exc:
     bar.empty()

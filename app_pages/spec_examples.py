@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import streamlit as st
 
@@ -10,6 +11,8 @@ from app_pages.common import cached_check, follow_goto_playground, samples, show
 from flowdrop_core.replay import CheckResult
 from flowdrop_core.scenario import Scenario
 from flowdrop_core.view import group_by_rule, rule_summary
+
+RULE_ID = re.compile(r"[A-Z]+-[0-9]+")
 
 
 def open_in_playground(scenario: Scenario) -> None:
@@ -36,7 +39,13 @@ broken = [s for s in all_samples if s.scenario is None]
 passed = sum(1 for r in results.values() if r.passed)
 
 top = st.container(horizontal=True, vertical_alignment="center")
-top.button("Run all examples", on_click=run_all, type="primary", icon=":material/play_arrow:")
+top.button(
+    "Run all examples",
+    key="run_all",
+    on_click=run_all,
+    type="primary",
+    icon=":material/play_arrow:",
+)
 if passed == len(results) and not broken:
     top.success(f"All {passed} examples pass.", icon=":material/check_circle:")
 else:
@@ -67,7 +76,8 @@ for rule, members in groups.items():
                 head.badge("fail", icon=":material/close:", color="red")
             head.markdown(f"**{scenario.title or scenario.name}**")
             for other in scenario.rules[1:]:
-                head.badge(other, color="gray", help=rule_summary(other))
+                if RULE_ID.fullmatch(other):  # badges render Markdown: rule ids only
+                    head.badge(other, color="gray", help=rule_summary(other))
             st.caption(
                 f"`{sample.path.name}` · scope {scenario.config.scope} · window "
                 f"{scenario.config.max_messages or 'no cap'} · context "

@@ -1,0 +1,148 @@
+"""AppTest: the Replay, Spec examples and Learn MEM-14 pages, and the router."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from flowdrop_core.view import sample_scenarios
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+SAMPLES = ROOT / "sample_data"
+TIMEOUT = 60
+
+
+def open_page(page: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric[:4]}
+
+
+# --------------------------------------------------------------------------- replay
+
+
+def test_replay_renders_a_sample_by_default():
+    at = open_page("app_pages/replay.py")
+    assert at.success and "step(s)" in at.success[0].value
+    assert metrics(at)["count"] != "0"
+    assert len(at.dataframe[0].value) > 0
+
+
+def test_replay_upload_per_message_then_per_turn_and_refire():
+    at = open_page("app_pages/replay.py")
+    data = (SAMPLES / "imports" / "openai_chat.json").read_bytes()
+    at.file_uploader(key="r_upload").upload("openai_chat.json", data, "application/json").run()
+    assert not at.exception, at.exception
+    assert at.success[0].value.startswith("openai_chat.json: 13 step(s)")
+    # The recording re-fires a tool result: one step is a dropped duplicate.
+    frame = at.dataframe[0].value
+    assert frame["duplicates"].sum() == 1
+
+    at.segmented_control(key="r_per").set_value("turn").run()
+    assert not at.exception
+    assert at.success[0].value.startswith("openai_chat.json: 4 step(s)")
+
+    at.selectbox(key="r_refire").select("steps").run()
+    assert at.success[0].value.startswith("openai_chat.json: 8 step(s)")
+    frame = at.dataframe[0].value
+    # Re-fired tool results and assistant calls are dropped; only plain turns land again.
+    refired = frame.iloc[4:]
+    assert refired["duplicates"].sum() > 0
+    assert refired["appended"].sum() < frame.iloc[:4]["appended"].sum()
+
+    at.slider(key="rstep").set_value(1).run()
+    assert not at.exception
+    assert metrics(at)["count"] == str(frame.iloc[0]["count"])
+
+
+def test_replay_a_scenario_file_and_a_bad_file():
+    at = open_page("app_pages/replay.py")
+    data = (SAMPLES / "mem-14-full-window.json").read_bytes()
+    at.file_uploader(key="r_upload").upload(
+        "mem-14-full-window.json", data, "application/json"
+    ).run()
+    assert not at.exception
+    assert metrics(at)["count"] == "3"
+    assert metrics(at)["appended"] == "1"
+
+    at = open_page("app_pages/replay.py")
+    at.file_uploader(key="r_upload").upload(
+        "broken.json", b'{"messages": [', "application/json"
+    ).run()
+    assert not at.exception
+    assert any("Cannot replay broken.json" in e.value for e in at.error)
+
+
+def test_replay_window_changes_results():
+    at = open_page("app_pages/replay.py")
+    at.selectbox(key="r_sample").select("imports/openai_chat.json").run()
+    assert at.dataframe[0].value["count"].max() == 13
+    at.number_input(key="r_window").set_value(3).run()
+    assert not at.exception
+    frame = at.dataframe[0].value
+    assert frame["count"].max() == 3
+    assert (frame["mem14_flag"] == "hidden append").any()
+
+
+# --------------------------------------------------------------------------- spec examples
+
+
+def test_spec_examples_all_pass_and_every_rule_scenario_has_a_card():
+    at = open_page("app_pages/spec_examples.py")
+    cited = [s for s in sample_scenarios() if s.rules]
+    assert len(cited) >= 10
+    assert at.success[0].value == f"All {len(cited)} examples pass."
+    assert not at.error
+    for sample in cited:
+        card = at.get_by_key(f"card_{sample.name}")
+        assert card is not None
+    badges = [m.value for m in at.markdown if "-badge[" in m.value]
+    assert sum(b == ":green-badge[:material/check: pass]" for b in badges) == len(cited), badges
+    assert not any("fail]" in b for b in badges)
+
+    at.button(key="run_all").click().run()
+    assert not at.exception
+    assert at.success[0].value == f"All {len(cited)} examples pass."
+
+
+def test_spec_example_opens_in_playground():
+    at = open_page("app_pages/spec_examples.py")
+    at.button(key="open_mem-14-full-window").click().run()
+    assert not at.exception, at.exception
+    assert metrics(at) == {
+        "count": "3",
+        "appended": "1",
+        "appended_any": "true",
+        "resolved_scope_id": "'demo'",
+    }
+    assert at.session_state["window"] == 3
+
+
+# --------------------------------------------------------------------------- learn MEM-14
+
+
+def test_learn_mem14_walkthrough():
+    at = open_page("app_pages/learn_mem14.py")
+    assert not at.metric  # nothing pressed yet
+    at.button(key="learn_full_press").click().run()
+    assert [m.value for m in at.metric[:3]] == ["3", "1", "true"]
+    at.button(key="learn_refire_press").click().run()
+    assert [m.value for m in at.metric[3:6]] == ["2", "0", "false"]
+    assert any("Both appends left the count unchanged" in s.value for s in at.success)
+    # Pressing again: the same new turn lands again, the count still does not move.
+    at.button(key="learn_full_press").click().run()
+    assert [m.value for m in at.metric[:3]] == ["3", "1", "true"]
+    at.button(key="learn_full_reset").click().run()
+    assert not at.exception
+    at.button(key="learn_refire_open").click().run()
+    assert not at.exception
+    assert metrics(at)["count"] == "2"
+    assert metrics(at)["appended"] == "0"
