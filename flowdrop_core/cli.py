@@ -1,0 +1,747 @@
+"""The ``flowdrop-buffer`` command line (``python -m flowdrop_core``), issue 4 item 4.
+
+Four subcommands, all thin layers over the library:
+
+- ``replay PATH``: run a scenario file or a recorded conversation through the
+  buffer and print the timeline, one row per append, with the steps where the
+  size change misleads marked (MEM-14). ``--json`` prints one JSON object per
+  step per line, with its events (each citing its rule) and the buffer after.
+- ``check PATH...``: replay scenario files and compare each step with its
+  ``expect``; every mismatch is printed, then ``N passed, M failed``.
+- ``normalize PATH``: the MEM-5 provider view of a conversation and every
+  entry it dropped, with where the entry came from.
+- ``lint PATH``: what a provider would reject (orphan results, unanswered
+  calls, duplicate ids, leading tool messages), with locations.
+
+Exit codes: 0 fine; 1 ``check`` found a mismatch or ``lint`` found something;
+2 bad input (missing file, bad JSON, unknown format, bad message, bad
+option), reported on stderr in one message and never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from flowdrop_core.importers import (
+    FORMATS,
+    ConversationFormatError,
+    ImportedConversation,
+    parse_conversation,
+)
+from flowdrop_core.messages import InvalidMessagesError
+from flowdrop_core.provider import Finding, normalize_report
+from flowdrop_core.replay import ReplayError, StepRecord, Timeline, check, conversation_to_scenario
+from flowdrop_core.replay import replay as run_replay
+from flowdrop_core.scenario import (
+    SCOPES,
+    Scenario,
+    ScenarioError,
+    ScenarioStep,
+    dump_scenario,
+    parse_scenario,
+)
+from flowdrop_core.storage import StorageError
+
+__all__ = ["PROG", "Progress", "main"]
+
+PROG = "flowdrop-buffer"
+
+#: Replays shorter than this never draw a progress bar (they finish at once).
+PROGRESS_MIN_STEPS = 200
+
+#: Bad input: reported on stderr as one message, exit 2, no traceback.
+INPUT_ERRORS: tuple[type[Exception], ...] = (
+    ScenarioError,
+    ConversationFormatError,
+    ReplayError,
+    InvalidMessagesError,
+    StorageError,
+)
+
+
+class CliError(Exception):
+    """Bad input found by the command line itself (exit 2)."""
+
+
+# --------------------------------------------------------------------------- loading
+
+
+@dataclass
+class Source:
+    """A file read for a command: a scenario, or an imported recorded conversation.
+
+    ``entries`` and ``origins`` are every message in the file in order (a
+    scenario's starting buffer, then its steps' messages, verbatim), for
+    ``normalize`` and ``lint``.
+    """
+
+    path: str
+    scenario: Scenario | None
+    conversation: ImportedConversation | None
+    entries: list[Any]
+    origins: list[str]
+
+
+def _read_text(path: str) -> str:
+    """The file as text; a missing or unreadable file is a :class:`CliError`."""
+    try:
+        raw = Path(path).read_bytes()
+    except IsADirectoryError:
+        raise CliError(f"cannot read {path}: is a directory") from None
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _looks_like_scenario(text: str) -> bool:
+    """A JSON object with ``steps``: read it as a scenario, so its errors name its fields."""
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        # A broken object that names ``steps``: the scenario reader says where it broke.
+        return '"steps"' in text
+    return isinstance(data, dict) and "steps" in data
+
+
+def _check_format(fmt: str | None) -> None:
+    if fmt is not None and fmt not in FORMATS:
+        raise CliError(f"unknown format {fmt!r}; known formats: {', '.join(FORMATS)}")
+
+
+def load_source(path: str, fmt: str | None = None) -> Source:
+    """Read ``path`` as a scenario file or, failing that, a recorded conversation.
+
+    A JSON object with ``steps`` is a scenario (``--format scenario`` forces
+    it); anything else goes to the importers, auto-detected unless ``fmt``.
+    """
+    _check_format(fmt)
+    text = _read_text(path)
+    if fmt == "scenario" or (fmt is None and _looks_like_scenario(text)):
+        scenario = parse_scenario(text, source=path)
+        entries, origins = _scenario_entries(scenario)
+        return Source(path, scenario, None, entries, origins)
+    conv = parse_conversation(text, format=fmt, source_name=path)
+    return Source(path, None, conv, list(conv.messages), list(conv.origins))
+
+
+def _scenario_entries(scenario: Scenario) -> tuple[list[Any], list[str]]:
+    """The starting buffer, then every step's messages, verbatim, with importer-style origins."""
+    entries: list[Any] = list(scenario.buffer)
+    origins = [f"buffer[{i}]" for i in range(len(entries))]
+    for s, step in enumerate(scenario.steps):
+        if isinstance(step.append, list):
+            entries.extend(step.append)
+            origins.extend(f"steps[{s}].append[{k}]" for k in range(len(step.append)))
+        else:
+            entries.append(step.append)
+            origins.append(f"steps[{s}].append")
+    return entries, origins
+
+
+# --------------------------------------------------------------------------- replay
+
+
+def _context_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if args.session_id is not None:
+        out["session_id"] = args.session_id
+    if args.user_id is not None:
+        out["user_id"] = args.user_id
+    return out
+
+
+def _config_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if args.max_messages is not None:
+        out["max_messages"] = args.max_messages
+    if args.scope is not None:
+        out["scope"] = args.scope
+    if args.key is not None:
+        out["key"] = args.key
+    return out
+
+
+def _override_scenario(
+    scenario: Scenario, config: dict[str, Any], context: dict[str, Any]
+) -> Scenario:
+    """Options override the file: config fields, and context ids for *every* step.
+
+    A context option replaces the scenario's value and removes the same key
+    from each step's own context, so it applies to all steps.
+    """
+    if not config and not context:
+        return scenario
+    steps = scenario.steps
+    new_context = scenario.context
+    if context:
+        new_context = {**(scenario.context or {}), **context}
+        steps = [
+            ScenarioStep(
+                label=step.label,
+                append=step.append,
+                context=None
+                if step.context is None
+                else {k: v for k, v in step.context.items() if k not in context},
+            )
+            for step in scenario.steps
+        ]
+    return scenario.model_copy(
+        update={
+            "config": scenario.config.model_copy(update=config),
+            "context": new_context,
+            "steps": steps,
+        }
+    )
+
+
+def _groups(conv: ImportedConversation, per: str) -> list[list[int]]:
+    if per == "turn":
+        return conv.turns
+    return [[k] for k in range(len(conv.messages))]
+
+
+def build_replay(
+    source: Source, args: argparse.Namespace
+) -> tuple[Scenario, list[list[str]] | None]:
+    """The scenario ``replay`` runs, with the command line's overrides, and step origins."""
+    config = _config_overrides(args)
+    context = _context_overrides(args)
+    if source.scenario is not None:
+        if args.per is not None:
+            raise CliError(
+                f"{source.path}: --per applies to recorded conversations; "
+                "a scenario's steps are its appends"
+            )
+        return _override_scenario(source.scenario, config, context), None
+    conv = source.conversation
+    assert conv is not None
+    per = args.per or "message"
+    from flowdrop_core.scenario import ScenarioConfig
+
+    scenario = conversation_to_scenario(
+        conv,
+        per=per,  # type: ignore[arg-type]
+        config=ScenarioConfig(**config),
+        context={"session_id": "replay", **context},
+        name=Path(source.path).stem,
+    )
+    origins = [[conv.origins[k] for k in group] for group in _groups(conv, per)]
+    return scenario, origins
+
+
+class Progress:
+    """A progress bar drawn by hand on a terminal (stderr only when it is a TTY).
+
+    Called as ``progress(done, total)``; redraws at most every 0.1 s, and
+    :meth:`close` erases the bar so the table or JSON that follows is clean.
+    """
+
+    def __init__(self, stream: TextIO, label: str = "replaying", width: int = 30) -> None:
+        self.stream = stream
+        self.label = label
+        self.width = width
+        self._last = 0.0
+        self._drawn = 0
+
+    @classmethod
+    def for_stderr(cls, total: int) -> Progress | None:
+        """A bar on stderr when it is a terminal and the replay is long, else ``None``."""
+        stream = sys.stderr
+        if total < PROGRESS_MIN_STEPS or not stream.isatty():
+            return None
+        return cls(stream)
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self._last < 0.1:
+            return
+        self._last = now
+        filled = self.width * done // max(total, 1)
+        text = f"{self.label} [{'#' * filled}{'-' * (self.width - filled)}] {done}/{total} steps"
+        self.stream.write("\r" + text)
+        self.stream.flush()
+        self._drawn = len(text)
+
+    def close(self) -> None:
+        if self._drawn:
+            self.stream.write("\r" + " " * self._drawn + "\r")
+            self.stream.flush()
+            self._drawn = 0
+
+
+def _planned_steps(scenario: Scenario, refire: str) -> int:
+    if refire == "steps":
+        return 2 * len(scenario.steps)
+    return len(scenario.steps)
+
+
+def _run(
+    scenario: Scenario, refire: str, origins: list[list[str]] | None, show_progress: bool = True
+) -> Timeline:
+    bar = Progress.for_stderr(_planned_steps(scenario, refire)) if show_progress else None
+    try:
+        return run_replay(
+            scenario,
+            refire=refire,  # type: ignore[arg-type]
+            progress=bar,
+            origins=origins,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def json_lines(timeline: Timeline) -> Iterator[str]:
+    """``--json``: one object per step with the buffer after it (``messages``).
+
+    Same fields as :meth:`Timeline.to_json_lines`; the buffer is rebuilt from
+    the events, and each entry is serialized once and reused while it stays in
+    the buffer, so a long windowed replay costs one ``json.dumps`` per entry.
+    """
+    encoded: dict[int, tuple[dict[str, Any], str]] = {}
+
+    def encode(entry: dict[str, Any]) -> str:
+        hit = encoded.get(id(entry))
+        if hit is not None and hit[0] is entry:
+            return hit[1]
+        text = json.dumps(entry, ensure_ascii=False, default=str)
+        encoded[id(entry)] = (entry, text)
+        return text
+
+    buffers = _buffers_after(timeline)
+    for record, messages in zip(timeline.steps, buffers, strict=True):
+        line = record.to_dict()
+        head = json.dumps(line, ensure_ascii=False, default=str)
+        body = ", ".join(encode(entry) for entry in messages)
+        yield f'{head[:-1]}, "messages": [{body}]}}'
+        if len(encoded) > 4 * (len(messages) + 64):  # forget entries long gone
+            live = {id(entry) for entry in messages}
+            encoded = {k: v for k, v in encoded.items() if k in live}
+
+
+def _buffers_after(timeline: Timeline) -> Iterator[list[dict[str, Any]]]:
+    """The buffer after each step, rebuilt incrementally from the events (one pass)."""
+    from flowdrop_core.events import apply_events
+
+    current: dict[Any, list[dict[str, Any]]] = {}
+    for record in timeline.steps:
+        if record.refused:
+            yield []
+            continue
+        slot = (record.scope, record.resolved_scope_id, record.key)
+        if slot not in current:
+            current[slot] = timeline.buffer_before(record.step)
+        current[slot] = apply_events(current[slot], record.events)
+        yield current[slot]
+
+
+_COLUMNS: tuple[tuple[str, str, str, int], ...] = (
+    # (row key, header, alignment, max width)
+    ("step", "step", ">", 6),
+    ("label", "label", "<", 34),
+    ("incoming", "incoming", "<", 44),
+    ("count", "count", ">", 6),
+    ("count_delta", "Δcount", ">", 6),
+    ("appended", "appended", ">", 8),
+    ("appended_any", "any", "<", 3),
+    ("duplicates", "dup", ">", 3),
+    ("replaced", "repl", ">", 4),
+    ("inserted", "heal", ">", 4),
+    ("evicted", "evict", ">", 5),
+    ("resolved_scope_id", "scope id", "<", 16),
+    ("mem14_flag", "MEM-14", "<", 22),
+)
+
+
+def _cell(key: str, row: dict[str, Any], record: StepRecord) -> str:
+    value = row[key]
+    if key == "step":
+        return f"{'*' if row['mem14_flag'] else ' '}{value}"
+    if key == "count_delta":
+        return f"{value:+d}"
+    if key == "appended_any":
+        return "yes" if value else "no"
+    if key == "resolved_scope_id":
+        return "REFUSED" if record.refused else (value if value else '""')
+    return str(value)
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def format_table(timeline: Timeline) -> str:
+    """The default ``replay`` output: a header, an aligned table, a summary and a legend."""
+    scenario = timeline.scenario
+    cfg = scenario.config
+    window = f"{cfg.max_messages}" if cfg.max_messages else "0 (no cap)"
+    context = json.dumps(scenario.context, ensure_ascii=False)
+    lines = [
+        f"{scenario.name}" + (f": {scenario.title}" if scenario.title else ""),
+        f"scope {cfg.scope}, key {cfg.key}, max_messages {window}, storage {cfg.storage}; "
+        f"context {context}",
+        "",
+    ]
+    rows = timeline.rows()
+    cells = [
+        [_fit(_cell(key, row, record), cap) for key, _, _, cap in _COLUMNS]
+        for row, record in zip(rows, timeline.steps, strict=True)
+    ]
+    widths = [
+        max([len(header), *(len(r[i]) for r in cells)])
+        for i, (_, header, _, _) in enumerate(_COLUMNS)
+    ]
+
+    def render(values: Sequence[str]) -> str:
+        parts = [
+            f"{value:{align}{width}}"
+            for value, (_, _, align, _), width in zip(values, _COLUMNS, widths, strict=True)
+        ]
+        return "  ".join(parts).rstrip()
+
+    lines.append(render([header for _, header, _, _ in _COLUMNS]))
+    lines.append(render(["-" * w for w in widths]))
+    lines.extend(render(r) for r in cells)
+    lines.append("")
+    lines.append(_summary(timeline))
+    if any(row["mem14_flag"] for row in rows):
+        lines.append(
+            "* MEM-14: the change in count does not show what was appended "
+            "(hidden append: the window evicted as much as it added; growth without append: "
+            "placeholders were inserted)."
+        )
+    return "\n".join(lines)
+
+
+def _summary(timeline: Timeline) -> str:
+    rows = timeline.rows()
+    total = {
+        key: sum(row[key] for row in rows)
+        for key in ("appended", "duplicates", "replaced", "inserted", "evicted")
+    }
+    refused = sum(1 for row in rows if row["refused"])
+    flagged = sum(1 for row in rows if row["mem14_flag"])
+    return (
+        f"{_plural(len(rows), 'step')}: {total['appended']} appended, "
+        f"{total['duplicates']} duplicates dropped, {total['replaced']} placeholders replaced, "
+        f"{total['inserted']} placeholders inserted, {total['evicted']} evicted, "
+        f"{refused} refused; {flagged} marked * (MEM-14)"
+    )
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """``replay PATH``: the timeline as a table, or JSON lines with ``--json``."""
+    source = load_source(args.path, args.format)
+    scenario, origins = build_replay(source, args)
+    timeline = _run(scenario, args.refire, origins)
+    out = sys.stdout
+    if args.json:
+        for line in json_lines(timeline):
+            out.write(line)
+            out.write("\n")
+    else:
+        out.write(format_table(timeline) + "\n")
+    if args.save:
+        name = Path(args.save).stem
+        try:
+            Path(args.save).write_text(
+                dump_scenario(timeline.to_scenario(name=name)), encoding="utf-8"
+            )
+        except OSError as exc:
+            raise CliError(f"cannot write {args.save}: {exc.strerror or exc}") from None
+        print(f"saved {args.save}", file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------- check
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _scenario_only(path: str) -> Scenario:
+    """A scenario file for ``check``; a recorded conversation is named as such, in one line."""
+    text = _read_text(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = None  # parse_scenario reports where the JSON broke
+    else:
+        if not (isinstance(data, dict) and "steps" in data):
+            raise CliError(
+                f"{path}: not a scenario (no 'steps'); check needs a scenario file with "
+                "expect (replay PATH --save SCENARIO makes one from a recording)"
+            )
+    return parse_scenario(text, source=path)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``check PATH...``: every mismatch, then ``N passed, M failed``; exit 1 on any."""
+    passed = failed = errors = 0
+    for path in args.paths:
+        try:
+            scenario = _scenario_only(path)
+            result = check(scenario)
+        except (CliError, *INPUT_ERRORS) as exc:
+            _error(str(exc))
+            errors += 1
+            continue
+        if result.passed:
+            passed += 1
+            if args.verbose:
+                print(f"ok {path} ({_plural(len(scenario.steps), 'step')})")
+        else:
+            failed += 1
+            for mismatch in result.mismatches:
+                print(str(mismatch))
+    summary = f"{passed} passed, {failed} failed"
+    if errors:
+        summary += f", {_plural(errors, 'error')}"
+    print(summary)
+    if errors:
+        return 2
+    return 1 if failed else 0
+
+
+# --------------------------------------------------------------------------- normalize / lint
+
+
+def _origin(source: Source, finding: Finding) -> str:
+    if 0 <= finding.index < len(source.origins):
+        return source.origins[finding.index]
+    return f"entry {finding.index}"
+
+
+def _finding_dict(source: Source, finding: Finding) -> dict[str, Any]:
+    return {**finding.model_dump(mode="json"), "origin": _origin(source, finding)}
+
+
+def _message_line(message: dict[str, Any]) -> str:
+    role = message.get("role", "?")
+    parts = [f"{role:<9}"]
+    calls = message.get("tool_calls") or []
+    if calls:
+        names = []
+        for call in calls:
+            fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+            names.append(
+                f"{call.get('id')} ({fn.get('name')})" if fn.get("name") else call.get("id")
+            )
+        parts.append("calls " + ", ".join(str(n) for n in names))
+    if message.get("tool_call_id") is not None:
+        parts.append(f"[{message['tool_call_id']}]")
+    content = message.get("content")
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    parts.append(_fit(" ".join(text.split()), 70) if text else '""')
+    return " ".join(parts)
+
+
+def cmd_normalize(args: argparse.Namespace) -> int:
+    """``normalize PATH``: the MEM-5 provider view, its drop count and the reason per drop."""
+    source = load_source(args.path, args.format)
+    report = normalize_report(source.entries)
+    if args.json:
+        data = {
+            "source": source.path,
+            "entries": len(source.entries),
+            "messages": report.messages,
+            "dropped": report.dropped,
+            "drops": [_finding_dict(source, f) for f in report.drops],
+            "findings": [_finding_dict(source, f) for f in report.findings],
+        }
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+        return 0
+    lines = [
+        f"MEM-5 provider view of {source.path}: {len(source.entries)} entries in, "
+        f"{len(report.messages)} messages out, {report.dropped} dropped",
+        "",
+    ]
+    width = len(str(max(len(report.messages) - 1, 0)))
+    lines.extend(f"  {k:>{width}}  {_message_line(m)}" for k, m in enumerate(report.messages))
+    if not report.messages:
+        lines.append("  (no messages)")
+    drops = report.drops
+    repairs = [f for f in report.findings if not f.dropped]
+    lines.append("")
+    lines.append(f"dropped ({len(drops)}):" if drops else "dropped: none")
+    lines.extend(f"  {_origin(source, f)} (entry {f.index}): {f.message}" for f in drops)
+    if repairs:
+        lines.append(f"repaired ({len(repairs)}):")
+        lines.extend(f"  {_origin(source, f)} (entry {f.index}): {f.message}" for f in repairs)
+    print("\n".join(lines))
+    return 0
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    """``lint PATH``: each finding with its location; exit 1 when there is any (like a linter)."""
+    source = load_source(args.path, args.format)
+    findings = sorted(normalize_report(source.entries).findings, key=lambda f: f.index)
+    for f in findings:
+        print(f"{source.path}: {_origin(source, f)} (entry {f.index}): {f.kind}: {f.message}")
+    print(_plural(len(findings), "finding") if findings else "no findings")
+    return 1 if findings else 0
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _non_blank(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a non-blank string")
+    return text
+
+
+EPILOG = """\
+exit status: 0 fine; 1 check found a mismatch or lint found something;
+2 bad input (missing file, bad JSON, unknown format, bad message, bad option).
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser; ``prog`` is ``flowdrop-buffer`` however it is started."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Replay, check and lint FlowDrop conversation buffers (GR-MEM, MEM-14).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    fmt_help = f"input format (default: detect): {', '.join(FORMATS)}"
+
+    rep = sub.add_parser(
+        "replay",
+        help="replay a scenario or recorded conversation and print the timeline",
+        description="Replay PATH (a scenario file or a recorded conversation) through the "
+        "buffer and print one row per append. Options override the file; --session-id "
+        "and --user-id apply to every step. Rows marked * are the MEM-14 cases.",
+        epilog=EPILOG,
+    )
+    rep.add_argument("path", metavar="PATH")
+    rep.add_argument("--max-messages", type=_non_negative_int, metavar="N", help="window; 0: none")
+    rep.add_argument("--scope", choices=SCOPES, help="buffer scope")
+    rep.add_argument("--key", type=_non_blank, metavar="K", help="storage key")
+    rep.add_argument("--session-id", metavar="ID", help="session id for every step")
+    rep.add_argument("--user-id", metavar="ID", help="user id for every step")
+    rep.add_argument("--format", metavar="F", help=fmt_help)
+    rep.add_argument(
+        "--per",
+        choices=("message", "turn"),
+        help="recorded conversations: one append per message (default) or per recorded turn",
+    )
+    rep.add_argument(
+        "--refire",
+        nargs="?",
+        const="steps",
+        default="none",
+        choices=("none", "steps", "results"),
+        help="re-fire: 'steps' (the default of a bare --refire) replays every step a second "
+        "time; 'results' re-sends each step carrying a tool result right after it",
+    )
+    rep.add_argument("--json", action="store_true", help="one JSON object per step per line")
+    rep.add_argument(
+        "--save",
+        metavar="SCENARIO",
+        help="also save the replay as a scenario file whose expect is what happened",
+    )
+    rep.set_defaults(handler=cmd_replay)
+
+    chk = sub.add_parser(
+        "check",
+        help="replay scenario files and compare each step with its expect",
+        description="Replay each scenario and compare every step with its expect. Prints "
+        "each mismatch (scenario: step: field: expected, got) and a last line "
+        "'N passed, M failed'. Exit 1 on any mismatch.",
+        epilog=EPILOG,
+    )
+    chk.add_argument("paths", nargs="+", metavar="PATH")
+    chk.add_argument("-v", "--verbose", action="store_true", help="also list passing scenarios")
+    chk.set_defaults(handler=cmd_check)
+
+    nrm = sub.add_parser(
+        "normalize",
+        help="the MEM-5 provider view of a conversation and why each entry was dropped",
+        description="Print the MEM-5 provider view of PATH (a recorded conversation, or a "
+        "scenario's buffer followed by its steps' messages), its drop count and the reason "
+        "and location of every drop.",
+        epilog=EPILOG,
+    )
+    nrm.add_argument("path", metavar="PATH")
+    nrm.add_argument("--format", metavar="F", help=fmt_help)
+    nrm.add_argument("--json", action="store_true", help="one JSON object")
+    nrm.set_defaults(handler=cmd_normalize)
+
+    lnt = sub.add_parser(
+        "lint",
+        help="what a provider would reject, with locations (exit 1 when anything is found)",
+        description="List what a provider would reject in PATH: orphan results, unanswered "
+        "calls, duplicate ids, leading tool messages, entries that are not messages. Each "
+        "finding names where the entry came from. Exit 1 when there is any finding.",
+        epilog=EPILOG,
+    )
+    lnt.add_argument("path", metavar="PATH")
+    lnt.add_argument("--format", metavar="F", help=fmt_help)
+    lnt.set_defaults(handler=cmd_lint)
+    return parser
+
+
+def _error(message: str) -> None:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (never raises for bad input)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: bad option (2) or --help (0)
+        return int(exc.code) if isinstance(exc.code, int) else 2
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    # Runtime warnings (MEM-7 refusals, MEM-12 unserialized appends) go to stderr,
+    # except under ``check``, where a refusal is the behaviour being checked.
+    warnings: logging.Handler
+    if args.command == "check":
+        warnings = logging.NullHandler()
+    else:
+        warnings = logging.StreamHandler(sys.stderr)
+        warnings.setFormatter(logging.Formatter(f"{PROG}: warning: %(message)s"))
+    logger = logging.getLogger("flowdrop_core")
+    logger.addHandler(warnings)
+    try:
+        return handler(args)
+    except (CliError, *INPUT_ERRORS) as exc:
+        _error(str(exc))
+        return 2
+    except BrokenPipeError:
+        # The reader went away (| head): stop quietly, without a traceback at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        logger.removeHandler(warnings)
