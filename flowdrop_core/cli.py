@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from flowdrop_core.events import apply_events
 from flowdrop_core.importers import (
     FORMATS,
     ConversationFormatError,
@@ -44,6 +45,7 @@ from flowdrop_core.replay import replay as run_replay
 from flowdrop_core.scenario import (
     SCOPES,
     Scenario,
+    ScenarioConfig,
     ScenarioError,
     ScenarioStep,
     dump_scenario,
@@ -230,8 +232,6 @@ def build_replay(
     conv = source.conversation
     assert conv is not None
     per = args.per or "message"
-    from flowdrop_core.scenario import ScenarioConfig
-
     scenario = conversation_to_scenario(
         conv,
         per=per,  # type: ignore[arg-type]
@@ -335,8 +335,6 @@ def json_lines(timeline: Timeline) -> Iterator[str]:
 
 def _buffers_after(timeline: Timeline) -> Iterator[list[dict[str, Any]]]:
     """The buffer after each step, rebuilt incrementally from the events (one pass)."""
-    from flowdrop_core.events import apply_events
-
     current: dict[Any, list[dict[str, Any]]] = {}
     for record in timeline.steps:
         if record.refused:
