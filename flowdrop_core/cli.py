@@ -26,12 +26,11 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from flowdrop_core.events import apply_events
 from flowdrop_core.importers import (
     FORMATS,
     ConversationFormatError,
@@ -40,7 +39,14 @@ from flowdrop_core.importers import (
 )
 from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.provider import Finding, normalize_report
-from flowdrop_core.replay import ReplayError, StepRecord, Timeline, check, conversation_to_scenario
+from flowdrop_core.replay import (
+    ReplayError,
+    StepRecord,
+    Timeline,
+    check,
+    conversation_to_scenario,
+    step_origins,
+)
 from flowdrop_core.replay import replay as run_replay
 from flowdrop_core.scenario import (
     SCOPES,
@@ -210,12 +216,6 @@ def _override_scenario(
     )
 
 
-def _groups(conv: ImportedConversation, per: str) -> list[list[int]]:
-    if per == "turn":
-        return conv.turns
-    return [[k] for k in range(len(conv.messages))]
-
-
 def build_replay(
     source: Source, args: argparse.Namespace
 ) -> tuple[Scenario, list[list[str]] | None]:
@@ -239,8 +239,7 @@ def build_replay(
         context={"session_id": "replay", **context},
         name=Path(source.path).stem,
     )
-    origins = [[conv.origins[k] for k in group] for group in _groups(conv, per)]
-    return scenario, origins
+    return scenario, step_origins(conv, per)  # type: ignore[arg-type]
 
 
 class Progress:
@@ -303,48 +302,6 @@ def _run(
     finally:
         if bar is not None:
             bar.close()
-
-
-def json_lines(timeline: Timeline) -> Iterator[str]:
-    """``--json``: one object per step with the buffer after it (``messages``).
-
-    Same fields as :meth:`Timeline.to_json_lines`; the buffer is rebuilt from
-    the events, and each entry is serialized once and reused while it stays in
-    the buffer, so a long windowed replay costs one ``json.dumps`` per entry.
-    """
-    encoded: dict[int, tuple[dict[str, Any], str]] = {}
-
-    def encode(entry: dict[str, Any]) -> str:
-        hit = encoded.get(id(entry))
-        if hit is not None and hit[0] is entry:
-            return hit[1]
-        text = json.dumps(entry, ensure_ascii=False, default=str)
-        encoded[id(entry)] = (entry, text)
-        return text
-
-    buffers = _buffers_after(timeline)
-    for record, messages in zip(timeline.steps, buffers, strict=True):
-        line = record.to_dict()
-        head = json.dumps(line, ensure_ascii=False, default=str)
-        body = ", ".join(encode(entry) for entry in messages)
-        yield f'{head[:-1]}, "messages": [{body}]}}'
-        if len(encoded) > 4 * (len(messages) + 64):  # forget entries long gone
-            live = {id(entry) for entry in messages}
-            encoded = {k: v for k, v in encoded.items() if k in live}
-
-
-def _buffers_after(timeline: Timeline) -> Iterator[list[dict[str, Any]]]:
-    """The buffer after each step, rebuilt incrementally from the events (one pass)."""
-    current: dict[Any, list[dict[str, Any]]] = {}
-    for record in timeline.steps:
-        if record.refused:
-            yield []
-            continue
-        slot = (record.scope, record.resolved_scope_id, record.key)
-        if slot not in current:
-            current[slot] = timeline.buffer_before(record.step)
-        current[slot] = apply_events(current[slot], record.events)
-        yield current[slot]
 
 
 _COLUMNS: tuple[tuple[str, str, str, int], ...] = (
@@ -448,7 +405,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     timeline = _run(scenario, args.refire, origins)
     out = sys.stdout
     if args.json:
-        for line in json_lines(timeline):
+        for line in timeline.to_json_lines():
             out.write(line)
             out.write("\n")
     else:

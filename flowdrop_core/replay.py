@@ -41,6 +41,7 @@ __all__ = [
     "new_timeline",
     "replay",
     "replay_conversation",
+    "step_origins",
 ]
 
 Refire = Literal["none", "steps", "results"]
@@ -385,24 +386,46 @@ class Timeline:
         """One flat row per step, for tables and CSV."""
         return [record.row() for record in self.steps]
 
+    def buffers_after(self) -> Iterator[list[dict[str, Any]]]:
+        """The buffer after each step, in order, rebuilt from the events in one pass."""
+        current = {slot: list(entries) for slot, entries in self._start.items()}
+        for record, slot in zip(self.steps, self._slot_of, strict=True):
+            if slot is None:
+                yield []
+                continue
+            current[slot] = apply_events(current.get(slot, []), record.events)
+            yield current[slot]
+
     def to_json_lines(self, include_messages: bool = True) -> Iterator[str]:
         """One JSON object per step (the CLI's ``--json``), with the buffer after each step.
 
-        The buffers are rebuilt incrementally per slot from the events, so the
-        whole run costs one pass.
+        The buffers are rebuilt incrementally from the events, and each entry
+        is serialized once and reused while it stays in the buffer, so a long
+        windowed replay costs one ``json.dumps`` per entry, not per step.
         """
-        current = {slot: list(entries) for slot, entries in self._start.items()}
-        for record, slot in zip(self.steps, self._slot_of, strict=True):
-            messages = None
-            if include_messages:
-                if slot is None:
-                    messages = []
-                else:
-                    messages = apply_events(current.get(slot, []), record.events)
-                    current[slot] = messages
-            line = record.to_dict(messages)
-            line["step"] = record.step
-            yield json.dumps(line, ensure_ascii=False, default=str)
+        encoded: dict[int, tuple[dict[str, Any], str]] = {}
+
+        def encode(entry: dict[str, Any]) -> str:
+            hit = encoded.get(id(entry))
+            if hit is not None and hit[0] is entry:
+                return hit[1]
+            text = json.dumps(entry, ensure_ascii=False, default=str)
+            encoded[id(entry)] = (entry, text)
+            return text
+
+        buffers: Iterator[list[dict[str, Any]] | None] = (
+            self.buffers_after() if include_messages else iter([None] * len(self.steps))
+        )
+        for record, messages in zip(self.steps, buffers, strict=True):
+            head = json.dumps(record.to_dict(), ensure_ascii=False, default=str)
+            if messages is None:
+                yield head
+                continue
+            body = ", ".join(encode(entry) for entry in messages)
+            yield f'{head[:-1]}, "messages": [{body}]}}'
+            if len(encoded) > 4 * (len(messages) + 64):  # forget entries long gone
+                live = {id(entry) for entry in messages}
+                encoded = {k: v for k, v in encoded.items() if k in live}
 
     def to_scenario(self, name: str | None = None, title: str = "") -> Scenario:
         """This timeline as a scenario file: same start, same steps, expect = what happened."""
@@ -534,6 +557,11 @@ def _groups(conv: ImportedConversation, per: Per) -> list[list[int]]:
     raise ReplayError(f"per: expected 'message' or 'turn', got {per!r}")
 
 
+def step_origins(conv: ImportedConversation, per: Per = "message") -> list[list[str]]:
+    """Per step of :func:`conversation_to_scenario`, where its messages came from in the file."""
+    return [[conv.origins[k] for k in group] for group in _groups(conv, per)]
+
+
 def conversation_to_scenario(
     conv: ImportedConversation,
     *,
@@ -575,8 +603,9 @@ def replay_conversation(
 ) -> Timeline:
     """Replay a recorded conversation, keeping each step's origins in the file."""
     scenario = conversation_to_scenario(conv, per=per, config=config, context=context)
-    origins = [[conv.origins[k] for k in group] for group in _groups(conv, per)]
-    return replay(scenario, refire=refire, store=store, progress=progress, origins=origins)
+    return replay(
+        scenario, refire=refire, store=store, progress=progress, origins=step_origins(conv, per)
+    )
 
 
 class Mismatch(BaseModel):

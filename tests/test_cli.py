@@ -147,7 +147,7 @@ def test_replay_json_lines_carry_every_field(capsys: pytest.CaptureFixture[str])
 
 
 def test_replay_json_matches_the_timeline_serializer(capsys: pytest.CaptureFixture[str]) -> None:
-    """The CLI's faster encoder writes exactly what Timeline.to_json_lines writes."""
+    """The CLI's --json is the library's Timeline.to_json_lines of the same replay."""
     code, out, _ = run(capsys, "replay", OPENAI_CHAT, "--json", "--max-messages", "4")
     assert code == 0
     conv = load_conversation(OPENAI_CHAT)

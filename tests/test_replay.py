@@ -76,6 +76,20 @@ def test_json_lines_carry_the_buffer_after_each_step() -> None:
     assert [e["kind"] for e in second["events"]] == ["appended", "evicted"]
 
 
+def test_json_lines_reuse_encoded_entries_without_changing_them() -> None:
+    import json
+
+    conv = load_conversation(LONG)
+    del conv.messages[300:], conv.origins[300:]
+    timeline = replay_conversation(conv, config=ScenarioConfig(max_messages=9), refire="results")
+    for step, line in enumerate(timeline.to_json_lines(), start=1):
+        data = json.loads(line)
+        assert data["step"] == step
+        assert data["messages"] == json.loads(json.dumps(timeline.buffer_after(step)))
+    bare = json.loads(next(timeline.to_json_lines(include_messages=False)))
+    assert "messages" not in bare and bare["count"] == 1
+
+
 def test_refire_modes() -> None:
     msgs = [
         {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]},
