@@ -162,10 +162,14 @@ def show_entry_bubble(entry: Any, tag: str | None = None) -> None:
             if tag in TAG_COLORS or tag == "incoming":
                 st.badge(tag, color=TAG_COLORS.get(tag, "blue"))
         ids = entry_call_ids(entry)
-        if ids:
-            st.text(ids)
+        if ids:  # call ids are data: shown inside a code span, which renders literally
+            literal = ids.replace("`", "'")
+            st.caption(f"`{literal}`")
         text = entry_text(entry)
-        st.text(text if text else "(empty content)")
+        if text:
+            st.text(text)
+        else:
+            st.caption("*(empty content)*")
 
 
 def show_entries(tagged: list[tuple[Any, str]], mode: str, empty: str) -> None:
@@ -266,7 +270,7 @@ def show_timeline_table(timeline: Timeline, step: int, prefix: str) -> None:
         column_config={
             "step": st.column_config.NumberColumn("step", pinned=True, width="small"),
             "mem14_flag": st.column_config.TextColumn("MEM-14", width="medium"),
-            "incoming": st.column_config.TextColumn("incoming", width="large"),
+            "incoming": st.column_config.TextColumn("incoming", width="medium"),
             "count_delta": st.column_config.NumberColumn("count Δ", format="%+d"),
             "appended_any": st.column_config.CheckboxColumn("appended_any"),
             "refused": st.column_config.CheckboxColumn("refused"),
@@ -277,16 +281,22 @@ def show_timeline_table(timeline: Timeline, step: int, prefix: str) -> None:
 
 def show_chart(timeline: Timeline, step: int) -> None:
     """count and cumulative appended per step; they part where MEM-14 matters."""
-    data = chart_frame(timeline.rows())
+    data = chart_frame(timeline.rows(), start_count=len(timeline.buffer_after(0)))
     if data.empty:
         return
     lines = (
         alt.Chart(data)
-        .mark_line(point=len(timeline.steps) <= 200, interpolate="step-after")
+        .mark_line(point=len(timeline.steps) <= 200, strokeWidth=2)
         .encode(
             x=alt.X("step:Q", title="step", axis=alt.Axis(tickMinStep=1)),
             y=alt.Y("value:Q", title="entries"),
-            color=alt.Color("series:N", title=None, legend=alt.Legend(orient="top")),
+            color=alt.Color(
+                "series:N",
+                title=None,
+                legend=alt.Legend(orient="top"),
+                scale=alt.Scale(range=["#1f77b4", "#e4572e"]),
+            ),
+            strokeDash=alt.StrokeDash("series:N", legend=None),
             tooltip=["step:Q", "series:N", "value:Q"],
         )
     )
@@ -297,7 +307,7 @@ def show_chart(timeline: Timeline, step: int) -> None:
         )
         chart = lines + rule
     st.altair_chart(
-        chart.properties(height=240, title="count vs cumulative appended"),
+        chart.properties(height=280, title="count vs cumulative appended"),
         alt="Buffer count and cumulative appended per step; where they part, the count hides appends",
     )
 

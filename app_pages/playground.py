@@ -43,6 +43,11 @@ from flowdrop_core.view import (
 )
 
 SAMPLE_CONVERSATION = SAMPLE_DIR / "imports" / "openai_chat.json"
+PRESET_ICONS = {
+    "no identity": ":material/person_off:",
+    "the no-user id 0": ":material/exposure_zero:",
+    "a real user": ":material/person:",
+}
 
 
 def modified() -> None:
@@ -184,10 +189,15 @@ with st.sidebar:
         help="SQLite writes every append to a real file (a fresh temporary one per run).",
     )
     st.header("Execution context", divider="gray")
-    presets = st.container(horizontal=True, gap="small")
+    st.caption("One-click presets")
     for name in CONTEXT_PRESETS:
-        presets.button(
-            name, key=f"preset_{name}", on_click=on_preset, args=(name,), type="tertiary"
+        st.button(
+            name,
+            key=f"preset_{name}",
+            on_click=on_preset,
+            args=(name,),
+            width="stretch",
+            icon=PRESET_ICONS[name],
         )
     st.text_input("Session id", key="session", bind="query-params")
     st.text_input("User id", key="user", bind="query-params")
@@ -247,7 +257,7 @@ with paste_tab:
     st.text_area(
         "One message, a list of messages, or a recorded conversation (any importable format)",
         key="pg_paste",
-        height=140,
+        height=110,
         placeholder='{"role": "user", "content": "hello"}',
     )
     st.button(

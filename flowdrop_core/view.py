@@ -72,7 +72,6 @@ ROLE_AVATARS = {
 TIMELINE_COLUMNS = [
     "step",
     "mem14_flag",
-    "label",
     "incoming",
     "count",
     "count_delta",
@@ -84,6 +83,7 @@ TIMELINE_COLUMNS = [
     "evicted",
     "refused",
     "resolved_scope_id",
+    "label",
 ]
 
 
@@ -252,15 +252,16 @@ def page_of(step: int, size: int) -> int:
     return max(1, -(-max(step, 1) // size))
 
 
-def chart_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """Long-form chart data: ``count`` and cumulative ``appended`` per step.
+def chart_frame(rows: Sequence[Mapping[str, Any]], start_count: int = 0) -> pd.DataFrame:
+    """Long-form chart data: ``count`` and cumulative ``appended`` per step, from step 0.
 
-    Where the two lines diverge is what MEM-14 is about: the size of the
+    Step 0 is the starting buffer (``start_count`` entries, nothing appended
+    yet). Where the two lines part is what MEM-14 is about: the size of the
     buffer is not the number of turns that landed.
     """
-    steps = [int(r["step"]) for r in rows]
-    counts = [int(r["count"]) for r in rows]
-    cumulative: list[int] = []
+    steps = [0] + [int(r["step"]) for r in rows]
+    counts = [start_count] + [int(r["count"]) for r in rows]
+    cumulative: list[int] = [0]
     total = 0
     for r in rows:
         total += int(r["appended"])

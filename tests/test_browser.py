@@ -1,0 +1,226 @@
+"""Real-browser test: Playwright drives the system Chromium against ``streamlit run app.py``.
+
+It appends MEM-14's full-window example through the playground's own inputs
+(window 3, three messages, then a fourth), reads the metrics off the page,
+and saves screenshots of the timeline and of every page to
+``docs/screenshots/`` (override with ``FLOWDROP_SCREENSHOT_DIR``). Skips with
+a reason where Chromium or Playwright is missing. See
+``shared/notes/browser-test.md`` for why it is set up this way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("FLOWDROP_CHROMIUM", "/usr/bin/chromium")
+SHOTS = Path(os.environ.get("FLOWDROP_SCREENSHOT_DIR", ROOT / "docs" / "screenshots"))
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+
+playwright_sync = pytest.importorskip(
+    "playwright.sync_api", reason="the playwright package is not installed"
+)
+if not Path(CHROMIUM).exists():
+    pytest.skip(
+        f"Chromium not found at {CHROMIUM} (install the Debian package 'chromium')",
+        allow_module_level=True,
+    )
+expect = playwright_sync.expect
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    port = free_port()
+    streamlit = shutil.which("streamlit", path=str(Path(sys.executable).parent)) or "streamlit"
+    proc = subprocess.Popen(
+        [
+            streamlit,
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                    if resp.read().decode().strip() == "ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("streamlit did not start")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_sync.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def settle(page) -> None:
+    """Wait until the script run triggered by the last action has finished."""
+    page.wait_for_timeout(400)
+    page.wait_for_selector(IDLE, timeout=60_000)
+
+
+def metric_values(page) -> dict[str, str]:
+    out = {}
+    for metric in page.locator("[data-testid='stMetric']").all():
+        label = metric.locator("[data-testid='stMetricLabel']").inner_text().strip()
+        value = metric.locator("[data-testid='stMetricValue']").inner_text().strip()
+        out.setdefault(label, value)
+    return out
+
+
+def append_text(page, text: str) -> None:
+    box = page.locator("[data-testid='stTextArea'] textarea").first
+    box.fill(text)
+    box.press("Control+Enter")  # commit the text
+    settle(page)
+    page.get_by_role("button", name="Append", exact=True).click()
+    settle(page)
+
+
+def shot(page, name: str) -> Path:
+    """A screenshot of the whole page: Streamlit scrolls inside its main block, so the
+    viewport is grown to the content's height first (capped), then restored."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / name
+    size = page.viewport_size
+    height = page.evaluate(
+        "Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
+        "[data-testid=stAppScrollToBottomContainer]')].map(e => e.scrollHeight), 0)"
+    )
+    page.set_viewport_size(
+        {"width": size["width"], "height": max(size["height"], min(height + 80, 5000))}
+    )
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(size)
+    return path
+
+
+def test_mem14_full_window_through_the_ui(server, page):
+    page.goto(server)
+    settle(page)
+    window = page.get_by_label("Window size (max_messages)", exact=True).and_(
+        page.get_by_test_id("stNumberInputField")
+    )
+    window.fill("3")
+    window.press("Enter")
+    settle(page)
+    first = [
+        {"role": "user", "content": "one"},
+        {"role": "assistant", "content": "two"},
+        {"role": "user", "content": "three"},
+    ]
+    append_text(page, json.dumps(first))
+    expect(page.locator("[data-testid='stMetricValue']").first).to_have_text("3")
+    append_text(page, json.dumps({"role": "user", "content": "four"}))
+    expect(page.locator("[data-testid='stMetricValue']").nth(1)).to_have_text("1")
+
+    values = metric_values(page)
+    assert values["count"] == "3"
+    assert values["appended"] == "1"
+    assert values["appended_any"] == "true"
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert "window=3" in page.url  # the settings live in the URL
+
+    table = page.locator("[data-testid='stDataFrame']").first
+    expect(table).to_be_visible()
+    path = shot(page, "playground-timeline.png")
+    assert path.stat().st_size > 10_000
+
+
+def test_screenshots_of_every_page(server, page):
+    page.goto(f"{server}/?scenario=mem-3-heal-on-user-turn")
+    settle(page)
+    page.get_by_role("tab", name="Step 1 before / after").click()
+    settle(page)
+    shot(page, "playground-step-detail.png")
+    page.get_by_role("tab", name="Provider view").click()
+    settle(page)
+    shot(page, "playground-provider-view.png")
+
+    page.goto(f"{server}/replay")
+    settle(page)
+    expect(page.locator("[data-testid='stAlert']").first).to_contain_text("step(s)")
+    shot(page, "replay.png")
+
+    page.goto(f"{server}/spec_examples")
+    settle(page)
+    expect(page.get_by_text("examples pass.")).to_be_visible()
+    assert page.get_by_text("All ").count() >= 1
+    shot(page, "spec-examples.png")
+
+    page.goto(f"{server}/learn_mem14")
+    settle(page)
+    page.get_by_role("button", name="Append the new message").click()
+    settle(page)
+    page.get_by_role("button", name="Re-fire the tool result").click()
+    settle(page)
+    values = [v.inner_text() for v in page.locator("[data-testid='stMetricValue']").all()]
+    assert values[:6] == ["3", "1", "true", "2", "0", "false"]
+    shot(page, "learn-mem14.png")
+    assert page.locator("[data-testid='stException']").count() == 0
