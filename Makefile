@@ -29,6 +29,9 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/append_bench.py
+	$(PY) benchmarks/store_bench.py
+	$(PY) benchmarks/replay_store_bench.py
+	$(PY) benchmarks/replay_memory.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
