@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -148,6 +149,18 @@ def follow_goto_playground() -> None:
         st.switch_page(PLAYGROUND, query_params={"scenario": name})
 
 
+_ROWS: weakref.WeakKeyDictionary[Timeline, list[dict[str, Any]]] = weakref.WeakKeyDictionary()
+
+
+def rows_of(timeline: Timeline) -> list[dict[str, Any]]:
+    """``timeline.rows()``, computed once per timeline object (a replay is read-only here)."""
+    rows = _ROWS.get(timeline)
+    if rows is None or len(rows) != len(timeline.steps):
+        rows = timeline.rows()
+        _ROWS[timeline] = rows
+    return rows
+
+
 # --------------------------------------------------------------------------- rendering
 
 
@@ -235,7 +248,7 @@ def _mark_rows(row: Any) -> list[str]:
 
 def show_timeline_table(timeline: Timeline, step: int, prefix: str) -> None:
     """The timeline, paged, with MEM-14 rows marked."""
-    rows = timeline.rows()
+    rows = rows_of(timeline)
     flagged_only = st.toggle(
         "Only rows MEM-14 is about",
         key=f"{prefix}_flagged",
@@ -254,7 +267,7 @@ def show_timeline_table(timeline: Timeline, step: int, prefix: str) -> None:
     if st.session_state.get(page_key, 1) > pages:
         st.session_state[page_key] = pages
     left, right = st.columns([3, 1], vertical_alignment="bottom")
-    flagged = sum(1 for r in timeline.rows() if r["mem14_flag"])
+    flagged = sum(1 for r in rows_of(timeline) if r["mem14_flag"])
     left.caption(
         f"{len(timeline.steps)} step(s); {flagged} marked for MEM-14 "
         "(highlighted). Page size "
@@ -281,7 +294,7 @@ def show_timeline_table(timeline: Timeline, step: int, prefix: str) -> None:
 
 def show_chart(timeline: Timeline, step: int) -> None:
     """count and cumulative appended per step; they part where MEM-14 matters."""
-    data = chart_frame(timeline.rows(), start_count=len(timeline.buffer_after(0)))
+    data = chart_frame(rows_of(timeline), start_count=len(timeline.buffer_after(0)))
     if data.empty:
         return
     lines = (
@@ -378,7 +391,7 @@ def show_exports(timeline: Timeline, name: str, prefix: str) -> None:
     stem = name or "timeline"
 
     def csv_data() -> str:
-        return timeline_frame(timeline.rows()).to_csv(index=False)
+        return timeline_frame(rows_of(timeline)).to_csv(index=False)
 
     def json_data() -> str:
         return "\n".join(timeline.to_json_lines(include_messages=True)) + "\n"

@@ -72,3 +72,5 @@ def load_scenario_into_playground(scenario: Scenario, source: str | None = None)
         st.session_state[box] = "" if value is None else str(value)
     st.session_state.step = len(scenario.steps)
     st.session_state.pg_error = None
+    if source:
+        st.session_state.pg_example = source

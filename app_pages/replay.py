@@ -42,7 +42,8 @@ with source_col:
     sample_paths = conversation_samples()
     names = [str(p.relative_to(SAMPLE_DIR)) for p in sample_paths]
     if st.session_state.get("r_sample") not in names and names:
-        st.session_state.r_sample = names[0]
+        default = "imports/openai_chat.json"
+        st.session_state.r_sample = default if default in names else names[0]
     sample = st.selectbox(
         "…or pick a sample from sample_data/",
         names,

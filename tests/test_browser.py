@@ -150,7 +150,8 @@ def shot(page, name: str) -> Path:
     size = page.viewport_size
     height = page.evaluate(
         "Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
-        "[data-testid=stAppScrollToBottomContainer]')].map(e => e.scrollHeight), 0)"
+        "[data-testid=stMainBlockContainer], [data-testid=stSidebarContent]')]"
+        ".map(e => e.scrollHeight + e.getBoundingClientRect().top), 0)"
     )
     page.set_viewport_size(
         {"width": size["width"], "height": max(size["height"], min(height + 80, 5000))}

@@ -1,0 +1,142 @@
+"""Plain pytest for ``flowdrop_core.view``: the inspector's UI-free presentation helpers."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from flowdrop_core.replay import replay
+from flowdrop_core.scenario import load_scenario
+from flowdrop_core.view import (
+    SAMPLE_DIR,
+    TIMELINE_COLUMNS,
+    InputProblem,
+    chart_frame,
+    compose_message,
+    context_from_fields,
+    conversation_samples,
+    entry_call_ids,
+    entry_text,
+    event_frame,
+    group_by_rule,
+    page_count,
+    page_of,
+    parse_pasted,
+    sample_scenarios,
+    tagged_frame,
+    timeline_frame,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_view_module_imports_no_ui_framework():
+    tree = ast.parse((ROOT / "flowdrop_core" / "view.py").read_text())
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in (
+            node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")]
+        )
+    }
+    assert "streamlit" not in imported
+
+
+def test_parse_pasted_one_message_a_list_and_a_conversation():
+    assert parse_pasted('{"role": "user", "content": "hi"}') == [{"role": "user", "content": "hi"}]
+    batch = [{"role": "user", "content": "a"}, {"role": "bogus"}]
+    assert parse_pasted(json.dumps(batch)) == batch  # verbatim: the engine judges it
+    text = (SAMPLE_DIR / "imports" / "openai_chat.json").read_text()
+    assert len(parse_pasted(text)) == 13
+    jsonl = '{"role": "user", "content": "a"}\n{"role": "assistant", "content": "b"}'
+    assert [m["role"] for m in parse_pasted(jsonl)] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "pasted text is empty"),
+        ("   ", "pasted text is empty"),
+        ("[]", "empty list"),
+        (
+            '{"role": "user", "content": }',
+            "pasted text: not JSON (Expecting value at line 1, column 29)",
+        ),
+        ('{"a": 1}\n{"b": ', "no known format matched pasted text"),
+    ],
+)
+def test_parse_pasted_errors_name_problem_and_place(text, expected):
+    with pytest.raises(InputProblem) as info:
+        parse_pasted(text)
+    assert expected in str(info.value)
+
+
+def test_compose_message_follows_mem16():
+    assert compose_message("operator", "hello") == {"role": "user", "content": "hello"}
+    assert compose_message("user", "hi", tool_call_id="c1") == {"role": "user", "content": "hi"}
+    assert compose_message("tool", "r", tool_call_id=" c1 ") == {
+        "role": "tool",
+        "content": "r",
+        "tool_call_id": "c1",
+    }
+    assert compose_message("user", "   ") is None
+    turn = compose_message("assistant", "", declare="c1, c2")
+    assert turn is not None
+    assert [c["id"] for c in turn["tool_calls"]] == ["c1", "c2"]
+
+
+def test_context_from_fields_blank_is_absent():
+    assert context_from_fields("", "", "") is None
+    assert context_from_fields("s", "", "") == {"session_id": "s"}
+    assert context_from_fields("", "0", "") == {"user_id": "0"}
+    assert "session_owner_id" not in (context_from_fields("s", "7", "") or {})
+
+
+def test_samples_grouped_by_first_rule_in_rule_order():
+    samples = sample_scenarios()
+    assert all(s.scenario is not None for s in samples), [s.error for s in samples]
+    groups = group_by_rule(samples)
+    rules = list(groups)
+    assert "MEM-14" in rules
+    numbers = [int(r.split("-")[1]) for r in rules]
+    assert numbers == sorted(numbers)
+    assert {s.name for s in groups["MEM-14"]} >= {"mem-14-full-window"}
+    paths = conversation_samples()
+    assert SAMPLE_DIR / "long_conversation.jsonl" in paths
+    assert any(p.parent.name == "imports" for p in paths)
+
+
+def test_timeline_frame_chart_and_paging():
+    timeline = replay(load_scenario(SAMPLE_DIR / "mem-14-full-window.json"))
+    frame = timeline_frame(timeline.rows())
+    assert list(frame.columns) == TIMELINE_COLUMNS
+    assert frame.iloc[0]["mem14_flag"] == "hidden append"
+    chart = chart_frame(timeline.rows(), start_count=3)
+    assert chart.to_dict("records") == [
+        {"step": 0, "series": "count", "value": 3},
+        {"step": 1, "series": "count", "value": 3},
+        {"step": 0, "series": "cumulative appended", "value": 0},
+        {"step": 1, "series": "cumulative appended", "value": 1},
+    ]
+    assert timeline_frame([]).empty
+    assert page_count(0, 25) == 1 and page_count(26, 25) == 2
+    assert page_of(0, 25) == 1 and page_of(25, 25) == 1 and page_of(26, 25) == 2
+
+
+def test_entries_and_events_as_tables():
+    timeline = replay(load_scenario(SAMPLE_DIR / "mem-3-heal-on-user-turn.json"))
+    before, after, dropped = timeline.tagged(1)
+    assert len(before) == 3 and not dropped
+    table = tagged_frame(after)
+    assert list(table["tag"]).count("placeholder inserted") == 1
+    assert "healed placeholder" in table.loc[1, "calls"]
+    events = event_frame(timeline.steps[0].events)
+    assert {"MEM-3", "MEM-14"} <= set(events["rule"])
+    assert entry_text({"role": "user", "content": ["a"]}) == '["a"]'
+    assert entry_text({"role": "user", "content": None}) == ""
+    assert entry_call_ids({"role": "assistant", "tool_calls": [{"id": "x"}]}) == "declares x"
+    assert entry_call_ids("not an entry") == ""
