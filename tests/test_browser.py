@@ -148,15 +148,18 @@ def shot(page, name: str) -> Path:
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / name
     size = page.viewport_size
-    height = page.evaluate(
-        "Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
-        "[data-testid=stMainBlockContainer], [data-testid=stSidebarContent]')]"
-        ".map(e => e.scrollHeight + e.getBoundingClientRect().top), 0)"
-    )
-    page.set_viewport_size(
-        {"width": size["width"], "height": max(size["height"], min(height + 80, 5000))}
-    )
-    page.wait_for_timeout(800)
+    height = size["height"]
+    for _ in range(4):  # content may grow as the viewport does (lazy grids, charts)
+        needed = page.evaluate(
+            "Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
+            "[data-testid=stSidebarContent]')].map(e => e.scrollHeight), 0)"
+        )
+        needed = min(max(needed + 40, size["height"]), 6000)
+        if needed <= height:
+            break
+        height = needed
+        page.set_viewport_size({"width": size["width"], "height": height})
+        page.wait_for_timeout(700)
     page.screenshot(path=str(path), full_page=True)
     page.set_viewport_size(size)
     return path
