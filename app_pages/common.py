@@ -30,6 +30,7 @@ from flowdrop_core.view import (
     entry_text,
     event_frame,
     findings_frame,
+    focus,
     page_count,
     page_of,
     sample_scenarios,
@@ -38,6 +39,7 @@ from flowdrop_core.view import (
 
 PLAYGROUND = "app_pages/playground.py"
 PAGE_SIZE = 25
+PROVIDER_TAIL = 50  # normalized messages drawn in the provider view
 #: Tag colours for st.badge (fixed vocabulary from Timeline.tagged).
 TAG_COLORS = {
     "kept": "gray",
@@ -186,15 +188,27 @@ def show_entry_bubble(entry: Any, tag: str | None = None) -> None:
 
 
 def show_entries(tagged: list[tuple[Any, str]], mode: str, empty: str) -> None:
-    """A list of tagged entries, as chat bubbles or raw JSON."""
+    """Tagged entries as chat bubbles or raw JSON; a long buffer shows what changed and the end."""
     if not tagged:
         st.info(empty, icon=":material/inbox:")
         return
+    items = focus(tagged)
     if mode == "JSON":
-        st.json([{"tag": tag, "entry": entry} for entry, tag in tagged], expanded=2)
-    else:
-        for entry, tag in tagged:
-            show_entry_bubble(entry, tag)
+        st.json(
+            [
+                {"position": item[0], "tag": item[2], "entry": item[1]}
+                if isinstance(item, tuple)
+                else {"skipped": f"{item} kept entries not shown"}
+                for item in items
+            ],
+            expanded=2,
+        )
+        return
+    for item in items:
+        if isinstance(item, int):
+            st.caption(f"… {item} kept entries not shown …")
+        else:
+            show_entry_bubble(item[1], item[2])
 
 
 def show_metrics(timeline: Timeline, step: int) -> None:
@@ -382,8 +396,17 @@ def show_provider_view(timeline: Timeline, step: int) -> None:
         st.dataframe(findings_frame(findings), hide_index=True, alt="MEM-5 lint findings")
     else:
         st.success("No findings: a provider accepts this buffer as is.", icon=":material/check:")
-    st.markdown("**Normalized messages** (provider-flat)")
-    st.json(report.messages, expanded=2)
+    shown = report.messages[-PROVIDER_TAIL:]
+    st.markdown(
+        "**Normalized messages** (provider-flat"
+        + (
+            f", last {len(shown)} of {len(report.messages)}"
+            if len(shown) < len(report.messages)
+            else ""
+        )
+        + ")"
+    )
+    st.json(shown, expanded=2 if len(shown) <= 20 else 1)
 
 
 def show_exports(timeline: Timeline, name: str, prefix: str) -> None:

@@ -39,6 +39,7 @@ __all__ = [
     "entry_text",
     "event_frame",
     "findings_frame",
+    "focus",
     "group_by_rule",
     "page_count",
     "page_of",
@@ -315,6 +316,39 @@ def entry_call_ids(entry: Any) -> str:
     if meta.get("healed"):
         parts.append("healed placeholder")
     return "; ".join(parts)
+
+
+def focus(
+    tagged: Sequence[tuple[Any, str]], *, radius: int = 2, tail: int = 3, limit: int = 60
+) -> list[tuple[int, Any, str] | int]:
+    """The part of a long tagged buffer worth drawing: what changed, its neighbours, the end.
+
+    Returns ``(position, entry, tag)`` items in order, with an ``int`` in
+    place of each run of skipped ``kept`` entries (how many were skipped).
+    Entries tagged anything but ``kept`` are always shown, with ``radius``
+    neighbours each side, and so are the last ``tail`` entries. A buffer of
+    at most ``limit`` entries is shown whole.
+    """
+    n = len(tagged)
+    if n <= limit:
+        return [(k, entry, tag) for k, (entry, tag) in enumerate(tagged)]
+    show = set(range(max(0, n - tail), n))
+    for k, (_, tag) in enumerate(tagged):
+        if tag != "kept":
+            show.update(range(max(0, k - radius), min(n, k + radius + 1)))
+    out: list[tuple[int, Any, str] | int] = []
+    skipped = 0
+    for k, (entry, tag) in enumerate(tagged):
+        if k in show:
+            if skipped:
+                out.append(skipped)
+                skipped = 0
+            out.append((k, entry, tag))
+        else:
+            skipped += 1
+    if skipped:
+        out.append(skipped)
+    return out
 
 
 def tagged_frame(tagged: Sequence[tuple[Any, str]]) -> pd.DataFrame:

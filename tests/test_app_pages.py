@@ -92,6 +92,21 @@ def test_replay_window_changes_results():
     assert (frame["mem14_flag"] == "hidden append").any()
 
 
+def test_replay_long_conversation_travels_and_stays_paged():
+    at = open_page("app_pages/replay.py")
+    at.selectbox(key="r_sample").select("long_conversation.jsonl").run()
+    assert not at.exception, at.exception
+    assert at.success[0].value.startswith("long_conversation.jsonl: 5002 step(s)")
+    assert len(at.dataframe[0].value) == 5002 - 200 * 25  # the last page of 25-row pages
+    assert at.number_input(key="r_page").value == 201  # the page of the last step
+    at.slider(key="rstep").set_value(2500).run()
+    assert not at.exception
+    assert at.number_input(key="r_page").value == 100
+    assert at.dataframe[0].value["step"].tolist()[-1] == 2500
+    # The selected step's buffer is drawn around its changes, not whole.
+    assert any("kept entries not shown" in c.value for c in at.caption)
+
+
 # --------------------------------------------------------------------------- spec examples
 
 

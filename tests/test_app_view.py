@@ -21,6 +21,7 @@ from flowdrop_core.view import (
     entry_call_ids,
     entry_text,
     event_frame,
+    focus,
     group_by_rule,
     page_count,
     page_of,
@@ -140,3 +141,16 @@ def test_entries_and_events_as_tables():
     assert entry_text({"role": "user", "content": None}) == ""
     assert entry_call_ids({"role": "assistant", "tool_calls": [{"id": "x"}]}) == "declares x"
     assert entry_call_ids("not an entry") == ""
+
+
+def test_focus_keeps_changes_neighbours_and_the_end():
+    kept = [({"role": "user", "content": str(k)}, "kept") for k in range(100)]
+    assert len(focus(kept[:10])) == 10  # short buffers are shown whole
+    tagged = list(kept)
+    tagged[40] = (tagged[40][0], "evicted")
+    items = focus(tagged, radius=2, tail=3)
+    shown = [item[0] for item in items if isinstance(item, tuple)]
+    assert shown == [38, 39, 40, 41, 42, 97, 98, 99]
+    gaps = [item for item in items if isinstance(item, int)]
+    assert gaps == [38, 54]
+    assert sum(gaps) + len(shown) == 100
