@@ -64,13 +64,17 @@ def example(which: str, number: int, intro: str, lesson: str) -> None:
     label = EXAMPLES[which][1]
     st.subheader(f"{number}. {scenario.title}", anchor=False, divider="gray")
     st.markdown(intro)
-    left, right = st.columns([2, 3])
-    with left:
-        n = len(timeline.steps)
-        st.markdown("**The buffer now**")
-        show_entries([(e, "kept") for e in timeline.buffer_after(n)], "Chat", "Empty buffer.")
-    with right:
-        st.markdown("**The incoming message**")
+    n = len(timeline.steps)
+    before_col, incoming_col, after_col = st.columns(3)
+    with before_col:
+        st.markdown("**Buffer before**")
+        if n:
+            before, _, _ = timeline.tagged(n)
+        else:
+            before = [(e, "kept") for e in timeline.buffer_after(0)]
+        show_entries(before, "Chat", "Empty buffer.")
+    with incoming_col:
+        st.markdown("**Incoming**")
         step = scenario.steps[0]
         show_entries(
             [
@@ -80,44 +84,53 @@ def example(which: str, number: int, intro: str, lesson: str) -> None:
             "Chat",
             "Nothing incoming.",
         )
-        buttons = st.container(horizontal=True)
-        buttons.button(
-            label if not timeline.steps else f"{label} again",
+        st.button(
+            label if not n else f"{label} again",
             key=f"learn_{which}_press",
             on_click=press,
             args=(which,),
             type="primary",
             icon=":material/play_arrow:",
+            width="stretch",
         )
-        buttons.button("Start over", key=f"learn_{which}_reset", on_click=fresh, args=(which,))
-        buttons.button(
+        others = st.container(horizontal=True)
+        others.button("Start over", key=f"learn_{which}_reset", on_click=fresh, args=(which,))
+        others.button(
             "Open in playground",
             key=f"learn_{which}_open",
             on_click=open_in_playground,
             args=(which,),
             icon=":material/open_in_new:",
         )
-        if timeline.steps:
-            record = timeline.steps[-1]
-            cols = st.columns(3)
-            cols[0].metric("count", record.count, delta=record.count_delta, delta_color="off")
-            cols[1].metric("appended", record.appended)
-            cols[2].metric("appended_any", "true" if record.appended_any else "false")
-            st.dataframe(
-                [
-                    {
-                        "press": r.step,
-                        "count before": r.count_before,
-                        "count": r.count,
-                        "appended": r.appended,
-                        "what happened": "; ".join(ev.reason for ev in r.events),
-                    }
-                    for r in timeline.steps
-                ],
-                hide_index=True,
-                alt="Each press: count before and after, appended, and why",
-            )
-            st.info(lesson, icon=":material/lightbulb:")
+    with after_col:
+        st.markdown("**Buffer after**")
+        if n:
+            _, after, _ = timeline.tagged(n)
+            show_entries(after, "Chat", "Empty buffer.")
+        else:
+            st.caption("Press the button to append.")
+    if n:
+        record = timeline.steps[-1]
+        cols = st.columns(3)
+        cols[0].metric("count", record.count, delta=record.count_delta, delta_color="off")
+        cols[1].metric("appended", record.appended)
+        cols[2].metric("appended_any", "true" if record.appended_any else "false")
+        st.dataframe(
+            [
+                {
+                    "press": r.step,
+                    "count before": r.count_before,
+                    "count": r.count,
+                    "appended": r.appended,
+                    "what happened": " ".join(ev.reason for ev in r.events),
+                }
+                for r in timeline.steps
+            ],
+            hide_index=True,
+            alt="Each press: count before and after, appended, and why",
+            column_config={"what happened": st.column_config.TextColumn(width="large")},
+        )
+        st.info(lesson, icon=":material/lightbulb:")
 
 
 example(

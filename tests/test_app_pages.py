@@ -161,3 +161,18 @@ def test_learn_mem14_walkthrough():
     assert not at.exception
     assert metrics(at)["count"] == "2"
     assert metrics(at)["appended"] == "0"
+
+
+def test_a_saved_session_loads_back_on_the_replay_page():
+    from flowdrop_core.replay import replay
+    from flowdrop_core.scenario import dump_scenario, load_scenario
+
+    saved = replay(load_scenario(SAMPLES / "mem-14-refired-result.json")).to_scenario("session")
+    at = open_page("app_pages/replay.py")
+    at.file_uploader(key="r_upload").upload(
+        "session.json", dump_scenario(saved).encode(), "application/json"
+    ).run()
+    assert not at.exception
+    assert metrics(at)["count"] == "2"
+    assert metrics(at)["appended"] == "0"
+    assert metrics(at)["appended_any"] == "false"

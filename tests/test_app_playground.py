@@ -237,3 +237,13 @@ def test_step_detail_and_provider_view_render():
     at.segmented_control(key="pg_mode").set_value("JSON").run()
     assert not at.exception
     assert at.json
+
+
+def test_step_zero_is_the_starting_buffer_and_exports_are_offered():
+    at = load_example(start(), "mem-14-full-window")
+    at.slider(key="step").set_value(0).run()
+    assert not at.exception
+    assert metrics(at)["count"] == "3"
+    assert metrics(at)["appended"] == "n/a"
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Timeline CSV", "Timeline JSON lines", "Scenario file"]
