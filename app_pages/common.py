@@ -31,6 +31,7 @@ from flowdrop_core.view import (
     event_frame,
     findings_frame,
     focus,
+    md_escape,
     page_count,
     page_of,
     sample_scenarios,
@@ -242,7 +243,7 @@ def show_metrics(timeline: Timeline, step: int) -> None:
     )
     if record.refused:
         st.error(
-            f"Refused: {record.refusal_reason or 'the identity scope has no usable id'}. "
+            f"Refused: {md_escape(record.refusal_reason or 'the identity scope has no usable id')}. "
             "The buffer reads empty; count 0, appended 0 (MEM-7, MEM-14 point 4).",
             icon=":material/block:",
         )

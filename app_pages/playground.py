@@ -39,6 +39,7 @@ from flowdrop_core.view import (
     InputProblem,
     compose_message,
     context_from_fields,
+    md_escape,
     parse_pasted,
 )
 
@@ -215,10 +216,11 @@ with st.sidebar:
         context = {**recipe["extra_context"], **(context or {})}
     resolution = resolve_scope(scope, context)
     if resolution.refused:
-        st.error(f"{scope} scope refuses: {resolution.reason}", icon=":material/block:")
+        st.error(f"{scope} scope refuses: {md_escape(resolution.reason)}", icon=":material/block:")
     else:
         st.success(
-            f"{scope} scope resolves to {resolution.resolved_scope_id!r}", icon=":material/key:"
+            f"{scope} scope resolves to {md_escape(repr(resolution.resolved_scope_id))}",
+            icon=":material/key:",
         )
 
 # --------------------------------------------------------------------------- main
@@ -283,7 +285,9 @@ with compose_tab:
     )
 
 if st.session_state.get("pg_error"):
-    st.error(st.session_state.pg_error, icon=":material/error:")
+    st.error(
+        f"Nothing was appended. {md_escape(st.session_state.pg_error)}", icon=":material/error:"
+    )
 
 actions = st.container(horizontal=True)
 has_steps = bool(recipe["steps"])
@@ -319,7 +323,7 @@ try:
     )
     timeline = cached_replay(dump_scenario(scenario))
 except (ReplayError, ValueError) as exc:
-    st.error(f"Cannot run this session: {exc}", icon=":material/error:")
+    st.error(f"Cannot run this session: {md_escape(exc)}", icon=":material/error:")
     st.stop()
 
 if not timeline.steps:

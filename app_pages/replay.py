@@ -16,7 +16,7 @@ from app_pages.common import (
 from flowdrop_core.importers import ConversationFormatError
 from flowdrop_core.replay import ReplayError, Timeline
 from flowdrop_core.scenario import ScenarioError, dump_scenario, parse_scenario
-from flowdrop_core.view import SAMPLE_DIR, conversation_samples
+from flowdrop_core.view import SAMPLE_DIR, conversation_samples, md_escape
 
 MAX_UPLOAD_MB = int(st.get_option("server.maxUploadSize"))
 REFIRE_LABELS = {
@@ -78,7 +78,10 @@ with options_col:
 if uploaded is not None:
     data, name = uploaded.getvalue(), uploaded.name
     if len(data) > MAX_UPLOAD_MB * 1024 * 1024:  # the uploader enforces it too
-        st.error(f"{name} is larger than the {MAX_UPLOAD_MB} MB limit.", icon=":material/error:")
+        st.error(
+            f"{md_escape(name)} is larger than the {MAX_UPLOAD_MB} MB limit.",
+            icon=":material/error:",
+        )
         st.stop()
 else:
     if not sample:
@@ -116,12 +119,12 @@ try:
         )
 except (ConversationFormatError, ReplayError, ValueError) as exc:
     bar.empty()
-    st.error(f"Cannot replay {name}:\n\n{exc}", icon=":material/error:")
+    st.error(f"Cannot replay {md_escape(name)}:\n\n{md_escape(exc)}", icon=":material/error:")
     st.stop()
 bar.empty()
 
 st.success(
-    f"{Path(name).name}: {len(timeline.steps)} step(s), "
+    f"{md_escape(Path(name).name)}: {len(timeline.steps)} step(s), "
     f"{sum(r.appended for r in timeline.steps)} appended, "
     f"{sum(1 for r in timeline.steps if r.mem14_flag)} marked for MEM-14.",
     icon=":material/check_circle:",

@@ -10,7 +10,7 @@ import streamlit as st
 from app_pages.common import cached_check, follow_goto_playground, samples, show_entries
 from flowdrop_core.replay import CheckResult
 from flowdrop_core.scenario import Scenario
-from flowdrop_core.view import group_by_rule, rule_summary
+from flowdrop_core.view import group_by_rule, md_escape, rule_summary
 
 RULE_ID = re.compile(r"[A-Z]+-[0-9]+")
 
@@ -54,7 +54,7 @@ else:
         icon=":material/error:",
     )
 for sample in broken:
-    st.error(f"{sample.path.name}: {sample.error}")
+    st.error(md_escape(f"{sample.path.name}: {sample.error}"))
 
 st.caption(
     "Each card is a scenario file in `sample_data/`: a starting buffer, the node's settings, "
@@ -81,7 +81,7 @@ for rule, members in groups.items():
             st.caption(
                 f"`{sample.path.name}` · scope {scenario.config.scope} · window "
                 f"{scenario.config.max_messages or 'no cap'} · context "
-                f"{json.dumps(scenario.context)}"
+                f"{md_escape(json.dumps(scenario.context))}"
             )
             with st.expander("What this example shows"):
                 st.text(scenario.description or "(no description)")
@@ -126,7 +126,7 @@ for rule, members in groups.items():
                 )
             st.dataframe(rows, hide_index=True, alt="Expected and actual report per step")
             for mismatch in result.mismatches:
-                st.error(str(mismatch))
+                st.error(md_escape(mismatch))
             st.button(
                 "Open in playground",
                 key=f"open_{sample.name}",

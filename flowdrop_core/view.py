@@ -10,6 +10,7 @@ functions free of Streamlit means they are tested with plain pytest.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,7 @@ __all__ = [
     "findings_frame",
     "focus",
     "group_by_rule",
+    "md_escape",
     "page_count",
     "page_of",
     "parse_pasted",
@@ -90,6 +92,21 @@ TIMELINE_COLUMNS = [
 
 class InputProblem(ValueError):
     """Pasted text that is not a message, a list of messages or a known conversation format."""
+
+
+# --------------------------------------------------------------------------- text
+
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def md_escape(text: object) -> str:
+    """``text`` with every Markdown (and Streamlit directive) character backslash-escaped.
+
+    For messages that quote data (an id a person typed, a file name, a
+    problem citing a field) inside an alert, which Streamlit renders as
+    Markdown: the data then reads literally instead of turning into markup.
+    """
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", str(text)).replace("\n", "  \n")
 
 
 # --------------------------------------------------------------------------- input

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -12,6 +13,11 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 SAMPLES = ROOT / "sample_data"
 TIMEOUT = 60
+
+
+def shown(markdown: str) -> str:
+    """An alert's text as a reader sees it: Markdown backslash escapes removed."""
+    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def open_page(page: str) -> AppTest:
@@ -31,7 +37,7 @@ def metrics(at: AppTest) -> dict[str, str]:
 
 def test_replay_renders_a_sample_by_default():
     at = open_page("app_pages/replay.py")
-    assert at.success and "step(s)" in at.success[0].value
+    assert at.success and "step(s)" in shown(at.success[0].value)
     assert metrics(at)["count"] != "0"
     assert len(at.dataframe[0].value) > 0
 
@@ -41,17 +47,17 @@ def test_replay_upload_per_message_then_per_turn_and_refire():
     data = (SAMPLES / "imports" / "openai_chat.json").read_bytes()
     at.file_uploader(key="r_upload").upload("openai_chat.json", data, "application/json").run()
     assert not at.exception, at.exception
-    assert at.success[0].value.startswith("openai_chat.json: 13 step(s)")
+    assert shown(at.success[0].value).startswith("openai_chat.json: 13 step(s)")
     # The recording re-fires a tool result: one step is a dropped duplicate.
     frame = at.dataframe[0].value
     assert frame["duplicates"].sum() == 1
 
     at.segmented_control(key="r_per").set_value("turn").run()
     assert not at.exception
-    assert at.success[0].value.startswith("openai_chat.json: 4 step(s)")
+    assert shown(at.success[0].value).startswith("openai_chat.json: 4 step(s)")
 
     at.selectbox(key="r_refire").select("steps").run()
-    assert at.success[0].value.startswith("openai_chat.json: 8 step(s)")
+    assert shown(at.success[0].value).startswith("openai_chat.json: 8 step(s)")
     frame = at.dataframe[0].value
     # Re-fired tool results and assistant calls are dropped; only plain turns land again.
     refired = frame.iloc[4:]
@@ -78,7 +84,7 @@ def test_replay_a_scenario_file_and_a_bad_file():
         "broken.json", b'{"messages": [', "application/json"
     ).run()
     assert not at.exception
-    assert any("Cannot replay broken.json" in e.value for e in at.error)
+    assert any("Cannot replay broken.json" in shown(e.value) for e in at.error)
 
 
 def test_replay_window_changes_results():
@@ -96,7 +102,7 @@ def test_replay_long_conversation_travels_and_stays_paged():
     at = open_page("app_pages/replay.py")
     at.selectbox(key="r_sample").select("long_conversation.jsonl").run()
     assert not at.exception, at.exception
-    assert at.success[0].value.startswith("long_conversation.jsonl: 5002 step(s)")
+    assert shown(at.success[0].value).startswith("long_conversation.jsonl: 5002 step(s)")
     assert len(at.dataframe[0].value) == 5002 - 200 * 25  # the last page of 25-row pages
     assert at.number_input(key="r_page").value == 201  # the page of the last step
     at.slider(key="rstep").set_value(2500).run()
@@ -114,7 +120,7 @@ def test_spec_examples_all_pass_and_every_rule_scenario_has_a_card():
     at = open_page("app_pages/spec_examples.py")
     cited = [s for s in sample_scenarios() if s.rules]
     assert len(cited) >= 10
-    assert at.success[0].value == f"All {len(cited)} examples pass."
+    assert shown(at.success[0].value) == f"All {len(cited)} examples pass."
     assert not at.error
     for sample in cited:
         card = at.get_by_key(f"card_{sample.name}")
@@ -125,7 +131,7 @@ def test_spec_examples_all_pass_and_every_rule_scenario_has_a_card():
 
     at.button(key="run_all").click().run()
     assert not at.exception
-    assert at.success[0].value == f"All {len(cited)} examples pass."
+    assert shown(at.success[0].value) == f"All {len(cited)} examples pass."
 
 
 def test_spec_example_opens_in_playground():

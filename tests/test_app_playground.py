@@ -10,6 +10,7 @@ input shows an error naming its place, keeps the text, and appends nothing.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,11 @@ from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 60  # this machine is slow; a cold first run imports pandas and altair
+
+
+def shown(markdown: str) -> str:
+    """An alert's text as a reader sees it: Markdown backslash escapes removed."""
+    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def start(**query: str) -> AppTest:
@@ -149,14 +155,14 @@ def test_scope_and_identity_change_results_and_refusal_is_empty():
         "appended_any": "false",
         "resolved_scope_id": "refused",
     }
-    assert any("Refused" in e.value and "MEM-6" in e.value for e in at.error)
+    assert any("Refused" in shown(e.value) and "MEM-6" in shown(e.value) for e in at.error)
     row = timeline(at).iloc[-1]
     assert bool(row["refused"]) and row["count"] == 0 and row["resolved_scope_id"] == ""
     assert any("Empty buffer (refused scope)" in i.value for i in at.info)
 
     at.button(key="preset_no identity").click().run()
     assert metrics(at)["resolved_scope_id"] == "refused"
-    assert any("MEM-7" in e.value for e in at.error)
+    assert any("MEM-7" in shown(e.value) for e in at.error)
 
     at.selectbox(key="scope").select("global").run()
     assert metrics(at)["resolved_scope_id"] == "''"
@@ -185,7 +191,7 @@ def test_session_owner_is_the_user_identity():
 def test_bad_input_shows_error_keeps_text_appends_nothing(text, expected):
     at = start()
     paste(at, text)
-    assert any(expected in e.value for e in at.error), [e.value for e in at.error]
+    assert any(expected in shown(e.value) for e in at.error), [shown(e.value) for e in at.error]
     assert at.text_area(key="pg_paste").value == text
     assert steps(at) == []
     assert metrics(at)["count"] == "0"
@@ -247,3 +253,14 @@ def test_step_zero_is_the_starting_buffer_and_exports_are_offered():
     assert metrics(at)["appended"] == "n/a"
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Timeline CSV", "Timeline JSON lines", "Scenario file"]
+
+
+def test_typed_data_is_never_rendered_as_markup():
+    at = start()
+    at.selectbox(key="scope").select("user").run()
+    at.text_input(key="user").input("**bold** [link](http://example.com) :red[x]").run()
+    paste(at, '{"role": "user", "content": "<b>not html</b> **not bold**"}')
+    success = next(s.value for s in at.success if "scope resolves to" in s.value)
+    assert "\\*\\*bold\\*\\*" in success and "\\[link\\]" in success and "\\:red\\[x\\]" in success
+    # Message content is plain text (st.text), never Markdown or HTML.
+    assert "<b>not html</b> **not bold**" in [t.value for t in at.text]

@@ -23,6 +23,7 @@ from flowdrop_core.view import (
     event_frame,
     focus,
     group_by_rule,
+    md_escape,
     page_count,
     page_of,
     parse_pasted,
@@ -154,3 +155,10 @@ def test_focus_keeps_changes_neighbours_and_the_end():
     gaps = [item for item in items if isinstance(item, int)]
     assert gaps == [38, 54]
     assert sum(gaps) + len(shown) == 100
+
+
+def test_md_escape_makes_markup_literal():
+    assert md_escape("a*b_c [d](e) `f` $g$ :red[h] <i>") == (
+        "a\\*b\\_c \\[d\\]\\(e\\) \\`f\\` \\$g\\$ \\:red\\[h\\] \\<i\\>"
+    )
+    assert md_escape("plain words, 42") == "plain words, 42"
