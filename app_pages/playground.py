@@ -163,7 +163,11 @@ wanted = st.query_params.get("scenario")
 if wanted and st.session_state.pg_recipe.get("source") != wanted:
     match = [s for s in samples() if s.scenario is not None and s.name == wanted]
     if match:
-        load_scenario_into_playground(match[0].scenario, source=wanted)  # type: ignore[arg-type]
+        load_scenario_into_playground(
+            match[0].scenario,  # type: ignore[arg-type]
+            source=wanted,
+            keep=frozenset(st.query_params),  # a copied link's own settings win
+        )
     else:
         st.session_state.pg_error = f"URL: no sample scenario named {wanted!r} in sample_data/"
 

@@ -47,8 +47,13 @@ def apply_preset(name: str) -> None:
         st.session_state[box] = CONTEXT_PRESETS[name][field]
 
 
-def load_scenario_into_playground(scenario: Scenario, source: str | None = None) -> None:
-    """Put a scenario's start, appends and settings in the playground (before widgets render)."""
+def load_scenario_into_playground(
+    scenario: Scenario, source: str | None = None, keep: frozenset[str] = frozenset()
+) -> None:
+    """Put a scenario's start, appends and settings in the playground (before widgets render).
+
+    Settings named in ``keep`` (those a copied link already carries) are left alone.
+    """
     context = dict(scenario.context or {})
     st.session_state.pg_recipe = {
         "name": scenario.name,
@@ -61,16 +66,19 @@ def load_scenario_into_playground(scenario: Scenario, source: str | None = None)
         "extra_context": {k: v for k, v in context.items() if k not in FIELD_OF.values()},
     }
     cfg = scenario.config
-    st.session_state.update(
-        window=cfg.max_messages,
-        scope=cfg.scope,
-        key=cfg.key,
-        storage=cfg.storage if cfg.storage in ("memory", "sqlite") else "memory",
-    )
+    settings: dict[str, Any] = {
+        "window": cfg.max_messages,
+        "scope": cfg.scope,
+        "key": cfg.key,
+        "storage": cfg.storage if cfg.storage in ("memory", "sqlite") else "memory",
+        "step": len(scenario.steps),
+    }
     for box, field in FIELD_OF.items():
         value = context.get(field)
-        st.session_state[box] = "" if value is None else str(value)
-    st.session_state.step = len(scenario.steps)
+        settings[box] = "" if value is None else str(value)
+    for name, value in settings.items():
+        if name not in keep:
+            st.session_state[name] = value
     st.session_state.pg_error = None
     if source:
         st.session_state.pg_example = source

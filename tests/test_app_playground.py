@@ -264,3 +264,13 @@ def test_typed_data_is_never_rendered_as_markup():
     assert "\\*\\*bold\\*\\*" in success and "\\[link\\]" in success and "\\:red\\[x\\]" in success
     # Message content is plain text (st.text), never Markdown or HTML.
     assert "<b>not html</b> **not bold**" in [t.value for t in at.text]
+
+
+def test_a_copied_link_keeps_its_own_settings_and_step():
+    at = start(scenario="mem-14-full-window", window="0", step="0")
+    assert at.session_state["window"] == 0
+    assert metrics(at)["appended"] == "n/a"  # step 0: the starting buffer
+    at.slider(key="step").set_value(1).run()
+    # No window: the fourth message is appended without evicting.
+    assert metrics(at)["count"] == "4"
+    assert metrics(at)["appended"] == "1"
