@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint format bench clean
+.PHONY: run test lint format bench screenshots clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,9 @@ bench: $(STAMP)
 	$(PY) benchmarks/store_bench.py
 	$(PY) benchmarks/replay_store_bench.py
 	$(PY) benchmarks/replay_memory.py
+
+screenshots: $(STAMP)
+	FLOWDROP_SCREENSHOT_DIR=docs/screenshots $(PY) -m pytest -q tests/test_browser.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -2,8 +2,9 @@
 
 It appends MEM-14's full-window example through the playground's own inputs
 (window 3, three messages, then a fourth), reads the metrics off the page,
-and saves screenshots of the timeline and of every page to
-``docs/screenshots/`` (override with ``FLOWDROP_SCREENSHOT_DIR``). Skips with
+and saves screenshots of the timeline and of every page to a temporary
+folder, or to ``FLOWDROP_SCREENSHOT_DIR`` (``make screenshots`` points it at
+``docs/screenshots/``, so a plain test run leaves the tree clean). Skips with
 a reason where Chromium or Playwright is missing. See
 ``shared/notes/browser-test.md`` for why it is set up this way.
 """
@@ -16,6 +17,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -25,7 +27,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("FLOWDROP_CHROMIUM", "/usr/bin/chromium")
-SHOTS = Path(os.environ.get("FLOWDROP_SCREENSHOT_DIR", ROOT / "docs" / "screenshots"))
+SHOTS = Path(
+    os.environ.get("FLOWDROP_SCREENSHOT_DIR")
+    or Path(tempfile.gettempdir()) / "flowdrop-screenshots"
+)
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",
