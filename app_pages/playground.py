@@ -99,6 +99,7 @@ def on_refire() -> None:
     if steps:
         last = copy.deepcopy(steps[-1])
         last["label"] = f"re-fire of step {len(steps)}"
+        last["refire"] = True
         steps.append(last)
         modified()
 

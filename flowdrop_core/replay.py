@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 import tempfile
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -433,7 +435,11 @@ class Timeline:
         steps = []
         for record in self.steps:
             ctx = record.context
-            steps.append(ScenarioStep(label=record.label, append=record.incoming, context=ctx))
+            steps.append(
+                ScenarioStep(
+                    label=record.label, append=record.incoming, context=ctx, refire=record.refire
+                )
+            )
         expect = [
             Expectation(
                 count=r.count,
@@ -464,7 +470,11 @@ def _store_for(config: ScenarioConfig) -> Store:
         return MemoryStore()
     if kind == "sqlite":
         folder = Path(tempfile.mkdtemp(prefix="flowdrop-replay-"))
-        return SQLiteStore(folder / "replay.sqlite3")
+        store = SQLiteStore(folder / "replay.sqlite3")
+        # The file lives as long as the store: removed with its folder when the
+        # store (and so the timeline holding it) is garbage collected.
+        weakref.finalize(store, shutil.rmtree, folder, ignore_errors=True)
+        return store
     raise ReplayError(
         f"config.storage: unknown storage {config.storage!r} (expected memory or sqlite)"
     )
@@ -541,7 +551,7 @@ def replay(
             copy.deepcopy(step.append) if again else step.append,
             context=step_context(scenario, step),
             label=(f"re-fire: {step.label}" if again else step.label),
-            refire=again,
+            refire=again or step.refire,
             origins=where,
         )
         if progress is not None:

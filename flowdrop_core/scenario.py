@@ -83,6 +83,11 @@ class ScenarioStep(_Strict):
         default=None,
         description="Overrides the scenario context key by key for this step only.",
     )
+    refire: bool = Field(
+        default=False,
+        description="Marks a step that re-sends earlier messages (MEM-14's re-fire); "
+        "informational, the append runs the same.",
+    )
 
     @field_validator("append", mode="before")
     @classmethod
@@ -195,8 +200,8 @@ def load_scenario(path: str | Path) -> Scenario:
 def dump_scenario(scenario: Scenario) -> str:
     """Pretty, stable JSON for a scenario (field order of the models, 2-space indent).
 
-    Unset expectation fields and null contexts are left out so a saved file
-    reads like a hand-written one; ``buffer`` and ``append`` are written
+    Unset expectation fields, null contexts and ``refire: false`` are left out
+    so a saved file reads like a hand-written one; ``buffer`` and ``append`` are written
     verbatim. ``parse_scenario(dump_scenario(s)) == s`` for every scenario.
     """
     data = scenario.model_dump(mode="json")
@@ -205,6 +210,8 @@ def dump_scenario(scenario: Scenario) -> str:
     for step in data["steps"]:
         if step["context"] is None:
             del step["context"]
+        if not step["refire"]:
+            del step["refire"]
     data["expect"] = [
         {field: value for field, value in expectation.items() if value is not None}
         for expectation in data["expect"]

@@ -245,3 +245,13 @@ def test_per_turn_groups_a_recorded_turn_into_one_append() -> None:
     scenario = conversation_to_scenario(conv, per="turn")
     assert len(scenario.steps) == len(conv.turns)
     assert sum(len(s.append) for s in scenario.steps) == len(conv.messages)  # type: ignore[arg-type]
+
+
+def test_a_refire_survives_saving_and_replaying() -> None:
+    tl = new_timeline(ScenarioConfig(), {"session_id": "s"})
+    tl.append_step({"role": "tool", "content": "r", "tool_call_id": "c1"})
+    tl.refire_last()
+    saved = tl.to_scenario(name="saved")
+    assert [s.refire for s in saved.steps] == [False, True]
+    again = replay(saved)
+    assert [(s.refire, s.appended) for s in again.steps] == [(False, 1), (True, 0)]
