@@ -12,7 +12,6 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,16 +27,6 @@ CTX = {"session_id": "s1", "node_id": "n1", "pipeline_id": "p1", "workflow_id": 
 
 def user(text: str) -> dict[str, Any]:
     return {"role": "user", "content": text}
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "memory":
-        yield MemoryStore()
-    else:
-        s = SQLiteStore(tmp_path / "buffers.sqlite3")
-        yield s
-        s.close()
 
 
 def _python(code: str, *args: str) -> subprocess.Popen[str]:

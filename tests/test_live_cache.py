@@ -15,7 +15,6 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,16 +37,6 @@ def user(text: str) -> dict[str, Any]:
 
 def contents(msgs: list[dict[str, Any]] | None) -> list[Any]:
     return [m["content"] for m in msgs or []]
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "memory":
-        yield MemoryStore()
-    else:
-        s = SQLiteStore(tmp_path / "buffers.sqlite3")
-        yield s
-        s.close()
 
 
 # -- the cache is used ---------------------------------------------------------------------

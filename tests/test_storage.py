@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -23,16 +22,6 @@ from flowdrop_core.storage import (
     Store,
     default_db_path,
 )
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "memory":
-        yield MemoryStore()
-    else:
-        s = SQLiteStore(tmp_path / "buffers.sqlite3")
-        yield s
-        s.close()
 
 
 class SpyStore:
