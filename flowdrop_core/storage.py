@@ -438,26 +438,27 @@ class SQLiteStore:
 
     # -- Store protocol --------------------------------------------------------------------
 
-    def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
-        """Return ``(value, found)``; a corrupt value raises :class:`StorageError`."""
-        slot = (str(scope), scope_id, key)
+    def _select(self, slot: Slot, column: str, what: str) -> tuple[Any] | None:
+        """One column of the slot's row (``None`` when empty); errors name the slot."""
         try:
-            row = (
+            return (
                 self._conn()
-                .execute(
-                    "SELECT value FROM slots WHERE scope=? AND scope_id=? AND key=?",
-                    slot,
-                )
+                .execute(f"SELECT {column} FROM slots WHERE scope=? AND scope_id=? AND key=?", slot)
                 .fetchone()
             )
         except sqlite3.Error as exc:
             raise StorageError(
-                f"cannot read the slot ({exc})",
+                f"cannot read {what} ({exc})",
                 scope=slot[0],
                 scope_id=slot[1],
                 key=slot[2],
                 path=self.path,
             ) from exc
+
+    def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
+        """Return ``(value, found)``; a corrupt value raises :class:`StorageError`."""
+        slot = (str(scope), scope_id, key)
+        row = self._select(slot, "value", "the slot")
         if row is None:
             return default, False
         return _decode(row[0], slot, os.fspath(self.path)), True
@@ -482,21 +483,7 @@ class SQLiteStore:
 
         ``None`` when the slot is empty or was written without a revision.
         """
-        slot = (str(scope), scope_id, key)
-        try:
-            row = (
-                self._conn()
-                .execute("SELECT rev FROM slots WHERE scope=? AND scope_id=? AND key=?", slot)
-                .fetchone()
-            )
-        except sqlite3.Error as exc:
-            raise StorageError(
-                f"cannot read the slot's revision ({exc})",
-                scope=slot[0],
-                scope_id=slot[1],
-                key=slot[2],
-                path=self.path,
-            ) from exc
+        row = self._select((str(scope), scope_id, key), "rev", "the slot's revision")
         return None if row is None else row[0]
 
     def delete(self, scope: str, scope_id: str, key: str) -> bool:
