@@ -93,7 +93,6 @@ def _result(
     appended: int,
     events: list[Event],
     max_messages: int,
-    messages: list[dict[str, Any]] | None = None,
 ) -> AppendResult:
     """Build an :class:`AppendResult` without re-validating what the engine computed.
 
@@ -109,7 +108,7 @@ def _result(
             "count": count,
             "appended": appended,
             "appended_any": appended > 0,
-            "messages": messages,
+            "messages": None,
             "events": tuple(events),
             "max_messages": max_messages,
         },
@@ -127,22 +126,9 @@ def _result(
 _ENTRY, _SEQ, _CALLS, _RID, _HEALED = range(5)
 _Node = list  # type alias for readability: list[Any] in the layout above
 
+# Events on the hot path (appended, evicted) are built with tuple.__new__,
+# which skips the named tuple's Python-level constructor.
 _new_event = tuple.__new__
-
-
-def _event(
-    kind: EventKind,
-    rule: str,
-    incoming_index: int | None,
-    position: int | None,
-    tool_call_id: str | None = None,
-    entry: dict[str, Any] | None = None,
-    max_messages: int | None = None,
-) -> Event:
-    """Build an :class:`Event` without the named-tuple constructor's overhead."""
-    return _new_event(
-        Event, (kind, rule, incoming_index, position, tool_call_id, entry, max_messages)
-    )
 
 
 def as_batch(incoming: Any) -> list[Any]:
@@ -228,14 +214,14 @@ class Buffer:
             elif role == "assistant":
                 appended += self._assistant_turn(i, msg, events)
             elif role == "user" and content_is_empty(msg[1]):
-                events.append(_event(EventKind.PURE_READ, "MEM-16", i, None))
+                events.append(Event(EventKind.PURE_READ, "MEM-16", i, None))
             else:
                 if role == "user" and self._open:
                     self._heal(i, events)
                 self._append_new(i, msg, events)
                 appended += 1
         if not batch:
-            events.append(_event(EventKind.PURE_READ, "MEM-16", None, None))
+            events.append(Event(EventKind.PURE_READ, "MEM-16", None, None))
         if self.max_messages and len(self._nodes) > self.max_messages:
             self._evict(events)
         return _result(len(self._nodes), appended, events, self.max_messages)
@@ -251,7 +237,7 @@ class Buffer:
         if rid is None:
             node = self._append_new(i, msg, events)
             events.append(
-                _event(
+                Event(
                     EventKind.IDLESS_RESULT, "MEM-11", i, self._position(node), None, node[_ENTRY]
                 )
             )
@@ -266,7 +252,7 @@ class Buffer:
             node[_ENTRY] = to_stored_row(msg)
             node[_HEALED] = False
             events.append(
-                _event(
+                Event(
                     EventKind.PLACEHOLDER_REPLACED,
                     "MEM-10",
                     i,
@@ -277,7 +263,7 @@ class Buffer:
             )
             return 0
         held = holders[0] if real is None else real
-        events.append(_event(EventKind.DUPLICATE_RESULT, "MEM-1", i, self._position(held), rid))
+        events.append(Event(EventKind.DUPLICATE_RESULT, "MEM-1", i, self._position(held), rid))
         return 0
 
     def _assistant_turn(self, i: int, msg: ParsedMessage, events: list[Event]) -> int:
@@ -287,7 +273,7 @@ class Buffer:
         if calls and all(cid in declared for cid in calls):
             first = declared[calls[0]][0]
             events.append(
-                _event(EventKind.DUPLICATE_TURN, "MEM-2", i, self._position(first), calls[0])
+                Event(EventKind.DUPLICATE_TURN, "MEM-2", i, self._position(first), calls[0])
             )
             return 0
         self._append_new(i, msg, events)
@@ -329,7 +315,7 @@ class Buffer:
                     nodes.append(placeholder)
                     answers.setdefault(cid, []).append(placeholder)
                     events.append(
-                        _event(
+                        Event(
                             EventKind.PLACEHOLDER_INSERTED, "MEM-3", i, len(nodes) - 1, cid, entry
                         )
                     )
