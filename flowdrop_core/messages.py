@@ -136,9 +136,12 @@ def read_message(msg: Any) -> ParsedMessage | str:
         return f"expected a message object, got {type(msg).__name__}"
     get = msg.get
     role = get("role")
-    if role not in ROLES:
+    if type(role) is not str:
         if role is None:
             return "missing 'role'"
+        if not isinstance(role, str):
+            return f"'role' must be a string, got {type(role).__name__}"
+    if role not in ROLES:
         return f"unknown role {role!r} (expected one of {_ROLE_LIST})"
     content = get("content")
     if content is not None and type(content) is not str and not isinstance(content, list | dict):

@@ -45,6 +45,8 @@ def test_read_call_id_under_either_spelling(call: dict, expected: str | None) ->
     [
         ("just text", "incoming[1]: expected a message object, got str"),
         ({"content": "no role"}, "incoming[1]: missing 'role'"),
+        ({"role": ["user"], "content": "x"}, "incoming[1]: 'role' must be a string, got list"),
+        ({"role": {"name": "user"}}, "incoming[1]: 'role' must be a string, got dict"),
         (
             {"role": "operator", "content": "x"},
             "incoming[1]: unknown role 'operator' (expected one of system, user, assistant, tool)",
