@@ -130,10 +130,12 @@ def resolve_scope(
       absent there: those scopes are shared buckets and never refuse).
     - ``session`` resolves to the usable ``session_id``; otherwise it refuses
       (MEM-6, MEM-7, MEM-13), including when there is no context.
-    - ``user`` resolves to the usable ``user_id``, except MEM-8: when
-      ``session_owner_id`` is set (any value other than ``None``, usable or
-      not), the session's owner is the identity. An unusable owner refuses;
-      the caller's ``user_id`` never stands in for it.
+    - ``user`` resolves to the usable ``user_id``, except MEM-8: when a
+      session drives the run (a usable ``session_id``) or ``session_owner_id``
+      is set (any value other than ``None``), the identity is the session's
+      owner. A missing or unusable owner then refuses: the caller's
+      ``user_id`` never stands in for it. Without a session, ``user_id`` is
+      the identity.
     """
     sc = as_scope(scope)
     ctx = as_context(context)
@@ -147,8 +149,10 @@ def resolve_scope(
 
     if sc is Scope.SESSION:
         field = "session_id"
-    elif ctx is not None and ctx.session_owner_id is not None:
-        field = "session_owner_id"  # MEM-8: the owner, never the caller
+    elif ctx is not None and (
+        ctx.session_owner_id is not None or usable_id(ctx.session_id) is not None
+    ):
+        field = "session_owner_id"  # MEM-8: a session's user is its owner, never the caller
     else:
         field = "user_id"
 

@@ -60,7 +60,7 @@ SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
 CONTEXT_PRESETS: dict[str, dict[str, str]] = {
     "no identity": {"session_id": "", "user_id": "", "session_owner_id": ""},
     "the no-user id 0": {"session_id": "0", "user_id": "0", "session_owner_id": ""},
-    "a real user": {"session_id": "s-42", "user_id": "7", "session_owner_id": ""},
+    "a real user": {"session_id": "s-42", "user_id": "7", "session_owner_id": "7"},
 }
 
 #: Material icons for chat bubbles; the role name is shown as plain text.

@@ -258,7 +258,8 @@ def test_step_zero_is_the_starting_buffer_and_exports_are_offered():
 def test_typed_data_is_never_rendered_as_markup():
     at = start()
     at.selectbox(key="scope").select("user").run()
-    at.text_input(key="user").input("**bold** [link](http://example.com) :red[x]").run()
+    # With a session, the user identity is the session owner (MEM-8).
+    at.text_input(key="owner").input("**bold** [link](http://example.com) :red[x]").run()
     paste(at, '{"role": "user", "content": "<b>not html</b> **not bold**"}')
     success = next(s.value for s in at.success if "scope resolves to" in s.value)
     assert "\\*\\*bold\\*\\*" in success and "\\[link\\]" in success and "\\:red\\[x\\]" in success

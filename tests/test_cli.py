@@ -176,7 +176,10 @@ def test_options_override_the_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert (line["count"], line["appended"], line["mem14_flag"]) == (4, 1, None)
     _, out, _ = run(capsys, "replay", path, "--json", "--scope", "user", "--user-id", "7")
     (line,) = json_lines(out)
-    assert (line["scope"], line["resolved_scope_id"], line["count"]) == ("user", "7", 3)
+    # The file's session "demo" drives the run and names no owner, so MEM-8
+    # refuses the user scope rather than file the turn under caller 7.
+    assert (line["scope"], line["refused"], line["count"]) == ("user", True, 0)
+    assert "MEM-8" in line["refusal_reason"]
     _, out, _ = run(capsys, "replay", path, "--json", "--key", "notes")
     assert json_lines(out)[0]["key"] == "notes"
 

@@ -104,7 +104,8 @@ def test_identity_scope_refuses_when_field_missing(scope: str) -> None:
 
 FULL = {
     "session_id": "s1",
-    "user_id": "u1",
+    "session_owner_id": "u1",  # MEM-8: with a session, the user identity is its owner
+    "user_id": "caller",
     "workflow_id": "wf",
     "pipeline_id": "pl",
     "execution_id": "ex",
@@ -167,9 +168,24 @@ def test_mem8_owner_without_caller_resolves() -> None:
     assert resolve_scope("user", {"session_owner_id": 9}).resolved_scope_id == "9"
 
 
+@pytest.mark.parametrize("owner", [None, "absent"], ids=["owner None", "owner absent"])
+def test_mem8_session_without_owner_refuses_the_caller(owner: Any) -> None:
+    # When a session drives the run, the caller's user_id never stands in for a
+    # missing owner (MEM-8): the user scope refuses rather than file the turn
+    # under whoever happened to drive it.
+    ctx: dict[str, Any] = {"session_id": "s1", "user_id": "caller"}
+    if owner is None:
+        ctx["session_owner_id"] = None
+    res = resolve_scope("user", ctx)
+    assert (res.refused, res.resolved_scope_id, res.source) == (True, "", "session_owner_id")
+    assert "MEM-8" in (res.reason or "")
+
+
 def test_mem8_absent_owner_uses_caller() -> None:
     # Decision: None is the field's default, so "owner not set" and "owner None" are the same.
+    # With no session driving the run, the caller's own user_id is the identity.
     assert resolve_scope("user", {"user_id": "u1"}).resolved_scope_id == "u1"
+    assert resolve_scope("user", {"session_id": "0", "user_id": "u1"}).resolved_scope_id == "u1"
     assert (
         resolve_scope("user", {"user_id": "u1", "session_owner_id": None}).resolved_scope_id == "u1"
     )

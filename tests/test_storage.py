@@ -404,8 +404,8 @@ def test_accepted_call_warns_nothing(caplog: pytest.LogCaptureFixture) -> None:
 
 def test_two_users_never_see_each_other(store: Store) -> None:
     buf = ConversationBuffer(scope="user", store=store)
-    a = buf.append(user("alice's secret"), {"user_id": "alice", "session_id": "shared"})
-    b = buf.append(user("bob's secret"), {"user_id": "bob", "session_id": "shared"})
+    a = buf.append(user("alice's secret"), {"user_id": "alice", "workflow_id": "shared"})
+    b = buf.append(user("bob's secret"), {"user_id": "bob", "workflow_id": "shared"})
     assert (a.resolved_scope_id, b.resolved_scope_id) == ("alice", "bob")
     assert a.messages is not None and b.messages is not None
     assert [m["content"] for m in b.messages] == ["bob's secret"]
@@ -414,6 +414,17 @@ def test_two_users_never_see_each_other(store: Store) -> None:
     # an anonymous caller is refused, not given the shared bucket
     assert buf.read({"user_id": 0}).messages == []
     assert store.get("user", "", "chat_history")[1] is False
+
+
+def test_mem8_shared_session_without_owner_refuses_both_callers() -> None:
+    spy = SpyStore()
+    buf = ConversationBuffer(scope="user", store=spy)
+    for caller in ("alice", "bob"):
+        res = buf.append(
+            user(f"{caller} in a shared session"), {"user_id": caller, "session_id": "s"}
+        )
+        assert (res.refused, res.count, res.resolved_scope_id) == (True, 0, "")
+    assert spy.calls == []
 
 
 def test_mem8_session_owner_bucket_not_callers(store: Store) -> None:
