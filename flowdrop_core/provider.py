@@ -12,17 +12,19 @@ modifies its input.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from flowdrop_core.messages import PLACEHOLDER_CONTENT, read_call_id, read_message
+from flowdrop_core.ids import usable_id
+from flowdrop_core.messages import PLACEHOLDER_CONTENT, ROLES, read_call_id
 
 __all__ = ["Finding", "NormalizeReport", "lint", "normalize", "normalize_report"]
 
 FindingKind = Literal[
     "not_a_message",
+    "malformed_calls",
     "orphan_result",
     "duplicate_result",
     "idless_result",
@@ -75,7 +77,7 @@ def _text(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False, sort_keys=True)
 
 
-def _provider_call(call: dict[str, Any], cid: str) -> dict[str, Any]:
+def _provider_call(call: Mapping[str, Any], cid: str) -> dict[str, Any]:
     """A declared call in OpenAI's shape, whatever spelling it came in (MEM-11)."""
     fn = call.get("function") if isinstance(call.get("function"), dict) else {}
     name = call.get("name", fn.get("name"))
@@ -101,35 +103,57 @@ class _Item:
 
 
 def _coerce(entries: Iterable[Any], findings: list[Finding]) -> list[_Item]:
-    """Step 1: every entry to the flat shape; drop what is not a message at all."""
+    """Step 1: every entry to the flat shape; drop only what is not a message at all.
+
+    Lenient on purpose (this is a repair, not validation): an entry is
+    dropped only when it is not an object or has no usable role. A malformed
+    ``tool_calls``, ``metadata`` or id is coerced away (with a finding) and
+    the message kept; ids are read by the shared readers (MEM-11).
+    """
     items: list[_Item] = []
     for index, entry in enumerate(entries):
-        if isinstance(entry, dict) and not isinstance(entry.get("content"), str | type(None)):
-            entry = {**entry, "content": _text(entry.get("content"))}
-        parsed = read_message(entry)
-        if isinstance(parsed, str):
+        role = entry.get("role") if isinstance(entry, Mapping) else None
+        if not isinstance(role, str) or role not in ROLES:
+            if not isinstance(entry, Mapping):
+                why = f"not a message object ({type(entry).__name__})"
+            elif role is None:
+                why = "no role"
+            else:
+                why = f"unknown role {role!r}"
             findings.append(
-                Finding(
-                    index=index, kind="not_a_message", message=f"dropped: {parsed}", dropped=True
-                )
+                Finding(index=index, kind="not_a_message", message=f"dropped: {why}", dropped=True)
             )
             continue
-        msg: dict[str, Any] = {"role": parsed.role, "content": _text(parsed.content)}
+        meta = entry.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        msg: dict[str, Any] = {"role": role, "content": _text(entry.get("content"))}
         calls: list[str] = []
-        if parsed.role == "assistant":
-            meta = entry.get("metadata") or {}
+        result_id = None
+        if role == "assistant":
             raw_calls = entry.get("tool_calls") or meta.get("tool_calls") or []
+            if not isinstance(raw_calls, list):
+                findings.append(
+                    Finding(
+                        index=index,
+                        kind="malformed_calls",
+                        message=f"tool_calls is not a list ({type(raw_calls).__name__}); ignored",
+                    )
+                )
+                raw_calls = []
             provider_calls = []
             for call in raw_calls:
-                cid = read_call_id(call)
+                cid = read_call_id(call) if isinstance(call, Mapping) else None
                 if cid is not None and cid not in calls:
                     calls.append(cid)
                     provider_calls.append(_provider_call(call, cid))
             if provider_calls:
                 msg["tool_calls"] = provider_calls
-        elif parsed.role == "tool" and parsed.result_id is not None:
-            msg["tool_call_id"] = parsed.result_id
-        items.append(_Item(index, msg, calls, parsed.result_id))
+        elif role == "tool":
+            raw_id = entry.get("tool_call_id")
+            result_id = usable_id(raw_id if raw_id is not None else meta.get("tool_call_id"))
+            if result_id is not None:
+                msg["tool_call_id"] = result_id
+        items.append(_Item(index, msg, calls, result_id))
     return items
 
 
