@@ -226,6 +226,8 @@ def test_mem16_text_to_message() -> None:
         "role": "tool",
         "content": "done",
     }
+    for not_an_id in ("0", False, None, ["c1"]):
+        assert text_to_message("done", "tool", not_an_id) == {"role": "tool", "content": "done"}
     assert text_to_message("", "user") is None
     assert text_to_message("hi", None) == {"role": "user", "content": "hi"}
 
