@@ -28,6 +28,7 @@ from flowdrop_core.engine import as_batch
 from flowdrop_core.events import Event, EventKind, apply_events
 from flowdrop_core.importers import ImportedConversation
 from flowdrop_core.messages import InvalidMessagesError, read_messages
+from flowdrop_core.provider import normalize_report
 from flowdrop_core.scenario import Expectation, Scenario, ScenarioConfig, ScenarioStep, step_context
 from flowdrop_core.storage import MemoryStore, SQLiteStore, Store
 
@@ -204,10 +205,25 @@ class Timeline:
     # -- building ---------------------------------------------------------------------
 
     def _seed(self) -> dict[Slot, list[dict[str, Any]]]:
-        """Write the scenario's starting buffer to the slot its context resolves to."""
+        """Write the scenario's starting buffer to its slot.
+
+        The slot is the one the scenario's context resolves to or, when that
+        refuses (or there is none), the first step's that does. A starting
+        buffer with no slot at all is an error: it would be silently lost.
+        """
         start: dict[Slot, list[dict[str, Any]]] = {}
-        res = self.buffer.resolve(self.scenario.context)
-        if res.refused:
+        contexts = [self.scenario.context] + [
+            step_context(self.scenario, step) for step in self.scenario.steps
+        ]
+        resolutions = [self.buffer.resolve(ctx) for ctx in contexts]
+        res = next((r for r in resolutions if not r.refused), None)
+        if res is None:
+            if self.scenario.buffer:
+                raise ReplayError(
+                    f"{self.scenario.name}: buffer: no context of the scenario or its steps "
+                    f"resolves the {self.buffer.scope} scope, so the starting buffer has no "
+                    f"slot ({resolutions[0].reason})"
+                )
             return start
         slot = (str(res.scope), res.resolved_scope_id, self.buffer.key)
         entries = list(self.scenario.buffer)
@@ -549,7 +565,7 @@ def replay(
     for done, (step, again, where) in enumerate(plan, start=1):
         timeline.append_step(
             copy.deepcopy(step.append) if again else step.append,
-            context=step_context(scenario, step),
+            context=step.context,  # append_step lays it over the scenario's context
             label=(f"re-fire: {step.label}" if again else step.label),
             refire=again or step.refire,
             origins=where,
@@ -654,8 +670,19 @@ def check(scenario: Scenario, *, store: Store | None = None) -> CheckResult:
     mismatches: list[Mismatch] = []
     for k, expected in enumerate(scenario.expect):
         record = timeline.steps[k]
-        for field, want in expected.model_dump(exclude_none=True).items():
-            got = timeline.buffer_after(k + 1) if field == "messages" else getattr(record, field)
+        wanted = expected.model_dump(exclude_none=True)
+        provider = wanted.pop("provider", None)
+        got_fields: dict[str, Any] = {}
+        if "messages" in wanted or provider:
+            buffer = timeline.buffer_after(k + 1)
+            got_fields["messages"] = buffer
+            if provider:
+                report = normalize_report(buffer)  # MEM-5
+                got_fields["provider.messages"] = report.messages
+                got_fields["provider.dropped"] = report.dropped
+                wanted.update({f"provider.{name}": v for name, v in provider.items()})
+        for field, want in wanted.items():
+            got = got_fields[field] if field in got_fields else getattr(record, field)
             if got != want:
                 mismatches.append(
                     Mismatch(

@@ -19,16 +19,23 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from flowdrop_core.text import text_to_message
+
 __all__ = [
+    "CONTEXT_FIELDS",
     "SCOPES",
     "Expectation",
+    "JSONProblem",
+    "ProviderExpectation",
     "Scenario",
     "ScenarioConfig",
     "ScenarioError",
     "ScenarioStep",
+    "TextInput",
     "dump_scenario",
     "json_error_text",
     "load_scenario",
+    "parse_json",
     "parse_scenario",
     "scenario_schema_json",
     "step_context",
@@ -65,11 +72,49 @@ class ScenarioConfig(_Strict):
     """The buffer node's configuration for every step of the scenario."""
 
     scope: Scope = Field(default="session", description="Scope the buffer is stored under.")
-    key: str = Field(default="chat_history", min_length=1, description="Storage key of the buffer.")
+    key: str = Field(default="chat_history", description="Storage key of the buffer (not blank).")
     max_messages: Count = Field(
         default=0, description="Window size (GR-MEM step 6); 0 means no cap."
     )
     storage: str = Field(default="memory", min_length=1, description="Storage backend name.")
+
+    @field_validator("key")
+    @classmethod
+    def _key_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError(f"must not be blank, got {json.dumps(value)}")
+        return value
+
+
+#: The fields an execution context may carry (see flowdrop_core.context.ExecutionContext).
+CONTEXT_FIELDS: tuple[str, ...] = (
+    "session_id",
+    "user_id",
+    "session_owner_id",
+    "workflow_id",
+    "pipeline_id",
+    "execution_id",
+    "node_id",
+)
+
+
+def _check_context(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A context key outside :data:`CONTEXT_FIELDS` is a typo, not an id to ignore."""
+    if value is not None:
+        unknown = [k for k in value if k not in CONTEXT_FIELDS]
+        if unknown:
+            raise ValueError(
+                f"unknown context field {unknown[0]!r} (expected one of {', '.join(CONTEXT_FIELDS)})"
+            )
+    return value
+
+
+class TextInput(_Strict):
+    """Text and a role, as a node receives them (MEM-16)."""
+
+    text: str | None = Field(default=None, description="The text; empty makes no message.")
+    role: Any = Field(default="user", description="Any value; outside the four roles it is 'user'.")
+    tool_call_id: Any = Field(default=None, description="Kept only on role tool, trimmed.")
 
 
 class ScenarioStep(_Strict):
@@ -83,11 +128,42 @@ class ScenarioStep(_Strict):
         default=None,
         description="Overrides the scenario context key by key for this step only.",
     )
+    text: TextInput | None = Field(
+        default=None,
+        description="MEM-16: text plus a role; the step appends text_to_message(...) "
+        "(nothing when the text is empty). Fills append when append is absent.",
+    )
     refire: bool = Field(
         default=False,
         description="Marks a step that re-sends earlier messages (MEM-14's re-fire); "
         "informational, the append runs the same.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text_becomes_append(cls, data: Any) -> Any:
+        """MEM-16: a ``text`` step appends what :func:`text_to_message` makes of it."""
+        if not isinstance(data, dict) or data.get("text") is None:
+            return data
+        text = data["text"]
+        if not isinstance(text, dict):
+            return data  # the field's own validation names the problem
+        message = text_to_message(text.get("text"), text.get("role"), text.get("tool_call_id"))
+        made = [] if message is None else [message]
+        if "append" not in data:
+            return {**data, "append": made}
+        given = data["append"] if isinstance(data["append"], list) else [data["append"]]
+        if given != made:
+            raise ValueError(
+                f"append {json.dumps(data['append'])} is not what text makes "
+                f"({json.dumps(made)}); give one of them"
+            )
+        return data
+
+    @field_validator("context")
+    @classmethod
+    def _known_context_fields(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return _check_context(value)
 
     @field_validator("append", mode="before")
     @classmethod
@@ -105,6 +181,15 @@ class ScenarioStep(_Strict):
         raise ValueError(
             f"should be a message object or a list of message objects, got {_json_type(value)}"
         )
+
+
+class ProviderExpectation(_Strict):
+    """What the MEM-5 provider view of the buffer after the step should be."""
+
+    messages: list[Any] | None = Field(
+        default=None, description="normalize(buffer)[0], compared exactly."
+    )
+    dropped: Count | None = Field(default=None, description="normalize(buffer)[1].")
 
 
 class Expectation(_Strict):
@@ -125,6 +210,9 @@ class Expectation(_Strict):
     )
     messages: list[Any] | None = Field(
         default=None, description="The whole buffer after the step, compared exactly."
+    )
+    provider: ProviderExpectation | None = Field(
+        default=None, description="The MEM-5 provider view of the buffer after the step."
     )
 
 
@@ -147,6 +235,11 @@ class Scenario(_Strict):
         default_factory=list,
         description="expect[i] is checked against step i's result; {} checks nothing.",
     )
+
+    @field_validator("context")
+    @classmethod
+    def _known_context_fields(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return _check_context(value)
 
     @model_validator(mode="after")
     def _expect_fits_steps(self) -> Scenario:
@@ -171,12 +264,34 @@ def step_context(scenario: Scenario, step: ScenarioStep) -> dict[str, Any] | Non
     return {**(scenario.context or {}), **(step.context or {})}
 
 
+class JSONProblem(ValueError):
+    """Text that is not JSON this library can read, with the reason and place."""
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads`` whose every failure is a :class:`JSONProblem` with a readable reason.
+
+    Besides syntax errors, Python's parser refuses integers longer than 4,300
+    digits (``ValueError``) and nesting deeper than the interpreter's stack
+    (``RecursionError``); both must be a clear error for bad input, never a
+    traceback.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JSONProblem(json_error_text(exc)) from None
+    except RecursionError:
+        raise JSONProblem("not JSON this reader accepts (nested too deeply)") from None
+    except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer ..."
+        raise JSONProblem(f"not JSON this reader accepts ({exc})") from None
+
+
 def parse_scenario(text: str, source: str = "<text>") -> Scenario:
     """Parse scenario JSON text; ``source`` names the file in error messages."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ScenarioError(source, [json_error_text(exc)]) from None
+        data = parse_json(text)
+    except JSONProblem as exc:
+        raise ScenarioError(source, [str(exc)]) from None
     if not isinstance(data, dict):
         raise ScenarioError(source, [f"a scenario is a JSON object, got {_json_type(data)}"])
     try:
@@ -200,8 +315,9 @@ def load_scenario(path: str | Path) -> Scenario:
 def dump_scenario(scenario: Scenario) -> str:
     """Pretty, stable JSON for a scenario (field order of the models, 2-space indent).
 
-    Unset expectation fields, null contexts and ``refire: false`` are left out
-    so a saved file reads like a hand-written one; ``buffer`` and ``append`` are written
+    Unset expectation fields, null contexts, ``refire: false`` and the
+    ``append`` a ``text`` step derives are left out so a saved file reads like
+    a hand-written one; ``buffer`` and ``append`` are written
     verbatim. ``parse_scenario(dump_scenario(s)) == s`` for every scenario.
     """
     data = scenario.model_dump(mode="json")
@@ -212,11 +328,21 @@ def dump_scenario(scenario: Scenario) -> str:
             del step["context"]
         if not step["refire"]:
             del step["refire"]
-    data["expect"] = [
-        {field: value for field, value in expectation.items() if value is not None}
-        for expectation in data["expect"]
-    ]
+        if step["text"] is None:
+            del step["text"]
+        else:  # the append is what the text makes: write the text only
+            step["text"] = {k: v for k, v in step["text"].items() if v is not None}
+            del step["append"]
+    data["expect"] = [_without_nulls(expectation) for expectation in data["expect"]]
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _without_nulls(expectation: dict[str, Any]) -> dict[str, Any]:
+    """An expectation as written by hand: unset fields (and unset provider fields) left out."""
+    out = {field: value for field, value in expectation.items() if value is not None}
+    if "provider" in out:
+        out["provider"] = {k: v for k, v in out["provider"].items() if v is not None}
+    return out
 
 
 def scenario_schema_json() -> str:

@@ -255,3 +255,31 @@ def test_a_refire_survives_saving_and_replaying() -> None:
     assert [s.refire for s in saved.steps] == [False, True]
     again = replay(saved)
     assert [(s.refire, s.appended) for s in again.steps] == [(False, 1), (True, 0)]
+
+
+def test_starting_buffer_goes_to_the_first_slot_that_resolves() -> None:
+    scenario = Scenario(
+        name="seed",
+        buffer=[{"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
+        steps=[ScenarioStep(append={"role": "user", "content": "c"}, context={"session_id": "s1"})],
+        expect=[Expectation(count=3)],
+    )
+    assert check(scenario).passed
+    orphan = scenario.model_copy(
+        update={"steps": [ScenarioStep(append={"role": "user", "content": "c"})]}
+    )
+    with pytest.raises(ReplayError, match="the starting buffer has no slot"):
+        replay(orphan)
+
+
+def test_provider_expectations_are_checked() -> None:
+    from flowdrop_core.scenario import ProviderExpectation
+
+    scenario = Scenario(
+        name="p",
+        context={"session_id": "s"},
+        steps=[ScenarioStep(append={"role": "tool", "content": "early", "tool_call_id": "c1"})],
+        expect=[Expectation(provider=ProviderExpectation(messages=[], dropped=0))],
+    )
+    result = check(scenario)
+    assert [str(m) for m in result.mismatches] == ["p: step 1: provider.dropped: expected 0, got 1"]

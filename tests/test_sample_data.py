@@ -23,8 +23,7 @@ SCENARIO_FILES = sorted(SAMPLE_DATA.glob("*.json"))
 PLACEHOLDER = "Tool call was interrupted; no result."
 
 #: GR-MEM.md "The specification's examples, as data": one entry per example,
-#: the scenario file(s) that run it. MEM-16 (text to message) is not an append,
-#: so it has no scenario; tests/test_spec_examples.py covers it.
+#: the scenario file(s) that run it.
 SPEC_EXAMPLES: dict[str, tuple[str, ...]] = {
     "MEM-14 full window": ("mem-14-full-window",),
     "MEM-14 re-fired result": ("mem-14-refired-result",),
@@ -42,6 +41,7 @@ SPEC_EXAMPLES: dict[str, tuple[str, ...]] = {
         "mem-7-mem-13-refused-session-read",
     ),
     "MEM-5 zero ids / result before call": ("mem-5-zero-ids", "mem-5-result-before-call"),
+    "MEM-16 text to message": ("mem-16-text-to-message",),
 }
 
 RECORDED = ("recorded-crash-resume", "recorded-redelivery", "recorded-multi-user")

@@ -238,3 +238,80 @@ def test_schema_forbids_unknown_fields() -> None:
     for name in ("ScenarioConfig", "ScenarioStep", "Expectation"):
         assert schema["$defs"][name]["additionalProperties"] is False
     assert schema["required"] == ["name", "steps"]
+
+
+def test_text_steps_append_what_mem16_makes_of_the_text() -> None:
+    scenario = parse_scenario(
+        json.dumps(
+            {
+                "name": "t",
+                "steps": [
+                    {"text": {"text": "hello", "role": "operator"}},
+                    {"text": {"text": "  ", "role": "user"}},
+                    {"text": {"text": "r", "role": "tool", "tool_call_id": " c1 "}},
+                ],
+            }
+        )
+    )
+    assert [s.append for s in scenario.steps] == [
+        [{"role": "user", "content": "hello"}],
+        [],
+        [{"role": "tool", "content": "r", "tool_call_id": "c1"}],
+    ]
+    again = parse_scenario(dump_scenario(scenario))
+    assert again == scenario and '"append"' not in dump_scenario(scenario)
+
+
+def test_a_step_with_text_and_a_different_append_is_an_error() -> None:
+    with pytest.raises(ScenarioError, match=r"steps\[0\]: append .* is not what text makes"):
+        parse_scenario(
+            json.dumps(
+                {
+                    "name": "t",
+                    "steps": [
+                        {"text": {"text": "hi"}, "append": {"role": "user", "content": "other"}}
+                    ],
+                }
+            )
+        )
+
+
+def test_context_field_typos_are_named() -> None:
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(
+            json.dumps(
+                {
+                    "name": "t",
+                    "context": {"sesion_id": "x"},
+                    "steps": [{"append": {"role": "user"}}],
+                }
+            )
+        )
+    assert "context: unknown context field 'sesion_id'" in str(info.value)
+    with pytest.raises(ScenarioError, match=r"steps\[0\]\.context: unknown context field 'userid'"):
+        parse_scenario(
+            json.dumps(
+                {"name": "t", "steps": [{"append": {"role": "user"}, "context": {"userid": 1}}]}
+            )
+        )
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (
+            '{"name": "t", "x": ' + "1" * 5000 + "}",
+            "not JSON this reader accepts (Exceeds the limit",
+        ),
+        ("[" * 100_000, "not JSON this reader accepts (nested too deeply)"),
+        (
+            '{"name": "t", "config": {"key": "   "}, "steps": []}',
+            'config.key: must not be blank, got "   "',
+        ),
+    ],
+    ids=["huge integer", "deep nesting", "blank key"],
+)
+def test_unreadable_json_and_blank_key_are_scenario_errors(text: str, problem: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(text, source="x.json")
+    assert str(info.value).startswith(f"x.json: {problem}")
