@@ -45,7 +45,7 @@ from flowdrop_core.context import (
     as_scope,
     resolve_scope,
 )
-from flowdrop_core.engine import AppendResult, Buffer
+from flowdrop_core.engine import AppendResult, Buffer, check_window
 from flowdrop_core.events import Event, EventKind
 from flowdrop_core.storage import MemoryStore, Slot, StorageError, Store, slot_label
 
@@ -174,9 +174,7 @@ class ConversationBuffer:
     ) -> None:
         self.scope = as_scope(scope)
         self.key = _check_key(key)
-        if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 0:
-            raise ValueError(f"max_messages must be an integer >= 0, got {max_messages!r}")
-        self.max_messages = max_messages
+        self.max_messages = check_window(max_messages)
         if lock_timeout < 0:
             raise ValueError(f"lock_timeout must be >= 0 seconds, got {lock_timeout!r}")
         self.lock_timeout = float(lock_timeout)

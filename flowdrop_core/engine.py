@@ -33,7 +33,7 @@ from flowdrop_core.messages import (
     to_stored_row,
 )
 
-__all__ = ["AppendResult", "Buffer", "append_messages", "as_batch"]
+__all__ = ["AppendResult", "Buffer", "append_messages", "as_batch", "check_window"]
 
 _APPENDED = EventKind.APPENDED
 _EVICTED = EventKind.EVICTED
@@ -80,7 +80,7 @@ class AppendResult(BaseModel):
         return {"count": self.count, "appended": self.appended, "appended_any": self.appended_any}
 
 
-_FIELDS_SET = frozenset({"count", "appended", "appended_any", "messages", "events", "max_messages"})
+_FIELDS = {"count", "appended", "appended_any", "messages", "events", "max_messages"}
 _new_object = object.__new__
 _set_dict = object.__setattr__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
@@ -113,7 +113,7 @@ def _result(
             "max_messages": max_messages,
         },
     )
-    _set_fields_set(res, _FIELDS_SET)
+    _set_fields_set(res, _FIELDS.copy())  # pydantic updates this set in place (model_copy)
     _set_extra(res, None)
     _set_private(res, None)
     return res
@@ -148,7 +148,8 @@ def as_batch(incoming: Any) -> list[Any]:
     )
 
 
-def _check_window(max_messages: int) -> int:
+def check_window(max_messages: int) -> int:
+    """The window (GR-MEM step 6): an integer >= 0, where 0 means no cap."""
     if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 0:
         raise ValueError(f"max_messages must be an integer >= 0 (0 = no cap), got {max_messages!r}")
     return max_messages
@@ -168,7 +169,7 @@ class Buffer:
     __slots__ = ("_answers", "_declared", "_next_seq", "_nodes", "_open", "max_messages")
 
     def __init__(self, entries: Iterable[Any] = (), max_messages: int = 0) -> None:
-        self.max_messages = _check_window(max_messages)
+        self.max_messages = check_window(max_messages)
         self._nodes: deque[_Node] = deque()
         self._declared: dict[str, list[_Node]] = {}  # call id -> declaring turns, oldest first
         self._answers: dict[str, list[_Node]] = {}  # call id -> results, oldest first
@@ -409,6 +410,4 @@ def append_messages(entries: Sequence[Any], incoming: Any, max_messages: int = 0
     ``messages`` as the same dict objects.
     """
     buf = Buffer(entries, max_messages)
-    res = buf.append(incoming)
-    res.__dict__["messages"] = buf.messages()  # set once, before anyone sees the result
-    return res
+    return buf.append(incoming).model_copy(update={"messages": buf.messages()})

@@ -131,3 +131,25 @@ def test_buffer_append_leaves_messages_unset_and_events_explain() -> None:
     dumped = res.model_dump(mode="json")
     assert dumped["appended_any"] is True and dumped["count"] == 1
     assert [ev.to_dict()["kind"] for ev in res.events] == ["appended", "appended", "evicted"]
+
+
+def test_the_fast_result_is_an_ordinary_pydantic_model() -> None:
+    """The engine builds AppendResult without validation; it must behave like model_construct."""
+    from flowdrop_core import AppendResult
+
+    fast = Buffer(max_messages=1).append(
+        [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
+    )
+    slow = AppendResult.model_construct(
+        count=fast.count,
+        appended=fast.appended,
+        appended_any=fast.appended_any,
+        messages=None,
+        events=fast.events,
+        max_messages=1,
+    )
+    assert fast == slow
+    assert fast.model_dump() == slow.model_dump()
+    assert fast.model_fields_set == slow.model_fields_set
+    assert fast.model_copy(update={"count": 9}).count == 9 and fast.count == 1
+    assert AppendResult.model_validate(fast.model_dump()).appended == 2
