@@ -72,10 +72,11 @@ def on_append_pasted() -> None:
     try:
         batch = parse_pasted(text)
         read_messages(as_batch(batch))  # the engine's own check; names incoming[i]
-    except InputProblem as exc:
+    except InputProblem as exc:  # names its source itself
         st.session_state.pg_error = str(exc)
         return
-    except InvalidMessagesError as exc:
+    except (InvalidMessagesError, ValueError, RecursionError) as exc:
+        # Whatever else a reader refuses in the text is bad input too: shown, never a traceback.
         st.session_state.pg_error = f"pasted text: {exc}"
         return
     n = len(batch)

@@ -15,7 +15,7 @@ from app_pages.common import (
 )
 from flowdrop_core.importers import ConversationFormatError
 from flowdrop_core.replay import ReplayError, Timeline
-from flowdrop_core.scenario import ScenarioError, dump_scenario, parse_scenario
+from flowdrop_core.scenario import dump_scenario, parse_scenario
 from flowdrop_core.view import SAMPLE_DIR, conversation_samples, md_escape
 
 MAX_UPLOAD_MB = int(st.get_option("server.maxUploadSize"))
@@ -94,7 +94,9 @@ timeline: Timeline | None = None
 scenario = None
 try:
     scenario = parse_scenario(data.decode("utf-8-sig"), source=name)
-except (ScenarioError, UnicodeDecodeError):
+except (ValueError, RecursionError):
+    # Not a scenario (ScenarioError), not UTF-8 (UnicodeDecodeError) or JSON the json module
+    # refuses (an integer too long, nesting too deep): the importers below name the problem.
     scenario = None
 
 bar = st.progress(0.0, text="Replaying…")

@@ -35,6 +35,7 @@ from flowdrop_core.importers import (
     FORMATS,
     ConversationFormatError,
     ImportedConversation,
+    loads_or_problem,
     parse_conversation,
 )
 from flowdrop_core.messages import InvalidMessagesError
@@ -53,7 +54,6 @@ from flowdrop_core.scenario import (
     Scenario,
     ScenarioConfig,
     ScenarioError,
-    ScenarioStep,
     dump_scenario,
     parse_scenario,
 )
@@ -66,13 +66,16 @@ PROG = "flowdrop-buffer"
 #: Replays shorter than this never draw a progress bar (they finish at once).
 PROGRESS_MIN_STEPS = 200
 
-#: Bad input: reported on stderr as one message, exit 2, no traceback.
+#: Bad input: reported on stderr as one message, exit 2, no traceback. ``ValueError``
+#: last: a configuration the buffer refuses (``ConversationBuffer``'s blank key) is bad
+#: input too, whichever layer notices it first.
 INPUT_ERRORS: tuple[type[Exception], ...] = (
     ScenarioError,
     ConversationFormatError,
     ReplayError,
     InvalidMessagesError,
     StorageError,
+    ValueError,
 )
 
 
@@ -113,15 +116,36 @@ def _read_text(path: str) -> str:
         raise CliError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-def _looks_like_scenario(text: str) -> bool:
-    """A JSON object with ``steps``: read it as a scenario, so its errors name its fields."""
+def _json(text: str, path: str) -> Any:
+    """The file's JSON; JSON the json module refuses (in any way) is a :class:`CliError`.
+
+    The message reads like the scenario reader's: ``PATH: not JSON (...)``.
+    """
+    try:
+        return loads_or_problem(text)
+    except ConversationFormatError as exc:
+        raise CliError(f"{path}: {exc}") from None
+
+
+def _is_scenario(text: str, path: str) -> bool:
+    """A JSON object with ``steps``: read it as a scenario, so its errors name its fields.
+
+    Text that names ``"steps"`` but is not JSON is a broken scenario, and where
+    it broke is reported here, unless it imports as a recorded conversation
+    (a JSONL file whose lines are scenarios).
+    """
     if not text.lstrip().startswith("{"):
         return False
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        # A broken object that names ``steps``: the scenario reader says where it broke.
-        return '"steps"' in text
+        data = loads_or_problem(text)
+    except ConversationFormatError as problem:
+        if '"steps"' not in text:
+            return False  # the importers say why, format by format
+        try:
+            parse_conversation(text, source_name=path)
+        except ConversationFormatError:
+            raise CliError(f"{path}: {problem}") from None
+        return False
     return isinstance(data, dict) and "steps" in data
 
 
@@ -138,7 +162,7 @@ def load_source(path: str, fmt: str | None = None) -> Source:
     """
     _check_format(fmt)
     text = _read_text(path)
-    if fmt == "scenario" or (fmt is None and _looks_like_scenario(text)):
+    if fmt == "scenario" or (fmt is None and _is_scenario(text, path)):
         scenario = parse_scenario(text, source=path)
         entries, origins = _scenario_entries(scenario)
         return Source(path, scenario, None, entries, origins)
@@ -189,7 +213,8 @@ def _override_scenario(
     """Options override the file: config fields, and context ids for *every* step.
 
     A context option replaces the scenario's value and removes the same key
-    from each step's own context, so it applies to all steps.
+    from each step's own context, so it applies to all steps. Every other step
+    field (``label``, ``append``, ``refire``) is kept as it is.
     """
     if not config and not context:
         return scenario
@@ -198,12 +223,10 @@ def _override_scenario(
     if context:
         new_context = {**(scenario.context or {}), **context}
         steps = [
-            ScenarioStep(
-                label=step.label,
-                append=step.append,
-                context=None
-                if step.context is None
-                else {k: v for k, v in step.context.items() if k not in context},
+            step
+            if step.context is None
+            else step.model_copy(
+                update={"context": {k: v for k, v in step.context.items() if k not in context}}
             )
             for step in scenario.steps
         ]
@@ -432,16 +455,12 @@ def _plural(n: int, word: str) -> str:
 def _scenario_only(path: str) -> Scenario:
     """A scenario file for ``check``; a recorded conversation is named as such, in one line."""
     text = _read_text(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        data = None  # parse_scenario reports where the JSON broke
-    else:
-        if not (isinstance(data, dict) and "steps" in data):
-            raise CliError(
-                f"{path}: not a scenario (no 'steps'); check needs a scenario file with "
-                "expect (replay PATH --save SCENARIO makes one from a recording)"
-            )
+    data = _json(text, path)
+    if not (isinstance(data, dict) and "steps" in data):
+        raise CliError(
+            f"{path}: not a scenario (no 'steps'); check needs a scenario file with "
+            "expect (replay PATH --save SCENARIO makes one from a recording)"
+        )
     return parse_scenario(text, source=path)
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from flowdrop_core.ids import usable_id
+from flowdrop_core.messages import read_call_id
 from flowdrop_core.scenario import Scenario, _json_type, _readable_errors, json_error_text
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "ImportedConversation",
     "group_turns",
     "load_conversation",
+    "loads_or_problem",
     "parse_conversation",
 ]
 
@@ -217,12 +220,41 @@ def group_turns(messages: list[Message]) -> list[list[int]]:
 # --------------------------------------------------------------------------- shared pieces
 
 
+def loads_or_problem(text: str, *, column_only: bool = False) -> Any:
+    """``json.loads(text)``, with every way the json module refuses text as one clean error.
+
+    Besides :class:`json.JSONDecodeError`, ``json.loads`` raises a plain
+    ``ValueError`` for an integer longer than Python's conversion limit (4300
+    digits) and ``RecursionError`` for deeply nested input (``"[" * 100000``).
+    Each becomes a :class:`ConversationFormatError` whose message says what is
+    wrong without naming the file (``not JSON (nested too deeply)``), so the
+    caller prefixes the file or line. ``column_only`` is as in
+    :func:`~flowdrop_core.scenario.json_error_text`.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        what = json_error_text(exc, column_only=column_only)
+    except RecursionError:
+        what = "not JSON (nested too deeply)"
+    except ValueError as exc:
+        what = f"not JSON ({_value_error_reason(exc)})"
+    raise ConversationFormatError(what)
+
+
+def _value_error_reason(exc: ValueError) -> str:
+    """Why ``json.loads`` raised a ``ValueError`` that is not a ``JSONDecodeError``."""
+    if "integer string conversion" in str(exc):
+        return f"integer too long: more than {sys.get_int_max_str_digits()} digits"
+    return str(exc).split(";", 1)[0]
+
+
 def _load_json(text: str) -> tuple[Any, _Problem | None]:
     """Parse the whole text as JSON once; on failure, the problem every JSON format reports."""
     try:
-        return json.loads(text), None
-    except json.JSONDecodeError as exc:
-        return None, _Problem("", json_error_text(exc))
+        return loads_or_problem(text), None
+    except ConversationFormatError as exc:
+        return None, _Problem("", str(exc))
 
 
 def _no_match_message(source_name: str, problems: dict[str, str]) -> str:
@@ -266,9 +298,10 @@ def _arguments(value: Any) -> str:
 def _tool_call(call: Any, where: str) -> dict[str, Any]:
     """One declared call in OpenAI shape, from OpenAI, buffer-row or LangChain spelling.
 
-    The id is the first usable one of ``tool_call_id`` and ``id`` (MEM-11, in
-    the engine's order); if neither is usable the raw value is kept, so the
-    inspector shows it.
+    The id is what the engine reads (:func:`~flowdrop_core.messages.read_call_id`,
+    MEM-11: the first usable one of ``tool_call_id`` and ``id``, as a trimmed
+    string); if neither is usable the raw value is kept (``id``, or
+    ``tool_call_id`` when only it is given), so the inspector shows it.
     """
     if not isinstance(call, dict):
         raise _Problem(where, f"expected a tool call object, got {_json_type(call)}")
@@ -278,11 +311,9 @@ def _tool_call(call: Any, where: str) -> dict[str, Any]:
     else:
         name = call.get("name")
         arguments = call["arguments"] if "arguments" in call else call.get("args")
-    # Same order as the engine's reader (messages.read_call_id): tool_call_id, then id.
-    if "tool_call_id" in call and (usable_id(call["tool_call_id"]) is not None or "id" not in call):
-        call_id = call["tool_call_id"]
-    else:
-        call_id = call.get("id")
+    call_id: Any = read_call_id(call)
+    if call_id is None:
+        call_id = call.get("id", call.get("tool_call_id"))
     return {
         "id": call_id,
         "type": "function",
@@ -847,9 +878,9 @@ def _read_jsonl(text: str) -> tuple[list[Message], list[str]]:
         if not line.strip():
             continue
         try:
-            lines.append((number, json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise _Problem(f"line {number}", json_error_text(exc, column_only=True)) from None
+            lines.append((number, loads_or_problem(line, column_only=True)))
+        except ConversationFormatError as exc:
+            raise _Problem(f"line {number}", str(exc)) from None
     messages: list[Message] = []
     origins: list[str] = []
     run: list[tuple[int, Any]] = []

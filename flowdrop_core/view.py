@@ -19,10 +19,12 @@ from typing import Any
 import pandas as pd
 
 from flowdrop_core.events import Event
-from flowdrop_core.importers import ConversationFormatError, parse_conversation
+from flowdrop_core.ids import usable_id
+from flowdrop_core.importers import ConversationFormatError, loads_or_problem, parse_conversation
+from flowdrop_core.messages import read_call_id
 from flowdrop_core.provider import Finding
 from flowdrop_core.replay import RULE_SUMMARIES
-from flowdrop_core.scenario import Scenario, ScenarioError, json_error_text, load_scenario
+from flowdrop_core.scenario import Scenario, ScenarioError, load_scenario
 from flowdrop_core.text import text_to_message
 
 __all__ = [
@@ -128,10 +130,10 @@ def parse_pasted(text: str, source: str = "pasted text") -> list[Any]:
             f"{source} is empty: paste a message, a list of messages or a conversation"
         )
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
+        document = loads_or_problem(text)
+    except ConversationFormatError as exc:
         document = None
-        json_problem: str | None = json_error_text(exc)
+        json_problem: str | None = str(exc)
     else:
         json_problem = None
     if isinstance(document, dict) and "role" in document:
@@ -314,22 +316,26 @@ def entry_text(entry: Any) -> str:
 
 
 def entry_call_ids(entry: Any) -> str:
-    """A short note of the call ids an entry declares or answers, either shape."""
+    """A short note of the call ids an entry declares or answers, either shape.
+
+    Ids are read the way the engine reads them (MEM-11): a call's id by
+    :func:`~flowdrop_core.messages.read_call_id`, a result's by
+    :func:`~flowdrop_core.ids.usable_id`; an id that is not usable shows ``?``.
+    """
     if not isinstance(entry, Mapping):
         return ""
     meta = _metadata(entry)
     parts = []
     calls = entry.get("tool_calls") or meta.get("tool_calls") or []
     if isinstance(calls, list):
-        ids = []
-        for call in calls:
-            if isinstance(call, Mapping):
-                ids.append(str(call.get("tool_call_id") or call.get("id") or "?"))
+        ids = [read_call_id(call) or "?" for call in calls if isinstance(call, Mapping)]
         if ids:
             parts.append("declares " + ", ".join(ids))
-    answered = entry.get("tool_call_id") or meta.get("tool_call_id")
-    if answered:
-        parts.append(f"answers {answered}")
+    answered = entry.get("tool_call_id")
+    if answered is None:
+        answered = meta.get("tool_call_id")
+    if answered is not None:
+        parts.append(f"answers {usable_id(answered) or '?'}")
     if meta.get("healed"):
         parts.append("healed placeholder")
     return "; ".join(parts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from flowdrop_core.view import sample_scenarios
@@ -85,6 +86,31 @@ def test_replay_a_scenario_file_and_a_bad_file():
     ).run()
     assert not at.exception
     assert any("Cannot replay broken.json" in shown(e.value) for e in at.error)
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (
+            b'[{"role": "user", "content": "x", "n": ' + b"9" * 5000 + b"}]",
+            "not JSON (integer too long: more than 4300 digits)",
+        ),
+        (
+            b'{"name": "s", "steps": [], "n": ' + b"9" * 5000 + b"}",
+            "not JSON (integer too long: more than 4300 digits)",
+        ),
+        (b"[" * 100_000, "not JSON (nested too deeply)"),
+    ],
+    ids=["conversation-huge-integer", "scenario-huge-integer", "deep-nesting"],
+)
+def test_replay_upload_json_refuses_is_an_error_not_a_traceback(data, problem):
+    """json.loads raises ValueError / RecursionError for these, not a JSONDecodeError."""
+    at = open_page("app_pages/replay.py")
+    at.file_uploader(key="r_upload").upload("big.json", data, "application/json").run()
+    assert not at.exception, at.exception
+    errors = [shown(e.value) for e in at.error]
+    assert any("Cannot replay big.json" in e and problem in e for e in errors), errors
+    assert not at.success
 
 
 def test_replay_window_changes_results():

@@ -186,7 +186,15 @@ def test_session_owner_is_the_user_identity():
             "incoming[1]: unknown role 'bogus'",
         ),
         ("", "empty"),
+        # json.loads refuses these with a ValueError / RecursionError, not a JSONDecodeError
+        (
+            '{"role": "user", "content": "x", "n": ' + "9" * 5000 + "}",
+            "not JSON (integer too long: more than 4300 digits)",
+        ),
+        ("[" * 100_000, "not JSON (nested too deeply)"),
+        ('{"role": ["user"], "content": "x"}', "incoming[0]: 'role' must be a string"),
     ],
+    ids=["bad-json", "bad-role", "empty", "huge-integer", "deep-nesting", "role-list"],
 )
 def test_bad_input_shows_error_keeps_text_appends_nothing(text, expected):
     at = start()

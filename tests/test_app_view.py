@@ -69,6 +69,16 @@ def test_parse_pasted_one_message_a_list_and_a_conversation():
             "pasted text: not JSON (Expecting value at line 1, column 29)",
         ),
         ('{"a": 1}\n{"b": ', "no known format matched pasted text"),
+        # json.loads refuses these without a JSONDecodeError (ValueError, RecursionError)
+        (
+            '{"role": "user", "content": "x", "n": ' + "9" * 5000 + "}",
+            "pasted text: not JSON (integer too long: more than 4300 digits)",
+        ),
+        ("[" * 100_000, "pasted text: not JSON (nested too deeply)"),
+        (
+            '{"role": "user", "content": "x"}\n' + "[" * 100_000,
+            "- jsonl: line 2: not JSON (nested too deeply)",
+        ),
     ],
 )
 def test_parse_pasted_errors_name_problem_and_place(text, expected):
@@ -142,6 +152,15 @@ def test_entries_and_events_as_tables():
     assert entry_text({"role": "user", "content": None}) == ""
     assert entry_call_ids({"role": "assistant", "tool_calls": [{"id": "x"}]}) == "declares x"
     assert entry_call_ids("not an entry") == ""
+
+
+def test_entry_call_ids_reads_ids_like_the_engine():
+    """MEM-11: one reader of a call's id; "0" and blanks are no id, so the next spelling wins."""
+    calls = [{"tool_call_id": "0", "id": "c1"}, {"tool_call_id": " c2 "}, {"id": "0"}]
+    assert entry_call_ids({"role": "assistant", "tool_calls": calls}) == "declares c1, c2, ?"
+    assert entry_call_ids({"role": "tool", "tool_call_id": " c1 "}) == "answers c1"
+    assert entry_call_ids({"role": "tool", "metadata": {"tool_call_id": "c1"}}) == "answers c1"
+    assert entry_call_ids({"role": "tool", "tool_call_id": "0"}) == "answers ?"
 
 
 def test_focus_keeps_changes_neighbours_and_the_end():

@@ -174,12 +174,14 @@ def test_options_override_the_file(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(capsys, "replay", path, "--json", "--max-messages", "0")
     (line,) = json_lines(out)
     assert (line["count"], line["appended"], line["mem14_flag"]) == (4, 1, None)
-    _, out, _ = run(capsys, "replay", path, "--json", "--scope", "user", "--user-id", "7")
-    (line,) = json_lines(out)
+    code, out, err = run(capsys, "replay", path, "--json", "--scope", "user", "--user-id", "7")
     # The file's session "demo" drives the run and names no owner, so MEM-8
-    # refuses the user scope rather than file the turn under caller 7.
-    assert (line["scope"], line["refused"], line["count"]) == ("user", True, 0)
-    assert "MEM-8" in line["refusal_reason"]
+    # refuses the user scope; its starting buffer would have nowhere to go.
+    assert (code, out) == (2, "")
+    assert "starting buffer has no slot" in err and "MEM-8" in err
+    _, out, _ = run(capsys, "replay", path, "--json", "--scope", "global")
+    (line,) = json_lines(out)
+    assert (line["scope"], line["resolved_scope_id"], line["count"]) == ("global", "", 3)
     _, out, _ = run(capsys, "replay", path, "--json", "--key", "notes")
     assert json_lines(out)[0]["key"] == "notes"
 
@@ -203,6 +205,39 @@ def test_user_id_option_on_a_conversation(capsys: pytest.CaptureFixture[str]) ->
     assert all(line["refused"] and line["count"] == 0 for line in lines)
     _, out, _ = run(capsys, "replay", OPENAI_CHAT, "--json", "--session-id", "s-9")
     assert {line["resolved_scope_id"] for line in json_lines(out)} == {"s-9"}
+
+
+def test_context_options_keep_every_other_step_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """--session-id / --user-id change only the steps' contexts: refire and labels survive."""
+    steps = [
+        {"label": "first", "append": {"role": "user", "content": "hi"}},
+        {
+            "label": "again",
+            "append": {"role": "user", "content": "hi"},
+            "context": {"session_id": "0", "node_id": "n1"},
+            "refire": True,
+        },
+        {"label": "and again", "append": {"role": "user", "content": "hi"}, "refire": True},
+    ]
+    path = write(tmp_path, "saved.json", {"name": "saved", "steps": steps})
+    for option in ("--session-id", "--user-id"):
+        code, out, _ = run(capsys, "replay", path, "--json", option, "7")
+        assert code == 0
+        lines = json_lines(out)
+        assert [(line["label"], line["refire"]) for line in lines] == [
+            ("first", False),
+            ("again", True),
+            ("and again", True),
+        ]
+    _, out, _ = run(capsys, "replay", path, "--json", "--session-id", "s-1")
+    assert [line["resolved_scope_id"] for line in json_lines(out)] == ["s-1"] * 3
+    saved = tmp_path / "again.json"
+    run(capsys, "replay", path, "--session-id", "s-1", "--save", saved)
+    reloaded = load_scenario(saved)
+    assert [step.refire for step in reloaded.steps] == [False, True, True]
+    assert (reloaded.steps[1].context or {}).get("node_id") == "n1"  # the step's own key stays
 
 
 def test_refire_options(capsys: pytest.CaptureFixture[str]) -> None:
@@ -427,6 +462,124 @@ def test_unrecognized_conversation(capsys: pytest.CaptureFixture[str], tmp_path:
         "- scenario: expected a scenario object, got list",
         "- jsonl: line 1: [0]: missing 'role' (read as openai-chat)",
     ]
+
+
+HUGE_INT = "9" * 5000  # past Python's 4300-digit limit: json.loads raises a plain ValueError
+DEEP = "[" * 100_000  # json.loads raises RecursionError
+COMMANDS = ("replay", "check", "lint", "normalize")
+NOT_A_SCENARIO = (
+    "not a scenario (no 'steps'); check needs a scenario file with expect "
+    "(replay PATH --save SCENARIO makes one from a recording)"
+)
+
+
+def _no_format_matched(path: Path, problem: str) -> str:
+    return (
+        f"flowdrop-buffer: error: no known format matched {path}:\n"
+        f"- openai-chat, openai-responses, anthropic, langchain, scenario: {problem}\n"
+        f"- jsonl: line 1: {problem}\n"
+    )
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (
+            '[{"role": "user", "content": "x", "n": ' + HUGE_INT + "}]",
+            "not JSON (integer too long: more than 4300 digits)",
+        ),
+        (DEEP, "not JSON (nested too deeply)"),
+    ],
+    ids=["huge-integer", "deep-nesting"],
+)
+def test_json_refused_without_a_decode_error_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, text: str, problem: str
+) -> None:
+    path = write(tmp_path, "big.json", text)
+    code, out, err = run(capsys, command, path)
+    assert code == 2
+    if command == "check":
+        assert err == f"flowdrop-buffer: error: {path}: {problem}\n"
+        assert out == "0 passed, 0 failed, 1 error\n"
+    else:
+        assert (out, err) == ("", _no_format_matched(path, problem))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[c] for c in COMMANDS] + [[c, "--format", "scenario"] for c in COMMANDS if c != "check"],
+    ids=" ".join,
+)
+@pytest.mark.parametrize(
+    ("tail", "reason"),
+    [
+        (HUGE_INT + "}", "4300 digits"),
+        (DEEP, "nested too deeply"),
+    ],
+    ids=["huge-integer", "deep-nesting"],
+)
+def test_scenario_json_refused_without_a_decode_error_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], tail: str, reason: str
+) -> None:
+    """Forced, the scenario reader words it; detected or under check, the importers' helper."""
+    text = '{"name": "s", "steps": [{"append": {"role": "user", "content": "x"}}], "n": ' + tail
+    path = write(tmp_path, "scenario.json", text)
+    code, _, err = run(capsys, argv[0], path, *argv[1:])
+    assert code == 2 and err.startswith(f"flowdrop-buffer: error: {path}: not JSON")
+    assert len(err.splitlines()) == 1 and reason in err
+
+
+BAD_ROLE = {"role": ["user"], "content": "x"}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_non_string_role_in_a_conversation_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    path = write(tmp_path, "role.json", [BAD_ROLE])
+    code, _, err = run(capsys, command, path)
+    assert code == 2 and err.startswith("flowdrop-buffer: error: ")
+    assert NOT_A_SCENARIO in err if command == "check" else "role ['user']" in err
+
+
+@pytest.mark.parametrize("command", ["replay", "check"])
+def test_non_string_role_in_a_scenario_step_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    path = write(tmp_path, "role.json", {"name": "role", "steps": [{"append": BAD_ROLE}]})
+    code, _, err = run(capsys, command, path)
+    assert code == 2
+    assert err.splitlines()[0].startswith("flowdrop-buffer: error: role: step 1: ")
+    assert "role" in err.splitlines()[0].removeprefix("flowdrop-buffer: error: role")
+
+
+def test_non_string_role_in_a_scenario_step_is_a_lint_finding(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """lint and normalize judge entries: a message that is not one is a finding, not bad input."""
+    path = write(tmp_path, "role.json", {"name": "role", "steps": [{"append": BAD_ROLE}]})
+    code, out, err = run(capsys, "lint", path)
+    assert (code, err) == (1, "")
+    assert out.startswith(f"{path}: steps[0].append (entry 0): not_a_message: ") and "role" in out
+    code, out, err = run(capsys, "normalize", path)
+    assert (code, err) == (0, "")
+    assert "steps[0].append (entry 0): dropped: " in out and "role" in out
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_blank_config_key_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    scenario = {
+        "name": "blank-key",
+        "config": {"key": "   "},
+        "steps": [{"append": {"role": "user", "content": "x"}}],
+    }
+    path = write(tmp_path, "blank.json", scenario)
+    code, _, err = run(capsys, command, path)
+    assert code == 2
+    assert err.startswith("flowdrop-buffer: error: ") and "key" in err
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,14 @@ from flowdrop_core.storage import MemoryStore, SQLiteStore, StorageError, Store
 REPO = Path(__file__).resolve().parents[1]
 CTX = {"session_id": "s1", "node_id": "n1", "pipeline_id": "p1", "workflow_id": "wf1"}
 
+# Timing asserts never use tight absolute times (a loaded CI machine can stall for seconds).
+# A wait that must not happen is made long (LONG_WAIT) and the assert allows a wide margin
+# below it (MARGIN): passing proves the wait did not happen, however slow the machine.
+#: A lock timeout (or a holder's hold) that no append in these tests should sit through.
+LONG_WAIT = 30.0
+#: Elapsed time that proves an append did not sit through LONG_WAIT, with room to spare.
+MARGIN = 10.0
+
 
 def user(text: str) -> dict[str, Any]:
     return {"role": "user", "content": text}
@@ -179,12 +187,15 @@ def test_lock_held_past_bound_warns_and_append_lands(
 ) -> None:
     buf = ConversationBuffer(store=store, lock_timeout=0.05)
     buf.append(user("before"), CTX)
-    start = time.monotonic()
     with store.lock("session", "s1", "chat_history", 1.0) as held:
         assert held
+        start = time.monotonic()
         with caplog.at_level(logging.WARNING, logger="flowdrop_core"):
             res = buf.append(user("late"), CTX)
-    assert time.monotonic() - start < 2.0  # bounded: it did not wait for the holder
+        elapsed = time.monotonic() - start
+    # Bounded: the holder only lets go after the append returns, so an unbounded wait
+    # would never end; this one waited its bound and went on.
+    assert elapsed < MARGIN
     _assert_unserialized_but_landed(res, caplog)
     assert [m["content"] for m in buf.messages(CTX)] == ["before", "late"]
     # and the lock is usable again afterwards
@@ -206,14 +217,15 @@ def test_lock_held_by_another_process_is_bounded(
 ) -> None:
     path = tmp_path / "db.sqlite3"
     store = SQLiteStore(path)
-    holder = _python(HOLDER, str(path), "30")
+    holder = _python(HOLDER, str(path), str(10 * LONG_WAIT))  # killed below, long before
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         buf = ConversationBuffer(store=store, lock_timeout=0.2)
         start = time.monotonic()
         with caplog.at_level(logging.WARNING, logger="flowdrop_core"):
             res = buf.append(user("while another process holds the slot"), CTX)
-        assert 0.15 < time.monotonic() - start < 5.0
+        # it waited its own bound (0.2 s), not for the holder (which holds for minutes)
+        assert 0.15 < time.monotonic() - start < LONG_WAIT
         _assert_unserialized_but_landed(res, caplog)
         # a different slot in the same file does not wait on the held one
         other = buf.append(user("other slot"), {"session_id": "s2"})
@@ -257,39 +269,38 @@ def _failing_sqlite(tmp_path: Path) -> SQLiteStore:
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
 def test_failing_write_releases_the_lock(kind: str, tmp_path: Path) -> None:
     store: Store = FailingOnce() if kind == "memory" else _failing_sqlite(tmp_path)
-    buf = ConversationBuffer(store=store, lock_timeout=5.0)
+    buf = ConversationBuffer(store=store, lock_timeout=LONG_WAIT)
     with pytest.raises((StorageError, OSError), match="disk on fire"):
         buf.append(user("lost with an error, not silently"), CTX)
     assert buf.read(CTX).count == 0  # the failed write left nothing behind
     start = time.monotonic()
     res = buf.append(user("next"), CTX)
-    assert time.monotonic() - start < 1.0  # did not wait for a leaked lock
+    # A leaked lock would make it wait the whole LONG_WAIT and land unserialized.
+    assert time.monotonic() - start < MARGIN
     assert res.serialized is True and res.count == 1
 
 
 def test_invalid_message_releases_the_lock(store: Store) -> None:
-    buf = ConversationBuffer(store=store, lock_timeout=5.0)
+    buf = ConversationBuffer(store=store, lock_timeout=LONG_WAIT)
     with pytest.raises(ValueError):
         buf.append({"content": "no role"}, CTX)
     start = time.monotonic()
-    assert buf.append(user("next"), CTX).serialized is True
-    assert time.monotonic() - start < 1.0
+    assert buf.append(user("next"), CTX).serialized is True  # a leaked lock: False
+    assert time.monotonic() - start < MARGIN  # and a leaked lock: the whole LONG_WAIT
 
 
 def test_different_slots_never_wait(store: Store) -> None:
-    buf = ConversationBuffer(store=store, lock_timeout=5.0)
-    other_key = ConversationBuffer(key="other", store=store, lock_timeout=5.0)
+    buf = ConversationBuffer(store=store, lock_timeout=LONG_WAIT)
+    other_key = ConversationBuffer(key="other", store=store, lock_timeout=LONG_WAIT)
+    other_scope = ConversationBuffer(scope="user", store=store, lock_timeout=LONG_WAIT)
     with store.lock("session", "s1", "chat_history", 1.0) as held:
         assert held
         start = time.monotonic()
+        # Waiting on the held slot would take LONG_WAIT and end unserialized.
         assert buf.append(user("s2"), {"session_id": "s2"}).serialized is True
         assert other_key.append(user("same id, other key"), CTX).serialized is True
-        assert (
-            ConversationBuffer(scope="user", store=store)
-            .append(user("u"), {"user_id": "s1"})
-            .serialized
-        )
-        assert time.monotonic() - start < 1.0
+        assert other_scope.append(user("u"), {"user_id": "s1"}).serialized is True
+        assert time.monotonic() - start < MARGIN
 
 
 # -- crash safety --------------------------------------------------------------------------------
@@ -326,11 +337,11 @@ def test_killed_mid_write_leaves_old_buffer(tmp_path: Path) -> None:
     child.wait()
     assert child.returncode == -signal.SIGKILL
     _integrity_ok(path)
-    fresh = ConversationBuffer(store=SQLiteStore(path), lock_timeout=5)
+    fresh = ConversationBuffer(store=SQLiteStore(path), lock_timeout=LONG_WAIT)
     assert [m["content"] for m in fresh.messages({"session_id": "s1"})] == ["old"]
     start = time.monotonic()  # neither the slot lock nor SQLite's write lock is left held
     res = fresh.append(user("after crash"), {"session_id": "s1"})
-    assert res.serialized is True and time.monotonic() - start < 2.0
+    assert res.serialized is True and time.monotonic() - start < MARGIN
     assert res.count == 2
 
 

@@ -14,6 +14,7 @@ from flowdrop_core.importers import (
     ConversationFormatError,
     group_turns,
     load_conversation,
+    loads_or_problem,
     parse_conversation,
 )
 
@@ -415,6 +416,75 @@ def test_jsonl_line_that_is_not_json() -> None:
     )
 
 
+HUGE_INT = "9" * 5000  # past Python's 4300-digit limit for int("...")
+DEEP = "[" * 100_000  # past the json module's recursion limit
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("[1]", None),
+        ('{"n": ' + HUGE_INT + "}", "not JSON (integer too long: more than 4300 digits)"),
+        (DEEP, "not JSON (nested too deeply)"),
+        (DEEP + "]" * 100_000, "not JSON (nested too deeply)"),
+        ("[1,", "not JSON (Expecting value at line 1, column 4)"),
+    ],
+)
+def test_loads_or_problem_turns_every_json_refusal_into_one_error(
+    text: str, problem: str | None
+) -> None:
+    if problem is None:
+        assert loads_or_problem(text) == [1]
+        return
+    with pytest.raises(ConversationFormatError) as info:
+        loads_or_problem(text)
+    assert str(info.value) == problem
+    assert info.value.__cause__ is None and info.value.__context__ is None
+
+
+@pytest.mark.parametrize(
+    ("text", "json_problem", "jsonl_problem"),
+    [
+        (
+            '[{"role": "user", "content": "x", "n": ' + HUGE_INT + "}]",
+            "not JSON (integer too long: more than 4300 digits)",
+            "line 1: not JSON (integer too long: more than 4300 digits)",
+        ),
+        (DEEP, "not JSON (nested too deeply)", "line 1: not JSON (nested too deeply)"),
+    ],
+)
+def test_json_refused_without_a_decode_error_names_the_file(
+    text: str, json_problem: str, jsonl_problem: str
+) -> None:
+    """A too-long integer (ValueError) or deep nesting (RecursionError): an error, no traceback."""
+    assert error_of(text) == (
+        "no known format matched rec.json:\n"
+        f"- openai-chat, openai-responses, anthropic, langchain, scenario: {json_problem}\n"
+        f"- jsonl: {jsonl_problem}"
+    )
+    assert error_of(text, format="anthropic") == f"rec.json is not valid anthropic: {json_problem}"
+    with pytest.raises(ConversationFormatError) as info:
+        load_conversation(text.encode(), format="jsonl", name="big.json")
+    assert str(info.value) == f"big.json is not valid jsonl: {jsonl_problem}"
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (
+            '{"role": "user", "content": ' + HUGE_INT + "}",
+            "integer too long: more than 4300 digits",
+        ),
+        (DEEP, "nested too deeply"),
+    ],
+)
+def test_jsonl_line_refused_without_a_decode_error_names_its_line(line: str, problem: str) -> None:
+    text = '{"role": "user", "content": "hi"}\n' + line + "\n"
+    assert error_of(text, format="jsonl") == (
+        f"rec.json is not valid jsonl: line 2: not JSON ({problem})"
+    )
+
+
 def test_message_with_no_role() -> None:
     text = json.dumps(
         {
@@ -611,3 +681,18 @@ def test_call_id_spelling_follows_the_engine_order() -> None:
         json.dumps([{"role": "assistant", "content": "", "tool_calls": calls}])
     )
     assert [c["id"] for c in got.messages[0]["tool_calls"]] == ["buf", "flat2", " "]
+
+
+def test_call_id_is_the_engines_reading() -> None:
+    """MEM-11: messages.read_call_id reads the id; an unusable one is kept raw, for display."""
+    calls = [
+        {"tool_call_id": "0", "id": "c1", "name": "a"},
+        {"tool_call_id": " c2 ", "name": "b"},
+        {"id": 0, "name": "c"},
+        {"tool_call_id": "0", "name": "d"},
+        {"name": "e"},
+    ]
+    got = parse_conversation(
+        json.dumps([{"role": "assistant", "content": "", "tool_calls": calls}])
+    )
+    assert [c["id"] for c in got.messages[0]["tool_calls"]] == ["c1", "c2", 0, "0", None]
