@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +42,13 @@ from pydantic import ValidationError
 
 from flowdrop_core.ids import usable_id
 from flowdrop_core.messages import read_call_id
-from flowdrop_core.scenario import Scenario, _json_type, _readable_errors, json_error_text
+from flowdrop_core.scenario import (
+    JSONProblem,
+    Scenario,
+    _json_type,
+    _readable_errors,
+    parse_json,
+)
 
 __all__ = [
     "ERROR_PREFIX",
@@ -221,32 +226,12 @@ def group_turns(messages: list[Message]) -> list[list[int]]:
 
 
 def loads_or_problem(text: str, *, column_only: bool = False) -> Any:
-    """``json.loads(text)``, with every way the json module refuses text as one clean error.
-
-    Besides :class:`json.JSONDecodeError`, ``json.loads`` raises a plain
-    ``ValueError`` for an integer longer than Python's conversion limit (4300
-    digits) and ``RecursionError`` for deeply nested input (``"[" * 100000``).
-    Each becomes a :class:`ConversationFormatError` whose message says what is
-    wrong without naming the file (``not JSON (nested too deeply)``), so the
-    caller prefixes the file or line. ``column_only`` is as in
-    :func:`~flowdrop_core.scenario.json_error_text`.
-    """
+    """:func:`~flowdrop_core.scenario.parse_json`, failing as a :class:`ConversationFormatError`."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        what = json_error_text(exc, column_only=column_only)
-    except RecursionError:
-        what = "not JSON (nested too deeply)"
-    except ValueError as exc:
-        what = f"not JSON ({_value_error_reason(exc)})"
-    raise ConversationFormatError(what)
-
-
-def _value_error_reason(exc: ValueError) -> str:
-    """Why ``json.loads`` raised a ``ValueError`` that is not a ``JSONDecodeError``."""
-    if "integer string conversion" in str(exc):
-        return f"integer too long: more than {sys.get_int_max_str_digits()} digits"
-    return str(exc).split(";", 1)[0]
+        return parse_json(text, column_only=column_only)
+    except JSONProblem as exc:
+        problem = str(exc)
+    raise ConversationFormatError(problem)  # outside the handler: no chained context
 
 
 def _load_json(text: str) -> tuple[Any, _Problem | None]:

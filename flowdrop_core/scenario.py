@@ -14,6 +14,7 @@ that names the field and its JSON path instead of a silently ignored key.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -268,22 +269,28 @@ class JSONProblem(ValueError):
     """Text that is not JSON this library can read, with the reason and place."""
 
 
-def parse_json(text: str) -> Any:
+def parse_json(text: str, *, column_only: bool = False) -> Any:
     """``json.loads`` whose every failure is a :class:`JSONProblem` with a readable reason.
 
-    Besides syntax errors, Python's parser refuses integers longer than 4,300
-    digits (``ValueError``) and nesting deeper than the interpreter's stack
-    (``RecursionError``); both must be a clear error for bad input, never a
-    traceback.
+    Besides syntax errors, Python's parser refuses integers longer than its
+    conversion limit (4,300 digits, a plain ``ValueError``) and nesting deeper
+    than the interpreter's stack (``RecursionError``); both must be a clear
+    error for bad input, never a traceback. The message names no file
+    (``not JSON (nested too deeply)``): callers prefix the file or line.
+    ``column_only`` is as in :func:`json_error_text`.
     """
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise JSONProblem(json_error_text(exc)) from None
+        raise JSONProblem(json_error_text(exc, column_only=column_only)) from None
     except RecursionError:
-        raise JSONProblem("not JSON this reader accepts (nested too deeply)") from None
-    except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer ..."
-        raise JSONProblem(f"not JSON this reader accepts ({exc})") from None
+        raise JSONProblem("not JSON (nested too deeply)") from None
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):
+            why = f"integer too long: more than {sys.get_int_max_str_digits()} digits"
+        else:
+            why = str(exc).split(";", 1)[0]
+        raise JSONProblem(f"not JSON ({why})") from None
 
 
 def parse_scenario(text: str, source: str = "<text>") -> Scenario:
