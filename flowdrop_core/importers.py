@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from flowdrop_core.ids import usable_id
-from flowdrop_core.messages import read_call_id
+from flowdrop_core.messages import read_call_function, read_call_id
 from flowdrop_core.scenario import (
     JSONProblem,
     Scenario,
@@ -290,12 +290,7 @@ def _tool_call(call: Any, where: str) -> dict[str, Any]:
     """
     if not isinstance(call, dict):
         raise _Problem(where, f"expected a tool call object, got {_json_type(call)}")
-    function = call.get("function")
-    if isinstance(function, dict):
-        name, arguments = function.get("name"), function.get("arguments")
-    else:
-        name = call.get("name")
-        arguments = call["arguments"] if "arguments" in call else call.get("args")
+    name, arguments = read_call_function(call)
     call_id: Any = read_call_id(call)
     if call_id is None:
         call_id = call.get("id", call.get("tool_call_id"))

@@ -34,6 +34,7 @@ __all__ = [
     "ToolCall",
     "content_is_empty",
     "make_placeholder",
+    "read_call_function",
     "read_call_id",
     "read_message",
     "read_messages",
@@ -62,6 +63,23 @@ def read_call_id(call: Mapping[str, Any]) -> str | None:
     if found is None:
         found = usable_id(call.get("id"))
     return found
+
+
+def read_call_function(call: Mapping[str, Any]) -> tuple[Any, Any]:
+    """``(name, arguments)`` of one tool call, under any spelling, as given.
+
+    OpenAI nests them in ``function``; the buffer's own rows and LangChain
+    keep ``name`` flat with ``arguments`` or ``args``; Anthropic's ``tool_use``
+    says ``input``. The nested form wins when present. Like
+    :func:`read_call_id`, this is the one place a call is read.
+    """
+    fn = call.get("function")
+    if isinstance(fn, Mapping):
+        return fn.get("name"), fn.get("arguments")
+    for key in ("arguments", "args", "input"):
+        if key in call:
+            return call.get("name"), call[key]
+    return call.get("name"), None
 
 
 def content_is_empty(content: Any) -> bool:
@@ -277,13 +295,8 @@ class ToolCall(BaseModel):
             raise ValueError(f"a tool call must be an object, got {type(data).__name__}")
         if "raw" in data and set(data) <= {"id", "name", "arguments", "raw"}:
             return data
-        fn = data.get("function") if isinstance(data.get("function"), Mapping) else {}
-        return {
-            "id": read_call_id(data),
-            "name": data.get("name", fn.get("name")),
-            "arguments": data.get("arguments", data.get("args", fn.get("arguments"))),
-            "raw": dict(data),
-        }
+        name, arguments = read_call_function(data)
+        return {"id": read_call_id(data), "name": name, "arguments": arguments, "raw": dict(data)}
 
 
 class Message(BaseModel):

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from flowdrop_core.ids import usable_id
-from flowdrop_core.messages import PLACEHOLDER_CONTENT, ROLES, read_call_id
+from flowdrop_core.messages import PLACEHOLDER_CONTENT, ROLES, read_call_function, read_call_id
 
 __all__ = ["Finding", "NormalizeReport", "lint", "normalize", "normalize_report"]
 
@@ -79,9 +79,7 @@ def _text(content: Any) -> str:
 
 def _provider_call(call: Mapping[str, Any], cid: str) -> dict[str, Any]:
     """A declared call in OpenAI's shape, whatever spelling it came in (MEM-11)."""
-    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
-    name = call.get("name", fn.get("name"))
-    args = call.get("arguments", call.get("args", call.get("input", fn.get("arguments"))))
+    name, args = read_call_function(call)
     if args is None:
         args = "{}"
     elif not isinstance(args, str):

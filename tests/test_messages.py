@@ -171,3 +171,21 @@ def test_engine_writes_stored_rows_and_keeps_extra_fields() -> None:
             "timestamp": 5,
         }
     ]
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ({"id": "c", "function": {"name": "f", "arguments": "{}"}}, ("f", "{}")),
+        ({"tool_call_id": "c", "name": "f", "arguments": {"q": 1}}, ("f", {"q": 1})),
+        ({"id": "c", "name": "f", "args": {"q": 1}}, ("f", {"q": 1})),
+        ({"id": "c", "name": "f", "input": {"q": 1}}, ("f", {"q": 1})),
+        ({"id": "c"}, (None, None)),
+    ],
+    ids=["openai", "buffer row", "langchain", "anthropic", "bare"],
+)
+def test_read_call_function_under_every_spelling(call: dict, expected: tuple) -> None:
+    from flowdrop_core.messages import read_call_function
+
+    assert read_call_function(call) == expected
+    assert (ToolCall.model_validate(call).name, ToolCall.model_validate(call).arguments) == expected
