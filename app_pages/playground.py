@@ -258,7 +258,7 @@ start.button(
 )
 
 if recipe.get("title"):
-    st.markdown(f"**{recipe['name']}**: {recipe['title']}")
+    st.markdown(f"**{md_escape(recipe['name'])}**: {md_escape(recipe['title'])}")
 
 paste_tab, compose_tab = st.tabs(["Paste", "Compose"])
 with paste_tab:
