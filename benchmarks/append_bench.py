@@ -10,8 +10,10 @@ Run with ``make bench`` (or ``python benchmarks/append_bench.py``). It prints:
     entries (target: within 1.5x), which shows an append never walks the buffer;
 (d) where (b)'s time goes: the cost per message of the pieces every append
     must pay whatever the indexes (reading and validating the message, writing
-    the stored row, building the pydantic result), so the ratio in (b) can be
-    read against what the interpreter charges for them on this machine.
+    the stored row, building the pydantic result), and a floor: a stand-in
+    append that only checks the role, writes the row, records its events
+    (appended, evicted) and returns a slotted result, with no rule at all.
+    The floor shows what the interpreter charges before any GR-MEM logic.
 
 Timings are the best of several repeats of process CPU time (``time.process_time_ns``), which
 is robust to other processes sharing the machine.
@@ -146,6 +148,39 @@ def bench_pieces(conv: list[dict[str, Any]], repeat: int) -> dict[str, float]:
     }
 
 
+class _FloorResult:
+    __slots__ = ("appended", "count", "events")
+
+    def __init__(self, count: int, appended: int, events: tuple[Any, ...]) -> None:
+        self.count = count
+        self.appended = appended
+        self.events = events
+
+
+def bench_floor(conv: list[dict[str, Any]], window: int, repeat: int) -> float:
+    """(d) floor: ns/message of a rule-free stand-in append (not the engine)."""
+    roles = frozenset({"system", "user", "assistant", "tool"})
+
+    def run() -> None:
+        nodes: deque[dict[str, Any]] = deque()
+
+        def append(msg: dict[str, Any]) -> _FloorResult:
+            role = msg.get("role")
+            if role not in roles:
+                raise ValueError(role)
+            row = {"role": role, "content": msg.get("content"), "metadata": {}}
+            nodes.append(row)
+            events = [("appended", len(nodes) - 1, row)]
+            if len(nodes) > window:
+                events.append(("evicted", 0, nodes.popleft()))
+            return _FloorResult(len(nodes), 1, tuple(events))
+
+        for msg in conv:
+            append(msg)
+
+    return best_ns(run, repeat) / len(conv)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=200_000)
@@ -171,6 +206,10 @@ def main() -> None:
     print("(d) fixed costs inside (b), per message:")
     for label, ns in bench_pieces(stream, args.repeat).items():
         print(f"    {label:<27}: {ns:8.1f} ns  ({ns / plain:5.1f}x the deque append)")
+    floor = bench_floor(stream, args.window, args.repeat)
+    print(
+        f"    {'floor: rule-free stand-in':<27}: {floor:8.1f} ns  ({floor / plain:5.1f}x the deque append)"
+    )
 
 
 if __name__ == "__main__":
