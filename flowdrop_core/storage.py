@@ -94,6 +94,14 @@ class StorageError(RuntimeError):
         self.scope, self.scope_id, self.key = scope, scope_id, key
         self.path = None if path is None else os.fspath(path)
 
+    @classmethod
+    def for_slot(
+        cls, message: str, slot: Slot, path: str | os.PathLike[str] | None = None
+    ) -> StorageError:
+        """The error for one ``(scope, scope_id, key)`` slot."""
+        scope, scope_id, key = slot
+        return cls(message, scope=scope, scope_id=scope_id, key=key, path=path)
+
 
 @runtime_checkable
 class Store(Protocol):
@@ -155,13 +163,7 @@ def _encode(value: Any, slot: Slot, path: str | None = None) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
-        raise StorageError(
-            f"value is not JSON-serializable ({exc})",
-            scope=slot[0],
-            scope_id=slot[1],
-            key=slot[2],
-            path=path,
-        ) from exc
+        raise StorageError.for_slot(f"value is not JSON-serializable ({exc})", slot, path) from exc
 
 
 def _decode(text: Any, slot: Slot, path: str | None = None) -> Any:
@@ -172,12 +174,8 @@ def _decode(text: Any, slot: Slot, path: str | None = None) -> Any:
             raise TypeError(f"stored value is {type(text).__name__}, not JSON text")
         return json.loads(text)
     except (TypeError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise StorageError(
-            f"stored value is corrupt and cannot be decoded ({exc})",
-            scope=slot[0],
-            scope_id=slot[1],
-            key=slot[2],
-            path=path,
+        raise StorageError.for_slot(
+            f"stored value is corrupt and cannot be decoded ({exc})", slot, path
         ) from exc
 
 
@@ -447,13 +445,7 @@ class SQLiteStore:
                 .fetchone()
             )
         except sqlite3.Error as exc:
-            raise StorageError(
-                f"cannot read {what} ({exc})",
-                scope=slot[0],
-                scope_id=slot[1],
-                key=slot[2],
-                path=self.path,
-            ) from exc
+            raise StorageError.for_slot(f"cannot read {what} ({exc})", slot, self.path) from exc
 
     def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
         """Return ``(value, found)``; a corrupt value raises :class:`StorageError`."""
@@ -507,13 +499,7 @@ class SQLiteStore:
                     conn.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
-            raise StorageError(
-                f"cannot write the slot ({exc})",
-                scope=slot[0],
-                scope_id=slot[1],
-                key=slot[2],
-                path=self.path,
-            ) from exc
+            raise StorageError.for_slot(f"cannot write the slot ({exc})", slot, self.path) from exc
         return changed
 
     def slots(self) -> list[Slot]:
