@@ -20,6 +20,7 @@ import streamlit as st
 
 from flowdrop_core import lint, normalize_report
 from flowdrop_core.importers import ImportedConversation, load_conversation
+from flowdrop_core.inspect.labels import entry_calls, step_label
 from flowdrop_core.replay import CheckResult, Timeline, check, replay, replay_conversation
 from flowdrop_core.scenario import ScenarioConfig, dump_scenario, load_scenario, parse_scenario
 from flowdrop_core.view import (
@@ -32,14 +33,11 @@ from flowdrop_core.view import (
     findings_frame,
     focus,
     md_escape,
-    page_count,
-    page_of,
     sample_scenarios,
     timeline_frame,
 )
 
 PLAYGROUND = "app_pages/playground.py"
-PAGE_SIZE = 25
 PROVIDER_TAIL = 50  # normalized messages drawn in the provider view
 #: Tag colours for st.badge (fixed vocabulary from Timeline.tagged).
 TAG_COLORS = {
@@ -181,10 +179,13 @@ def show_entry_bubble(entry: Any, tag: str | None = None) -> None:
         if ids:  # call ids are data: shown inside a code span, which renders literally
             literal = ids.replace("`", "'")
             st.caption(f"`{literal}`")
+        calls = entry_calls(entry)
+        for call in calls:  # names and arguments are data: plain text
+            st.text(f"calls {call}")
         text = entry_text(entry)
         if text:
             st.text(text)
-        else:
+        elif not calls:
             st.caption("*(empty content)*")
 
 
@@ -256,57 +257,6 @@ def show_metrics(timeline: Timeline, step: int) -> None:
         )
 
 
-def _mark_rows(row: Any) -> list[str]:
-    color = "background-color: #fff3cd" if row["mem14_flag"] else ""
-    return [color] * len(row)
-
-
-def show_timeline_table(timeline: Timeline, step: int, prefix: str) -> None:
-    """The timeline, paged, with MEM-14 rows marked."""
-    rows = rows_of(timeline)
-    flagged_only = st.toggle(
-        "Only rows MEM-14 is about",
-        key=f"{prefix}_flagged",
-        help="Count unchanged but appended > 0, or count grew but appended is 0.",
-    )
-    if flagged_only:
-        rows = [r for r in rows if r["mem14_flag"]]
-    total = len(rows)
-    pages = page_count(total, PAGE_SIZE)
-    page_key = f"{prefix}_page"
-    follow_key = f"{prefix}_page_for_step"
-    # Follow the selected step to its page when the step changes.
-    if not flagged_only and st.session_state.get(follow_key) != step:
-        st.session_state[page_key] = page_of(step, PAGE_SIZE)
-        st.session_state[follow_key] = step
-    if st.session_state.get(page_key, 1) > pages:
-        st.session_state[page_key] = pages
-    left, right = st.columns([3, 1], vertical_alignment="bottom")
-    flagged = sum(1 for r in rows_of(timeline) if r["mem14_flag"])
-    left.caption(
-        f"{len(timeline.steps)} step(s); {flagged} marked for MEM-14 "
-        "(highlighted). Page size "
-        f"{PAGE_SIZE}."
-    )
-    page = right.number_input("Page", min_value=1, max_value=pages, step=1, key=page_key, width=140)
-    shown = rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    frame = timeline_frame(shown)
-    st.dataframe(
-        frame.style.apply(_mark_rows, axis=1),
-        hide_index=True,
-        alt="Timeline: one row per append with its MEM-14 report",
-        column_config={
-            "step": st.column_config.NumberColumn("step", pinned=True, width="small"),
-            "mem14_flag": st.column_config.TextColumn("MEM-14", width="medium"),
-            "incoming": st.column_config.TextColumn("incoming", width="medium"),
-            "count_delta": st.column_config.NumberColumn("count Δ", format="%+d"),
-            "appended_any": st.column_config.CheckboxColumn("appended_any"),
-            "refused": st.column_config.CheckboxColumn("refused"),
-        },
-        key=f"{prefix}_table",
-    )
-
-
 def show_chart(timeline: Timeline, step: int) -> None:
     """count and cumulative appended per step; they part where MEM-14 matters."""
     data = chart_frame(rows_of(timeline), start_count=len(timeline.buffer_after(0)))
@@ -358,7 +308,9 @@ def show_step_detail(timeline: Timeline, step: int, prefix: str) -> None:
     before, after, dropped = timeline.tagged(step)
     record = timeline.steps[step - 1]
     st.markdown(f"**Incoming at step {step}**")
-    st.text(record.label or "(no label)")
+    st.text(
+        step_label(record.incoming, width=200) + (f"  ({record.label})" if record.label else "")
+    )
     show_entries([(m, "incoming") for m in record.incoming], mode or "Chat", "Nothing incoming.")
     left, right = st.columns(2)
     with left:
@@ -458,48 +410,18 @@ def show_exports(timeline: Timeline, name: str, prefix: str) -> None:
     )
 
 
-def step_selector(timeline: Timeline, key: str, label: str = "Step") -> int:
-    """A slider over the timeline (0 = the starting buffer), bound to the URL."""
-    n = len(timeline.steps)
-    if n == 0:
-        st.session_state.pop(key, None)
-        return 0
-    current = st.session_state.get(key)
-    if current is None and key in st.query_params:  # a copied link: ?step=N
-        try:
-            current = int(st.query_params[key])
-            st.session_state[key] = current
-        except ValueError:
-            current = None
-    seen = st.session_state.get(f"{key}_seen")  # timeline length on the last run
-    if (
-        not isinstance(current, int)
-        or current > n
-        or current < 0
-        or (seen is not None and current == seen and n != seen)
-    ):
-        st.session_state[key] = n  # follow the newest step
-    st.session_state[f"{key}_seen"] = n
-    return int(
-        st.slider(
-            label,
-            min_value=0,
-            max_value=n,
-            key=key,
-            bind="query-params",
-            help="0 is the starting buffer. The selected step is kept in the URL.",
-        )
-    )
+def show_inspector(timeline: Timeline, step: int, *, prefix: str, name: str, key: str) -> None:
+    """The centre of the playground and the replay page: metrics, navigator, timeline, detail."""
+    from app_pages.navigator import show_nav_table, show_navigator
 
-
-def show_inspector(timeline: Timeline, step: int, *, prefix: str, name: str) -> None:
-    """The centre of the playground and the replay page: metrics, timeline, detail, exports."""
     show_metrics(timeline, step)
+    kind = show_navigator(timeline, step, key, prefix) if timeline.steps else None
     tab_timeline, tab_step, tab_provider, tab_export = st.tabs(
         ["Timeline", f"Step {step} before / after", "Provider view", "Export"]
     )
     with tab_timeline:
-        show_timeline_table(timeline, step, prefix)
+        if timeline.steps:
+            show_nav_table(timeline, step, key, prefix, kind)
         show_chart(timeline, step)
     with tab_step:
         show_step_detail(timeline, step, prefix)

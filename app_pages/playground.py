@@ -13,13 +13,14 @@ from typing import Any
 
 import streamlit as st
 
+from app_pages import session_ui
 from app_pages.common import (
     cached_conversation,
     cached_replay,
     samples,
     show_inspector,
-    step_selector,
 )
+from app_pages.navigator import step_selector
 from app_pages.playground_state import (
     DEFAULTS,
     apply_preset,
@@ -31,7 +32,7 @@ from flowdrop_core.context import resolve_scope
 from flowdrop_core.engine import as_batch
 from flowdrop_core.importers import ConversationFormatError
 from flowdrop_core.messages import read_messages
-from flowdrop_core.replay import ReplayError, conversation_to_scenario
+from flowdrop_core.replay import ReplayError, Timeline, conversation_to_scenario
 from flowdrop_core.scenario import SCOPES, Scenario, ScenarioConfig, ScenarioStep, dump_scenario
 from flowdrop_core.view import (
     CONTEXT_PRESETS,
@@ -52,8 +53,9 @@ PRESET_ICONS = {
 
 
 def modified() -> None:
-    """The recipe no longer matches a sample file: drop it from the URL."""
+    """The recipe no longer matches a sample file: drop it from the URL (the session goes there)."""
     st.session_state.pg_recipe["source"] = None
+    session_ui.url_changed()
     if "scenario" in st.query_params:
         del st.query_params["scenario"]
 
@@ -64,6 +66,7 @@ def modified() -> None:
 def add_step(append: Any, label: str) -> None:
     st.session_state.pg_recipe["steps"].append({"label": label, "append": append})
     st.session_state.pg_error = None
+    st.session_state.pop("pg_reset_backup", None)
     modified()
 
 
@@ -112,9 +115,12 @@ def on_undo() -> None:
 
 
 def on_reset() -> None:
-    st.session_state.pg_recipe = empty_recipe()
-    st.session_state.pg_error = None
+    session_ui.reset(empty_recipe())
     modified()
+
+
+def on_undo_reset() -> None:
+    session_ui.undo_reset()
 
 
 def on_preset(name: str) -> None:
@@ -146,6 +152,8 @@ def on_load_conversation() -> None:
     )
     st.session_state.pg_recipe = recipe
     st.session_state.pg_error = None
+    st.session_state.pg_made = None  # made with the settings in force now
+    session_ui.url_changed()
     if not st.session_state.get("session"):
         on_preset("a real user")
     if "scenario" in st.query_params:
@@ -160,6 +168,7 @@ if "pg_recipe" not in st.session_state:
     for name, value in DEFAULTS.items():
         if name not in st.query_params:
             st.session_state[name] = value
+session_ui.restore_from_url()  # ?appends=: the appends of a copied link
 
 wanted = st.query_params.get("scenario")
 if wanted and st.session_state.pg_recipe.get("source") != wanted:
@@ -290,7 +299,13 @@ with compose_tab:
         icon=":material/add:",
     )
 
-if st.session_state.get("pg_error"):
+if st.session_state.get("pg_url_bad"):
+    st.error(
+        f"The link's session could not be loaded; the URL is kept as it is. "
+        f"{md_escape(st.session_state.get('pg_error') or '')}",
+        icon=":material/link_off:",
+    )
+elif st.session_state.get("pg_error"):
     st.error(
         f"Nothing was appended. {md_escape(st.session_state.pg_error)}", icon=":material/error:"
     )
@@ -307,30 +322,64 @@ actions.button(
 actions.button(
     "Undo", key="pg_undo", on_click=on_undo, disabled=not has_steps, icon=":material/undo:"
 )
-actions.button("Reset", key="pg_reset", on_click=on_reset, icon=":material/restart_alt:")
-
-config_error = None
-try:
-    config = ScenarioConfig(
-        scope=scope,
-        key=(key or "").strip() or "chat_history",
-        max_messages=int(window),
-        storage=storage or "memory",
+actions.button(
+    "Reset",
+    key="pg_reset",
+    on_click=on_reset,
+    icon=":material/restart_alt:",
+    help="Clears the session; Undo reset brings it back until the next append.",
+)
+if st.session_state.get("pg_reset_backup"):
+    actions.button(
+        "Undo reset", key="pg_undo_reset", on_click=on_undo_reset, icon=":material/history:"
     )
+
+
+def build_timeline(settings: dict[str, Any]) -> Timeline:
+    """The recipe replayed under ``settings`` (sidebar keys); cached on the scenario's JSON."""
+    config = ScenarioConfig(
+        scope=settings["scope"],
+        key=(settings["key"] or "").strip() or "chat_history",
+        max_messages=int(settings["window"] or 0),
+        storage=settings["storage"] or "memory",
+    )
+    ctx = context_from_fields(settings["session"], settings["user"], settings["owner"])
+    if recipe.get("extra_context"):
+        ctx = {**recipe["extra_context"], **(ctx or {})}
     scenario = Scenario(
         name=recipe["name"],
         title=recipe["title"],
         rules=recipe["rules"],
         description=recipe["description"],
         config=config,
-        context=context,
+        context=ctx,
         buffer=recipe["buffer"],
         steps=[ScenarioStep.model_validate(s) for s in recipe["steps"]],
     )
-    timeline = cached_replay(dump_scenario(scenario))
+    return cached_replay(dump_scenario(scenario))
+
+
+now = session_ui.current_settings()
+made = session_ui.made_settings()
+try:
+    timeline = build_timeline(made)
+    other = build_timeline(now) if made != now else None
 except (ReplayError, ValueError) as exc:
     st.error(f"Cannot run this session: {md_escape(exc)}", icon=":material/error:")
     st.stop()
+
+too_large = session_ui.write_to_url(recipe, made)
+if too_large:
+    st.warning(md_escape(too_large), icon=":material/link_off:")
+    st.download_button(
+        "Download the session as a scenario file",
+        data=lambda: dump_scenario(timeline.to_scenario(recipe["name"])),
+        file_name=f"{recipe['name']}.json",
+        mime="application/json",
+        icon=":material/save:",
+        key="pg_dl_too_large",
+        on_click="ignore",
+    )
 
 if not timeline.steps:
     st.info(
@@ -339,4 +388,6 @@ if not timeline.steps:
         icon=":material/arrow_upward:",
     )
 step = step_selector(timeline, "step")
-show_inspector(timeline, step, prefix="pg", name=recipe["name"])
+if other is not None:
+    session_ui.show_compare(timeline, other, made, now, step, "step")
+show_inspector(timeline, step, prefix="pg", name=recipe["name"], key="step")

@@ -44,7 +44,8 @@ def empty_recipe() -> dict[str, Any]:
 def apply_preset(name: str) -> None:
     """Fill the context boxes from a one-click preset."""
     for box, field in FIELD_OF.items():
-        st.session_state[box] = CONTEXT_PRESETS[name][field]
+        if field in CONTEXT_PRESETS[name]:  # a preset sets only the fields it is about
+            st.session_state[box] = CONTEXT_PRESETS[name][field]
 
 
 def load_scenario_into_playground(
@@ -80,5 +81,7 @@ def load_scenario_into_playground(
         if name not in keep:
             st.session_state[name] = value
     st.session_state.pg_error = None
+    st.session_state.pg_made = None  # the steps are made with the scenario's own settings
+    st.session_state.pg_url_bad = False
     if source:
         st.session_state.pg_example = source

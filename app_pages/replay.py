@@ -11,8 +11,8 @@ from app_pages.common import (
     cached_conversation_replay,
     cached_replay,
     show_inspector,
-    step_selector,
 )
+from app_pages.navigator import step_selector
 from flowdrop_core.importers import ConversationFormatError
 from flowdrop_core.replay import ReplayError, Timeline
 from flowdrop_core.scenario import dump_scenario, parse_scenario
@@ -132,4 +132,4 @@ st.success(
     icon=":material/check_circle:",
 )
 step = step_selector(timeline, "rstep", label="Step (travel through the timeline)")
-show_inspector(timeline, step, prefix="r", name=Path(name).stem)
+show_inspector(timeline, step, prefix="r", name=Path(name).stem, key="rstep")

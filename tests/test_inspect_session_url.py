@@ -83,7 +83,7 @@ def test_bad_links_are_named_errors(value: str, words: str) -> None:
     with pytest.raises(SessionUrlError) as info:
         decode_session(value)
     assert words in str(info.value)
-    assert str(info.value).startswith("URL parameter 'session':")
+    assert str(info.value).startswith("URL parameter 'appends':")
 
 
 def test_a_decompression_bomb_is_refused() -> None:

@@ -5,6 +5,7 @@ One module per part, each pure and tested on its own:
 * :mod:`~flowdrop_core.inspect.decisions`: the decision kinds of each step,
   counted and indexed for filtering and previous / next jumps;
 * :mod:`~flowdrop_core.inspect.labels`: readable step labels and tool calls;
+* :mod:`~flowdrop_core.inspect.rows`: the navigator's timeline rows;
 * :mod:`~flowdrop_core.inspect.session_url`: a playground session in a link;
 * :mod:`~flowdrop_core.inspect.compare`: the same steps under other settings;
 * :mod:`~flowdrop_core.inspect.spec`: spec examples field by field, the rule index.
@@ -14,14 +15,15 @@ One module per part, each pure and tested on its own:
 
 from __future__ import annotations
 
-from flowdrop_core.inspect import compare, decisions, labels, session_url, spec
+from flowdrop_core.inspect import compare, decisions, labels, rows, session_url, spec
 
-__all__ = ["PARTS", "compare", "decisions", "labels", "session_url", "spec"]
+__all__ = ["PARTS", "compare", "decisions", "labels", "rows", "session_url", "spec"]
 
 #: Part name -> (module, what it is for).
 PARTS = {
     "decisions": (decisions, "decision kinds per step: counts, filter, previous / next"),
     "labels": (labels, "readable step labels and tool calls"),
+    "rows": (rows, "the navigator's compact timeline rows with rules and reasons"),
     "session_url": (session_url, "a playground session in a link, versioned and size-limited"),
     "compare": (compare, "the same steps under other settings, differing steps marked"),
     "spec": (spec, "spec examples field by field, with a rule index"),

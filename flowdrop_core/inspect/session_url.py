@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 #: The query parameter holding the session.
-PARAM = "session"
+PARAM = "appends"
 #: The encoding's version, the value's prefix; a reader refuses any other.
 VERSION = "1"
 #: Longest value written: a URL past ~8 KB is cut by some proxies and chat tools.

@@ -1,0 +1,295 @@
+"""The decision navigator: step selection, decision filter, previous / next, the timeline table.
+
+Shared by the Playground and Replay pages. Every number and word comes from
+``flowdrop_core.inspect`` (decision kinds, rows, labels); this module keeps
+the user's place: which step is selected, whether it follows the newest
+append, which kind is filtered, which page of the table is shown.
+
+State per page ``prefix`` and step key ``key`` (both bound to the URL where
+a person would want a link to reopen them): ``key`` the selected step,
+``{key}_pinned`` whether the person chose it (else it follows the newest
+append), ``{prefix}_kind`` the decision kind filtered and jumped between.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from bisect import bisect_left
+from functools import partial
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from flowdrop_core.inspect.decisions import KIND_LABELS, Decision, DecisionIndex
+from flowdrop_core.inspect.rows import NAV_COLUMNS, nav_rows
+from flowdrop_core.replay import Timeline
+from flowdrop_core.view import page_count
+
+PAGE_SIZE = 25
+ROW_HEIGHT = 35
+SELECTED = "background-color: #cfe2ff; font-weight: 600"
+FLAGGED = "background-color: #fff3cd"
+
+#: Widths chosen so the ten columns fit a 1280 px window next to the sidebar.
+COLUMN_CONFIG: dict[str, Any] = {
+    "step": st.column_config.NumberColumn("step", width=56, pinned=True),
+    "incoming": st.column_config.TextColumn("incoming", width=190),
+    "count": st.column_config.NumberColumn("count", width=56),
+    "change": st.column_config.NumberColumn(
+        "Δ", format="%+d", width=44, help="Change in count: NOT what was appended (MEM-14)"
+    ),
+    "appended": st.column_config.NumberColumn("appended", width=72),
+    "appended_any": st.column_config.CheckboxColumn("any", width=44, help="appended_any"),
+    "decisions": st.column_config.TextColumn("decisions", width=150),
+    "rules": st.column_config.TextColumn("rules", width=80),
+    "reason": st.column_config.TextColumn("reason", width=220),
+    "origin": st.column_config.TextColumn(
+        "from", width=70, help="Where the step came from in the file, or its label"
+    ),
+}
+
+_INDEXES: weakref.WeakKeyDictionary[Timeline, DecisionIndex] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def decision_index(timeline: Timeline) -> DecisionIndex:
+    """The timeline's decision index, kept per timeline and brought up to date (O(new steps))."""
+    with _LOCK:  # timelines are shared between sessions through the caches
+        index = _INDEXES.get(timeline)
+        if index is None:
+            index = _INDEXES[timeline] = DecisionIndex()
+        return index.update(timeline.steps)
+
+
+# --------------------------------------------------------------------------- the selected step
+
+
+def select_step(key: str, step: int) -> None:
+    """Select ``step`` on purpose (a jump, a typed number, a row click): it stops following."""
+    st.session_state[key] = step
+    st.session_state[f"{key}_pinned"] = step != st.session_state.get(f"{key}_n")
+
+
+def _slider_moved(key: str) -> None:
+    select_step(key, int(st.session_state[key]))
+
+
+def _read_url_step(key: str) -> int | None:
+    raw = st.query_params.get(key)
+    if raw is None:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        return None
+
+
+def step_selector(timeline: Timeline, key: str, label: str = "Step") -> int:
+    """A slider over the timeline (0 = the starting buffer), bound to the URL.
+
+    The selected step follows the newest append unless the person picked
+    another one (slider, jump, typed number, row click, or a link's
+    ``?step=N``); picking the newest step again makes it follow again.
+    """
+    n = len(timeline.steps)
+    pinned_key, n_key = f"{key}_pinned", f"{key}_n"
+    if n == 0:
+        for name in (key, pinned_key):
+            st.session_state.pop(name, None)
+        st.session_state[n_key] = 0
+        return 0
+    if key not in st.session_state:  # first run of this page: a copied link's ?step=N
+        wanted = _read_url_step(key)
+        if wanted is not None and 0 <= wanted <= n:
+            st.session_state[key] = wanted
+            st.session_state[pinned_key] = wanted != n
+    current = st.session_state.get(key)
+    pinned = bool(st.session_state.get(pinned_key))
+    if not isinstance(current, int) or not 0 <= current <= n or not pinned:
+        st.session_state[key] = n  # follow the newest step
+        st.session_state[pinned_key] = False
+    st.session_state[n_key] = n
+    value = int(
+        st.slider(
+            label,
+            min_value=0,
+            max_value=n,
+            key=key,
+            on_change=_slider_moved,
+            args=(key,),
+            help=(
+                "0 is the starting buffer. The selected step follows the newest append until you "
+                "pick another one; it is kept in the URL."
+            ),
+        )
+    )
+    # Written by hand, not bound: a bound value is restored from the URL on reruns, which
+    # fights the programmatic follow-the-newest-append above (issue: it stuck at step 3).
+    if st.query_params.get(key) != str(value):
+        st.query_params[key] = str(value)
+    return value
+
+
+# --------------------------------------------------------------------------- navigator bar
+
+
+def _jump(key: str, kind_key: str, forward: bool, timeline: Timeline) -> None:
+    kind = st.session_state.get(kind_key)
+    step = int(st.session_state.get(key) or 0)
+    if kind:
+        index = decision_index(timeline)
+        found = index.next_step(kind, step) if forward else index.previous_step(kind, step)
+    else:
+        n = len(timeline.steps)
+        found = min(step + 1, n) if forward else max(step - 1, 0)
+    if found is not None:
+        select_step(key, found)
+
+
+def _typed(key: str, goto_key: str, n: int) -> None:
+    value = st.session_state.get(goto_key)
+    if isinstance(value, int | float):
+        select_step(key, max(0, min(int(value), n)))
+
+
+def show_navigator(timeline: Timeline, step: int, key: str, prefix: str) -> Decision | None:
+    """Counts of every decision kind (also the filter), previous / next, and a step box.
+
+    Returns the kind chosen (``None``: every step).
+    """
+    index = decision_index(timeline)
+    counts = {c.kind: c for c in index.counts()}
+    kind_key = f"{prefix}_kind"
+    if st.session_state.get(kind_key) not in (None, *[str(k) for k in Decision]):
+        st.session_state[kind_key] = None  # a link with an unknown kind: show every step
+
+    def label(value: str) -> str:
+        c = counts[Decision(value)]
+        return f"{KIND_LABELS[c.kind]} · {c.decisions}"
+
+    kind = st.pills(
+        "Decisions in this timeline (pick one to filter the table and jump between its steps)",
+        [str(k) for k in Decision],
+        format_func=label,
+        key=kind_key,
+        bind="query-params",
+        help=(
+            "Every kind of decision the engine can make, with how many this timeline holds. "
+            "Counts are decisions (events); a step can hold several."
+        ),
+    )
+    n = len(timeline.steps)
+    chosen = Decision(kind) if kind else None
+    bar = st.container(horizontal=True, vertical_alignment="bottom", key=f"{prefix}_navbar")
+    noun = KIND_LABELS[chosen] if chosen else "step"
+    has_prev = index.previous_step(chosen, step) is not None if chosen else step > 0
+    has_next = index.next_step(chosen, step) is not None if chosen else step < n
+    bar.button(
+        f"Previous {noun}",
+        key=f"{prefix}_prev",
+        icon=":material/arrow_back:",
+        on_click=_jump,
+        args=(key, kind_key, False, timeline),
+        disabled=not has_prev,
+    )
+    bar.button(
+        f"Next {noun}",
+        key=f"{prefix}_next",
+        icon=":material/arrow_forward:",
+        on_click=_jump,
+        args=(key, kind_key, True, timeline),
+        disabled=not has_next,
+    )
+    goto_key = f"{prefix}_goto"
+    st.session_state[goto_key] = step
+    bar.number_input(
+        "Go to step",
+        min_value=0,
+        max_value=max(n, 0),
+        step=1,
+        key=goto_key,
+        on_change=_typed,
+        args=(key, goto_key, n),
+        width=160,
+    )
+    if chosen:
+        where = index.position(chosen, step)
+        total = counts[chosen].steps
+        if total == 0:
+            bar.caption(f"No step holds a {KIND_LABELS[chosen]} decision.")
+        elif where:
+            bar.caption(f"Step {step} is {KIND_LABELS[chosen]} step {where[0]} of {where[1]}.")
+        else:
+            bar.caption(
+                f"{total} step(s) hold a {KIND_LABELS[chosen]} decision; step {step} does not."
+            )
+    return chosen
+
+
+# --------------------------------------------------------------------------- the table
+
+
+def _table_clicked(key: str, table_key: str, steps: list[int]) -> None:
+    state = st.session_state.get(table_key)
+    rows = list(getattr(getattr(state, "selection", None), "rows", []) or [])
+    if rows and 0 <= rows[0] < len(steps):
+        select_step(key, steps[rows[0]])
+
+
+def nav_frame(timeline: Timeline, steps: list[int]) -> pd.DataFrame:
+    """The rows of ``steps`` as a table in :data:`NAV_COLUMNS` order."""
+    return pd.DataFrame(nav_rows(timeline, steps), columns=NAV_COLUMNS)
+
+
+def show_nav_table(
+    timeline: Timeline, step: int, key: str, prefix: str, kind: Decision | None
+) -> None:
+    """The timeline filtered by ``kind``, paged, on the page of the selected step, row marked."""
+    index = decision_index(timeline)
+    steps = index.steps_with(kind)
+    pages = page_count(len(steps), PAGE_SIZE)
+    page_key = f"{prefix}_page"
+    follow_key = f"{prefix}_page_for"
+    # Show the selected step's page whenever the step or the filter changes.
+    if st.session_state.get(follow_key) != (step, kind):
+        at = bisect_left(steps, step)
+        if at == len(steps):
+            at = max(0, len(steps) - 1)
+        st.session_state[page_key] = at // PAGE_SIZE + 1
+        st.session_state[follow_key] = (step, kind)
+    if st.session_state.get(page_key, 1) > pages:
+        st.session_state[page_key] = pages
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    what = f"{len(steps)} step(s) with {KIND_LABELS[kind]}" if kind else f"{len(steps)} step(s)"
+    left.caption(
+        f"{what}, {PAGE_SIZE} per page. The selected step is highlighted; click a row to "
+        "select it. Hover a reason for the whole text; the step's tab has every event."
+    )
+    page = right.number_input("Page", min_value=1, max_value=pages, step=1, key=page_key, width=140)
+    shown = steps[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    if not shown:
+        st.info("No step holds this decision.", icon=":material/filter_alt_off:")
+        return
+    frame = nav_frame(timeline, shown)
+    flagged = {r.step for r in (timeline.steps[s - 1] for s in shown) if r.mem14_flag}
+
+    def mark(row: pd.Series) -> list[str]:
+        if row["step"] == step:
+            return [SELECTED] * len(row)
+        return [FLAGGED if row["step"] in flagged else ""] * len(row)
+
+    styler = frame.style.apply(mark, axis=1)
+    styler = styler.set_tooltips(frame[["reason"]].astype(str), props="")
+    table_key = f"{prefix}_table_{kind or 'all'}_{page}_{len(steps)}"
+    st.dataframe(
+        styler,
+        hide_index=True,
+        height=ROW_HEIGHT * (len(shown) + 1) + 3,
+        key=table_key,
+        on_select=partial(_table_clicked, key, table_key, shown),
+        selection_mode="single-row",
+        alt="Timeline: one row per append with its MEM-14 report, decisions, rules and reasons",
+        column_config=COLUMN_CONFIG,
+    )
