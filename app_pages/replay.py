@@ -12,6 +12,7 @@ from app_pages.common import (
     cached_replay,
     show_inspector,
 )
+from app_pages.compare_ui import REFIRE_LABELS, show_replay_compare
 from app_pages.navigator import step_selector
 from flowdrop_core.importers import ConversationFormatError
 from flowdrop_core.replay import ReplayError, Timeline
@@ -19,11 +20,6 @@ from flowdrop_core.scenario import dump_scenario, parse_scenario
 from flowdrop_core.view import SAMPLE_DIR, conversation_samples, md_escape
 
 MAX_UPLOAD_MB = int(st.get_option("server.maxUploadSize"))
-REFIRE_LABELS = {
-    "none": "no re-fire",
-    "results": "re-fire every tool result",
-    "steps": "re-fire the whole run",
-}
 
 st.caption(
     "Replay a recorded conversation through the buffer: one append per message or per "
@@ -41,12 +37,14 @@ with source_col:
     )
     sample_paths = conversation_samples()
     names = [str(p.relative_to(SAMPLE_DIR)) for p in sample_paths]
-    if st.session_state.get("r_sample") not in names and names:
-        default = "imports/openai_chat.json"
-        st.session_state.r_sample = default if default in names else names[0]
+    # The default is the widget's own index, never a session-state assignment: an assignment
+    # beats a link's ?r_sample= on the first run, and a default equal to the first option
+    # kept that option out of the URL (issue 10, item 4).
+    default = "imports/openai_chat.json"
     sample = st.selectbox(
         "…or pick a sample from sample_data/",
         names,
+        index=names.index(default) if default in names else 0,
         key="r_sample",
         bind="query-params",
         disabled=uploaded is not None,
@@ -77,6 +75,11 @@ with options_col:
 
 if uploaded is not None:
     data, name = uploaded.getvalue(), uploaded.name
+    st.info(
+        "An uploaded file cannot be linked: the URL keeps the settings and the step, and a "
+        "copied link reopens the sample picked above, not this file.",
+        icon=":material/link_off:",
+    )
     if len(data) > MAX_UPLOAD_MB * 1024 * 1024:  # the uploader enforces it too
         st.error(
             f"{md_escape(name)} is larger than the {MAX_UPLOAD_MB} MB limit.",
@@ -132,4 +135,12 @@ st.success(
     icon=":material/check_circle:",
 )
 step = step_selector(timeline, "rstep", label="Step (travel through the timeline)")
+if st.toggle(
+    "Compare with other settings",
+    key="r_compare",
+    help="Replay the same steps under another window or re-fire mode and mark what differs.",
+):
+    show_replay_compare(
+        timeline, step, data, name, scenario, per or "message", refire or "none", int(window)
+    )
 show_inspector(timeline, step, prefix="r", name=Path(name).stem, key="rstep")

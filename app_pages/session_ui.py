@@ -15,18 +15,16 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
-from app_pages.navigator import select_step
-from flowdrop_core.inspect.compare import Comparison, Settings, call_fates, compare_timelines
+from app_pages.compare_ui import cached_comparison, show_call_fates, show_differences
+from flowdrop_core.inspect.compare import Comparison
 from flowdrop_core.inspect.session_url import PARAM, SessionUrlError, decode_session, encode_session
 from flowdrop_core.replay import Timeline
 from flowdrop_core.view import md_escape
 
 #: The sidebar settings a session is made with (session state keys, also URL parameters).
 SETTING_KEYS = ("window", "scope", "key", "storage", "session", "user", "owner")
-DIFF_PAGE = 25
 
 
 def current_settings() -> dict[str, Any]:
@@ -150,12 +148,7 @@ def show_compare(
     key: str,
 ) -> Comparison:
     """The what-if panel: both settings, the differing steps, the selected step's calls."""
-    comparison = compare_timelines(
-        made,
-        other,
-        base_settings=Settings.of(made.scenario),
-        other_settings=Settings.of(other.scenario),
-    )
+    comparison = cached_comparison(made, other)
     changed = [k for k in SETTING_KEYS if made_with.get(k) != now.get(k)]
     with st.container(border=True, key="pg_compare"):
         st.markdown("**Compare, don't rewrite: the new settings are not applied yet**")
@@ -189,65 +182,3 @@ def show_compare(
         if step > 0 and step <= min(len(made.steps), len(other.steps)):
             show_call_fates(made, other, step)
     return comparison
-
-
-def show_differences(comparison: Comparison, step: int, key: str, prefix: str) -> None:
-    """The differing steps, paged, each with the fields that differ both ways; click to select."""
-    diffs = comparison.differences
-    pages = max(1, -(-len(diffs) // DIFF_PAGE))
-    page_key = f"{prefix}_diff_page"
-    page = 1
-    if pages > 1:
-        page = int(
-            st.number_input("Page of differing steps", 1, pages, key=page_key, width=180) or 1
-        )
-    shown = diffs[(page - 1) * DIFF_PAGE : page * DIFF_PAGE]
-    frame = pd.DataFrame([d.row() for d in shown])
-    frame = frame.loc[:, (frame != "").any(axis=0)]  # only the fields that differ somewhere
-
-    def mark(row: pd.Series) -> list[str]:
-        return ["background-color: #cfe2ff" if row["step"] == step else ""] * len(row)
-
-    table_key = f"{prefix}_diff_table_{page}_{len(diffs)}"
-    steps = [d.base_step for d in shown]
-
-    def clicked() -> None:
-        state = st.session_state.get(table_key)
-        rows = list(getattr(getattr(state, "selection", None), "rows", []) or [])
-        if rows and steps[rows[0]] is not None:
-            select_step(key, int(steps[rows[0]]))  # type: ignore[arg-type]
-
-    st.dataframe(
-        frame.style.apply(mark, axis=1),
-        hide_index=True,
-        key=table_key,
-        on_select=clicked,
-        selection_mode="single-row",
-        alt="Steps whose report differs under the new settings, made and new values side by side",
-        column_config={"step": st.column_config.NumberColumn("step", pinned=True, width=56)},
-    )
-
-
-def show_call_fates(made: Timeline, other: Timeline, step: int) -> None:
-    """For the selected step: is each call still in the buffer under the new settings?"""
-    fates = call_fates(made.buffer_after(step), other.buffer_after(step))
-    if not fates:
-        return
-    st.markdown(f"**Tool calls in the buffer after step {step}**")
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "call id": f.call_id,
-                    "as made": "kept" if f.in_base else "gone",
-                    "answered (made)": f.answered_base,
-                    "new settings": "kept" if f.in_other else "gone",
-                    "answered (new)": f.answered_other,
-                    "verdict": f.verdict,
-                }
-                for f in fates
-            ]
-        ),
-        hide_index=True,
-        alt="Each tool call: in the buffer as made and under the new settings",
-    )

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import re
 
+import pandas as pd
 import streamlit as st
 
 from app_pages.common import cached_check, follow_goto_playground, samples, show_entries
+from flowdrop_core.inspect.spec import field_checks, rule_index
 from flowdrop_core.replay import CheckResult
 from flowdrop_core.scenario import Scenario
 from flowdrop_core.view import group_by_rule, md_escape, rule_summary
@@ -20,6 +22,18 @@ def open_in_playground(scenario: Scenario) -> None:
 
     load_scenario_into_playground(scenario, source=scenario.name)
     st.session_state.goto_playground = scenario.name  # switched below, after callbacks
+
+
+def _cell(value: object) -> str:
+    """A field's value as table text: JSON for structures, the value itself otherwise."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _mark_verdict(row: pd.Series) -> list[str]:
+    colour = {"fail": "background-color: #f8d7da", "pass": "background-color: #d1e7dd"}
+    return [colour.get(row["verdict"], "")] * len(row)
 
 
 def run_all() -> None:
@@ -61,8 +75,23 @@ st.caption(
     "the append(s) and the expected report. The check replays it through the library."
 )
 
+index = rule_index(
+    {rule: [m.name for m in members] for rule, members in groups.items()},
+    {name: r.passed for name, r in results.items()},
+)
+with st.container(border=True, key="rule_index"):
+    st.markdown("**Rule index**: jump to a rule's examples")
+    links = st.container(horizontal=True, gap="small")
+    for entry in index:  # rule ids and counts only: fixed vocabulary, safe as Markdown
+        if RULE_ID.fullmatch(entry.rule):
+            links.markdown(
+                f"[{entry.rule}](#{entry.anchor}) {entry.passed}/{len(entry.examples)}",
+                help=entry.summary,
+                width="content",
+            )
+
 for rule, members in groups.items():
-    st.subheader(rule, anchor=False, divider="gray")
+    st.subheader(rule, anchor=rule.lower() if RULE_ID.fullmatch(rule) else False, divider="gray")
     st.markdown(f"*{rule_summary(rule)}*")
     for sample in members:
         scenario = sample.scenario
@@ -98,33 +127,32 @@ for rule, members in groups.items():
                         + (f"  context {json.dumps(step.context)}" if step.context else "")
                     )
                     show_entries([(m, "incoming") for m in msgs], "Chat", "Nothing incoming.")
-            rows = []
-            for k, record in enumerate(result.timeline.steps):
-                expected = (
-                    scenario.expect[k].model_dump(exclude_none=True)
-                    if k < len(scenario.expect)
-                    else {}
-                )
-                expected.pop("messages", None)
-                rows.append(
+            checks = field_checks(result)
+            frame = pd.DataFrame(
+                [
                     {
-                        "step": record.step,
-                        "expected": json.dumps(expected),
-                        "actual": json.dumps(
-                            {
-                                "count": record.count,
-                                "appended": record.appended,
-                                "appended_any": record.appended_any,
-                                "refused": record.refused,
-                                "resolved_scope_id": record.resolved_scope_id,
-                            }
-                        ),
-                        "verdict": "pass"
-                        if not [m for m in result.mismatches if m.step == record.step]
-                        else "fail",
+                        **c.row(),
+                        "expected": _cell(c.row()["expected"]) if c.checked else "(not checked)",
+                        "actual": _cell(c.actual),
                     }
-                )
-            st.dataframe(rows, hide_index=True, alt="Expected and actual report per step")
+                    for c in checks
+                ],
+                columns=["step", "field", "rule", "expected", "actual", "verdict"],
+            )
+            st.dataframe(
+                frame.style.apply(_mark_verdict, axis=1),
+                hide_index=True,
+                alt="Each step's fields: expected and actual side by side, with the rule",
+                column_config={
+                    "step": st.column_config.NumberColumn("step", width=56),
+                    "field": st.column_config.TextColumn("field", width=140),
+                    "rule": st.column_config.TextColumn("rule", width=70),
+                    "expected": st.column_config.TextColumn("expected", width="large"),
+                    "actual": st.column_config.TextColumn("actual", width="large"),
+                    "verdict": st.column_config.TextColumn("verdict", width=90),
+                },
+                key=f"fields_{sample.name}",
+            )
             for mismatch in result.mismatches:
                 st.error(md_escape(mismatch))
             st.button(

@@ -10,6 +10,7 @@ from flowdrop_core.inspect.compare import (
     call_fates,
     compare,
     plan_keys,
+    scenario_appends,
     with_settings,
 )
 from flowdrop_core.replay import conversation_to_scenario, replay
@@ -63,7 +64,7 @@ def test_a_refusing_identity_is_a_comparison_not_a_rewrite() -> None:
 @pytest.mark.parametrize("refire", ["none", "results", "steps"])
 def test_plan_keys_follow_replays_own_plan(refire: str) -> None:
     sc = _scenario()
-    keys = plan_keys(sc, refire)  # type: ignore[arg-type]
+    keys = plan_keys(scenario_appends(sc), refire)  # type: ignore[arg-type]
     tl = replay(sc, refire=refire)  # type: ignore[arg-type]
     assert len(keys) == len(tl.steps)
     for (number, again), record in zip(keys, tl.steps, strict=True):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from flowdrop_core.engine import as_batch
-from flowdrop_core.inspect.decisions import decision_cells
+from flowdrop_core.inspect.decisions import decision_cells, step_decisions
 from flowdrop_core.messages import read_call_id
 from flowdrop_core.replay import StepRecord, Timeline, replay
 from flowdrop_core.scenario import Scenario
@@ -32,6 +32,7 @@ __all__ = [
     "compare",
     "compare_timelines",
     "plan_keys",
+    "scenario_appends",
     "with_settings",
 ]
 
@@ -78,18 +79,20 @@ def with_settings(scenario: Scenario, settings: Settings) -> Scenario:
     return scenario.model_copy(update={"config": config, "context": settings.context})
 
 
-def plan_keys(scenario: Scenario, refire: Refire = "none") -> list[tuple[int, int]]:
-    """Per step of ``replay(scenario, refire=...)``: (scenario step number, pass).
+def plan_keys(appends: Sequence[Any], refire: Refire = "none") -> list[tuple[int, int]]:
+    """Per step of a replay of ``appends`` (one per scenario step): (step number, pass).
 
     Pass 0 is the step itself, pass 1 its re-fire. This mirrors the plan of
     :func:`~flowdrop_core.replay.replay` (a test holds the two together), so
-    two replays with different re-fire modes can be lined up.
+    two replays with different re-fire modes can be lined up. ``appends`` is
+    ``[step.append for step in scenario.steps]`` or a recording's messages
+    (or turns), without building a scenario.
     """
     keys: list[tuple[int, int]] = []
-    for number, step in enumerate(scenario.steps, start=1):
+    for number, append in enumerate(appends, start=1):
         keys.append((number, 0))
         if refire == "results" and any(
-            isinstance(m, dict) and m.get("role") == "tool" for m in as_batch(step.append)
+            isinstance(m, dict) and m.get("role") == "tool" for m in as_batch(append)
         ):
             keys.append((number, 1))
     if refire == "steps":
@@ -97,10 +100,19 @@ def plan_keys(scenario: Scenario, refire: Refire = "none") -> list[tuple[int, in
     return keys
 
 
+def scenario_appends(scenario: Scenario) -> list[Any]:
+    """The appends of a scenario's steps, for :func:`plan_keys`."""
+    return [step.append for step in scenario.steps]
+
+
 def _value(record: StepRecord, name: str) -> Any:
     if name == "decisions":
-        return decision_cells(record)["decisions"]
+        return step_decisions(record)
     return getattr(record, name)
+
+
+def _shown(record: StepRecord, name: str, value: Any) -> Any:
+    return decision_cells(record)["decisions"] if name == "decisions" else value
 
 
 @dataclass(frozen=True)
@@ -192,7 +204,7 @@ def compare_timelines(
         for name in COMPARED_FIELDS:
             mine, theirs = _value(record, name), _value(twin, name)
             if mine != theirs:
-                fields[name] = (mine, theirs)
+                fields[name] = (_shown(record, name, mine), _shown(twin, name, theirs))
         if fields:
             out.differences.append(StepDiff(key, record.step, twin.step, record.label, fields))
     for key, twin in zip(okeys, other.steps, strict=True):
@@ -224,8 +236,8 @@ def compare(
     comparison = compare_timelines(
         base_timeline,
         other_timeline,
-        plan_keys(scenario, base.refire),
-        plan_keys(scenario, other.refire),
+        plan_keys(scenario_appends(scenario), base.refire),
+        plan_keys(scenario_appends(scenario), other.refire),
         base_settings=base,
         other_settings=other,
     )
