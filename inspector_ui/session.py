@@ -17,11 +17,11 @@ from typing import Any
 
 import streamlit as st
 
-from app_pages.compare_ui import cached_comparison, show_call_fates, show_differences
 from flowdrop_core.inspect.compare import Comparison
 from flowdrop_core.inspect.session_url import PARAM, SessionUrlError, decode_session, encode_session
 from flowdrop_core.replay import Timeline
 from flowdrop_core.view import md_escape
+from inspector_ui.compare import cached_comparison, show_call_fates, show_differences
 
 #: The sidebar settings a session is made with (session state keys, also URL parameters).
 SETTING_KEYS = ("window", "scope", "key", "storage", "session", "user", "owner")

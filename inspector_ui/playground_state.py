@@ -81,6 +81,7 @@ def load_scenario_into_playground(
         if name not in keep:
             st.session_state[name] = value
     st.session_state.pg_error = None
+    st.session_state.step_pinned = False  # follow the newest step
     st.session_state.pg_made = None  # the steps are made with the scenario's own settings
     st.session_state.pg_url_bad = False
     if source:

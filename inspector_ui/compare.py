@@ -16,8 +16,6 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import cached_conversation, cached_conversation_replay, cached_replay
-from app_pages.navigator import select_step
 from flowdrop_core.inspect.compare import (
     Comparison,
     Settings,
@@ -30,6 +28,8 @@ from flowdrop_core.inspect.compare import (
 from flowdrop_core.replay import Timeline
 from flowdrop_core.scenario import Scenario, dump_scenario
 from flowdrop_core.view import md_escape
+from inspector_ui.cache import cached_conversation, cached_conversation_replay, cached_replay
+from inspector_ui.navigator import select_step
 
 DIFF_PAGE = 25
 REFIRE_LABELS = {
