@@ -58,11 +58,11 @@ __all__ = [
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
 
 #: One-click execution contexts for the playground sidebar (session, user, owner).
-#: "the no-user id 0" is what a runtime sends when nobody is signed in (MEM-6); it sets
-#: only the user (and clears the owner), leaving the session as it is.
+#: "the no-user id 0" is what a runtime sends when nobody is signed in (MEM-6): user and
+#: session owner 0. It leaves the session id as it is (a session is not a user).
 CONTEXT_PRESETS: dict[str, dict[str, str]] = {
     "no identity": {"session_id": "", "user_id": "", "session_owner_id": ""},
-    "the no-user id 0": {"user_id": "0", "session_owner_id": ""},
+    "the no-user id 0": {"user_id": "0", "session_owner_id": "0"},
     "a real user": {"session_id": "s-42", "user_id": "7", "session_owner_id": "7"},
 }
 

@@ -51,7 +51,7 @@ def test_replay_upload_per_message_then_per_turn_and_refire():
     assert shown(at.success[0].value).startswith("openai_chat.json: 13 step(s)")
     # The recording re-fires a tool result: one step is a dropped duplicate.
     frame = at.dataframe[0].value
-    assert frame["duplicates"].sum() == 1
+    assert (frame["decisions"] == "duplicate result").sum() == 1
 
     at.segmented_control(key="r_per").set_value("turn").run()
     assert not at.exception
@@ -62,7 +62,7 @@ def test_replay_upload_per_message_then_per_turn_and_refire():
     frame = at.dataframe[0].value
     # Re-fired tool results and assistant calls are dropped; only plain turns land again.
     refired = frame.iloc[4:]
-    assert refired["duplicates"].sum() > 0
+    assert refired["decisions"].str.contains("duplicate").sum() > 0
     assert refired["appended"].sum() < frame.iloc[:4]["appended"].sum()
 
     at.slider(key="rstep").set_value(1).run()
@@ -121,7 +121,7 @@ def test_replay_window_changes_results():
     assert not at.exception
     frame = at.dataframe[0].value
     assert frame["count"].max() == 3
-    assert (frame["mem14_flag"] == "hidden append").any()
+    assert frame["decisions"].str.contains("hidden append").any()
 
 
 def test_replay_long_conversation_travels_and_stays_paged():

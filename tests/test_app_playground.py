@@ -40,8 +40,8 @@ def metrics(at: AppTest) -> dict[str, str]:
 
 
 def timeline(at: AppTest):
-    """The timeline table (the first dataframe on the page)."""
-    return at.dataframe[0].value
+    """The navigator's timeline table (the compare view's tables come before it)."""
+    return next(df.value for df in at.dataframe if "incoming" in df.value.columns)
 
 
 def load_example(at: AppTest, name: str) -> AppTest:
@@ -83,9 +83,10 @@ def test_mem14_full_window_metrics_and_timeline():
     }
     row = timeline(at).iloc[-1]
     assert (row["count"], row["appended"], bool(row["appended_any"])) == (3, 1, True)
-    assert row["count_delta"] == 0
-    assert row["evicted"] == 1
-    assert row["mem14_flag"] == "hidden append"  # count unchanged, appended 1
+    assert row["change"] == 0
+    assert "evicted" in row["decisions"]
+    assert "hidden append" in row["decisions"]  # count unchanged, appended 1
+    assert "MEM-14" in row["rules"] and "window of 3 evicted" in row["reason"]
     assert at.query_params["scenario"] in ("mem-14-full-window", ["mem-14-full-window"])
 
 
@@ -96,7 +97,7 @@ def test_mem14_refired_result_metrics_and_timeline():
     assert metrics(at)["appended_any"] == "false"
     row = timeline(at).iloc[-1]
     assert (row["count"], row["appended"], bool(row["appended_any"])) == (2, 0, False)
-    assert row["duplicates"] == 1
+    assert row["decisions"] == "duplicate result" and row["rules"] == "MEM-1"
 
 
 def test_mem14_full_window_by_pasting():
@@ -117,7 +118,9 @@ def test_mem14_full_window_by_pasting():
     assert metrics(at)["count"] == "3"
     assert metrics(at)["appended"] == "1"
     assert metrics(at)["appended_any"] == "true"
-    assert list(timeline(at)["mem14_flag"]) == ["", "hidden append"]
+    decisions = list(timeline(at)["decisions"])
+    assert decisions[0] == "appended (3)"
+    assert "hidden append" in decisions[1]
 
 
 def test_url_opens_a_scenario():
@@ -132,10 +135,15 @@ def test_window_changes_results():
     assert timeline(at)["count"].max() == 13
     at.number_input(key="window").set_value(4).run()
     assert not at.exception
+    # Compare, don't rewrite: the steps keep the settings they were made with ...
+    assert timeline(at)["count"].max() == 13
+    assert any("report differently" in shown(w.value) for w in at.warning)
+    # ... until the new ones are picked.
+    at.button(key="pg_adopt").click().run()
     frame = timeline(at)
     assert frame["count"].max() == 4
-    assert frame["evicted"].sum() > 0
-    assert (frame["mem14_flag"] == "hidden append").any()
+    assert frame["decisions"].str.contains("evicted").any()
+    assert frame["decisions"].str.contains("hidden append").any()
     assert metrics(at)["count"] == "4"
 
 
@@ -145,10 +153,13 @@ def test_scope_and_identity_change_results_and_refusal_is_empty():
     assert metrics(at)["resolved_scope_id"] == "'s-42'"
 
     at.selectbox(key="scope").select("user").run()
+    at.button(key="pg_adopt").click().run()
     assert metrics(at)["resolved_scope_id"] == "'7'"
 
     at.button(key="preset_the no-user id 0").click().run()
     assert not at.exception
+    assert at.session_state["session"] == "s-42"  # the preset leaves the session alone
+    at.button(key="pg_adopt").click().run()
     assert metrics(at) == {
         "count": "0",
         "appended": "0",
@@ -157,14 +168,16 @@ def test_scope_and_identity_change_results_and_refusal_is_empty():
     }
     assert any("Refused" in shown(e.value) and "MEM-6" in shown(e.value) for e in at.error)
     row = timeline(at).iloc[-1]
-    assert bool(row["refused"]) and row["count"] == 0 and row["resolved_scope_id"] == ""
+    assert row["decisions"] == "refused" and row["count"] == 0 and "MEM-7" in row["rules"]
     assert any("Empty buffer (refused scope)" in i.value for i in at.info)
 
     at.button(key="preset_no identity").click().run()
+    at.button(key="pg_adopt").click().run()
     assert metrics(at)["resolved_scope_id"] == "refused"
     assert any("MEM-7" in shown(e.value) for e in at.error)
 
     at.selectbox(key="scope").select("global").run()
+    at.button(key="pg_adopt").click().run()
     assert metrics(at)["resolved_scope_id"] == "''"
     assert metrics(at)["appended"] == "1"
 
@@ -223,7 +236,7 @@ def test_refire_undo_reset_and_compose():
     assert steps(at)[-1]["append"] == {"role": "tool", "content": "result", "tool_call_id": "c9"}
     at.button(key="pg_compose_append").click().run()  # same id again: MEM-1 duplicate
     assert metrics(at)["appended"] == "0"
-    assert timeline(at).iloc[-1]["duplicates"] == 1
+    assert timeline(at).iloc[-1]["decisions"] == "duplicate result"
 
 
 def test_sqlite_storage_gives_the_same_report():
