@@ -19,9 +19,9 @@ from typing import Any
 import pandas as pd
 
 from flowdrop_core.events import Event
-from flowdrop_core.ids import usable_id
 from flowdrop_core.importers import ConversationFormatError, loads_or_problem, parse_conversation
-from flowdrop_core.messages import read_call_id
+from flowdrop_core.inspect.labels import id_note
+from flowdrop_core.messages import InvalidMessagesError, read_call_id, read_messages
 from flowdrop_core.provider import Finding
 from flowdrop_core.replay import RULE_SUMMARIES
 from flowdrop_core.scenario import Scenario, ScenarioError, load_scenario
@@ -148,10 +148,40 @@ def parse_pasted(text: str, source: str = "pasted text") -> list[Any]:
     except ConversationFormatError as exc:
         if json_problem is not None and "\n" not in text.strip():
             raise InputProblem(f"{source}: {json_problem}") from None
+        cause = _message_problem(document)
+        if cause is not None:  # it looks like messages: the cause first, the guesses after
+            raise InputProblem(
+                f"{source}: {cause}. It is not a recorded conversation either:\n{exc}"
+            ) from None
         raise InputProblem(str(exc)) from None
     if not conversation.messages:
         raise InputProblem(f"{source} ({conversation.format}) holds no messages")
     return conversation.messages
+
+
+#: Top-level keys of the recorded formats: a pasted object with one of them is a document.
+_DOCUMENT_KEYS = frozenset({"messages", "input", "output", "steps"})
+
+
+def _message_problem(document: Any) -> str | None:
+    """What the engine says is wrong with pasted JSON that looks like messages, if it does.
+
+    An object without a format's top-level key, or a list of objects, is read
+    as the message(s) it looks like, so ``{"content": "hi"}`` is reported as
+    ``incoming[0]: missing 'role'`` before any format guess (the same words a
+    pasted list gets).
+    """
+    if isinstance(document, dict) and not (_DOCUMENT_KEYS & document.keys()):
+        batch: list[Any] = [document]
+    elif isinstance(document, list) and document and all(isinstance(m, dict) for m in document):
+        batch = document
+    else:
+        return None
+    try:
+        read_messages(batch)
+    except InvalidMessagesError as exc:
+        return "; ".join(str(p) for p in exc.problems)
+    return None
 
 
 def compose_message(
@@ -321,7 +351,8 @@ def entry_call_ids(entry: Any) -> str:
 
     Ids are read the way the engine reads them (MEM-11): a call's id by
     :func:`~flowdrop_core.messages.read_call_id`, a result's by
-    :func:`~flowdrop_core.ids.usable_id`; an id that is not usable shows ``?``.
+    :func:`~flowdrop_core.ids.usable_id`; an id that is not usable is shown as given,
+    marked ``(not an id, MEM-11)``, so ``"0"`` reads as itself, not as ``?``.
     """
     if not isinstance(entry, Mapping):
         return ""
@@ -329,14 +360,18 @@ def entry_call_ids(entry: Any) -> str:
     parts = []
     calls = entry.get("tool_calls") or meta.get("tool_calls") or []
     if isinstance(calls, list):
-        ids = [read_call_id(call) or "?" for call in calls if isinstance(call, Mapping)]
+        ids = [
+            read_call_id(call) or id_note(call.get("tool_call_id", call.get("id")))
+            for call in calls
+            if isinstance(call, Mapping)
+        ]
         if ids:
             parts.append("declares " + ", ".join(ids))
     answered = entry.get("tool_call_id")
     if answered is None:
         answered = meta.get("tool_call_id")
     if answered is not None:
-        parts.append(f"answers {usable_id(answered) or '?'}")
+        parts.append(f"answers {id_note(answered)}")
     if meta.get("healed"):
         parts.append("healed placeholder")
     return "; ".join(parts)

@@ -157,10 +157,14 @@ def test_entries_and_events_as_tables():
 def test_entry_call_ids_reads_ids_like_the_engine():
     """MEM-11: one reader of a call's id; "0" and blanks are no id, so the next spelling wins."""
     calls = [{"tool_call_id": "0", "id": "c1"}, {"tool_call_id": " c2 "}, {"id": "0"}]
-    assert entry_call_ids({"role": "assistant", "tool_calls": calls}) == "declares c1, c2, ?"
+    assert entry_call_ids({"role": "assistant", "tool_calls": calls}) == (
+        'declares c1, c2, "0" (not an id, MEM-11)'
+    )
     assert entry_call_ids({"role": "tool", "tool_call_id": " c1 "}) == "answers c1"
     assert entry_call_ids({"role": "tool", "metadata": {"tool_call_id": "c1"}}) == "answers c1"
-    assert entry_call_ids({"role": "tool", "tool_call_id": "0"}) == "answers ?"
+    assert entry_call_ids({"role": "tool", "tool_call_id": "0"}) == (
+        'answers "0" (not an id, MEM-11)'
+    )
 
 
 def test_focus_keeps_changes_neighbours_and_the_end():
@@ -181,3 +185,20 @@ def test_md_escape_makes_markup_literal():
         "a\\*b\\_c \\[d\\]\\(e\\) \\`f\\` \\$g\\$ \\:red\\[h\\] \\<i\\>"
     )
     assert md_escape("plain words, 42") == "plain words, 42"
+
+
+@pytest.mark.parametrize(
+    "text", ['{"content": "hi"}', '{"rol": "user", "content": "hi"}', '[{"content": "hi"}]']
+)
+def test_a_pasted_message_without_a_role_gets_its_cause_first(text: str) -> None:
+    with pytest.raises(InputProblem) as info:
+        parse_pasted(text)
+    message = str(info.value)
+    assert message.startswith("pasted text: incoming[0]: missing 'role'.")
+    assert "not a recorded conversation either" in message  # the guesses follow, second
+
+
+def test_a_document_without_roles_keeps_the_format_report() -> None:
+    with pytest.raises(InputProblem) as info:
+        parse_pasted('{"messages": [{"content": 1}]}')
+    assert str(info.value).startswith("no known format matched")
