@@ -108,8 +108,11 @@ def step_selector(timeline: Timeline, key: str, label: str = "Step") -> int:
     current = st.session_state.get(key)
     pinned = bool(st.session_state.get(pinned_key))
     if not isinstance(current, int) or not 0 <= current <= n or not pinned:
-        st.session_state[key] = n  # follow the newest step
+        current = n  # follow the newest step
         st.session_state[pinned_key] = False
+    # Always assigned: a slider whose max changed is a new widget, which would otherwise
+    # start again at its minimum and lose a step the person picked.
+    st.session_state[key] = current
     st.session_state[n_key] = n
     value = int(
         st.slider(

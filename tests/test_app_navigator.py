@@ -1,0 +1,303 @@
+"""AppTest: issue 10's inspector items (navigator, follow, URL state, compare, labels, spec).
+
+Each test drives the real pages in-process: the Playground (app.py) and the
+Replay and Spec examples pages. Numbers are cross-checked with the library
+(flowdrop_core.inspect), never hard-coded where the library can say them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import string
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from flowdrop_core.importers import load_conversation
+from flowdrop_core.inspect.decisions import DecisionIndex
+from flowdrop_core.inspect.session_url import PARAM, encode_session
+from flowdrop_core.replay import replay_conversation
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+LONG = ROOT / "sample_data" / "long_conversation.jsonl"
+TIMEOUT = 120
+
+
+def shown(markdown: str) -> str:
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def start(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def replay_page(**query: str) -> AppTest:
+    at = start(**query)
+    at.switch_page("pages/replay.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def paste(at: AppTest, text: str) -> AppTest:
+    at.text_area(key="pg_paste").input(text)
+    at.button(key="pg_append").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def table(at: AppTest):
+    return next(df.value for df in at.dataframe if "incoming" in df.value.columns)
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric[:4]}
+
+
+def long_index() -> DecisionIndex:
+    return DecisionIndex(replay_conversation(load_conversation(LONG)).steps)
+
+
+# --------------------------------------------------------------------------- 1. follow
+
+
+def test_the_selected_step_follows_appends_unless_picked():
+    at = start()
+    for i in range(1, 7):
+        paste(at, json.dumps({"role": "user", "content": f"m{i}"}))
+        assert at.slider(key="step").value == i
+        assert at.query_params["step"] in (str(i), [str(i)])
+        assert metrics(at)["count"] == str(i)
+    at.slider(key="step").set_value(2).run()  # picked on purpose: it stays
+    paste(at, '{"role": "user", "content": "m7"}')
+    assert at.slider(key="step").value == 2 and metrics(at)["count"] == "2"
+    at.slider(key="step").set_value(7).run()  # the newest again: it follows again
+    paste(at, '{"role": "user", "content": "m8"}')
+    assert at.slider(key="step").value == 8
+
+
+def test_loading_the_sample_conversation_shows_its_last_step():
+    at = start()
+    at.button(key="pg_load_conversation").click().run()
+    assert at.slider(key="step").value == 13
+    assert metrics(at)["count"] == "13"
+
+
+# --------------------------------------------------------------------------- 2. navigator
+
+
+def test_replay_navigator_counts_filters_and_jumps_to_duplicates():
+    index = long_index()
+    dups = index.steps_with("duplicate_result")
+    at = replay_page()
+    at.selectbox(key="r_sample").select("long_conversation.jsonl").run()
+    pills = at.pills(key="r_kind")
+    labels = {opt.split(" · ")[0]: int(opt.split(" · ")[1]) for opt in pills.options}
+    expected = {c.label: c.decisions for c in index.counts()}
+    assert labels == expected  # every kind, zeros included
+    assert labels["duplicate result"] + labels["duplicate turn"] == 73
+    assert labels["placeholder inserted"] == 7
+
+    pills.set_value("duplicate_result").run()
+    frame = table(at)
+    assert (frame["decisions"].str.contains("duplicate result")).all()
+    assert frame["step"].tolist() == dups[-len(frame) :]  # the page of the selected (last) step
+
+    at.number_input(key="r_goto").set_value(1).run()  # a typed step number
+    assert at.slider(key="rstep").value == 1
+    at.button(key="r_next").click().run()
+    assert at.slider(key="rstep").value == dups[0]
+    at.button(key="r_next").click().run()
+    assert at.slider(key="rstep").value == dups[1]
+    at.button(key="r_prev").click().run()
+    assert at.slider(key="rstep").value == dups[0]
+    assert at.button(key="r_prev").disabled  # nothing before the first
+    assert table(at)["step"].tolist()[0] == dups[0]  # its page is shown
+    assert any(f"step 1 of {len(dups)}" in c.value for c in at.caption)
+    assert at.query_params["rstep"] in (str(dups[0]), [str(dups[0])])
+
+
+def test_rule_and_full_reason_per_row_in_ten_columns():
+    at = start(scenario="mem-14-full-window")
+    frame = table(at)
+    assert list(frame.columns) == [
+        "step",
+        "incoming",
+        "count",
+        "change",
+        "appended",
+        "appended_any",
+        "decisions",
+        "rules",
+        "reason",
+        "origin",
+    ]
+    row = frame.iloc[-1]
+    assert row["rules"] == "MEM-14"
+    assert "window of 3 evicted the oldest entry" in row["reason"]
+    assert "counts 1 toward appended" in row["reason"]  # every reason, not the first only
+
+
+# --------------------------------------------------------------------------- 3. URL and reset
+
+
+def test_a_playground_session_round_trips_through_its_url():
+    at = start()
+    at.number_input(key="window").set_value(2).run()
+    for i in range(1, 4):
+        paste(at, json.dumps({"role": "user", "content": f"m{i}"}))
+    link = dict(at.query_params)
+    assert PARAM in link
+    value = link[PARAM] if isinstance(link[PARAM], str) else link[PARAM][0]
+    again = start(**{PARAM: value, "window": "2"})
+    assert [s["append"]["content"] for s in again.session_state["pg_recipe"]["steps"]] == [
+        "m1",
+        "m2",
+        "m3",
+    ]
+    assert metrics(again)["count"] == "2" and again.slider(key="step").value == 3
+
+
+def test_a_bad_session_link_is_a_named_error_and_the_link_is_kept():
+    at = start(**{PARAM: "1.not-a-session"})
+    errors = [shown(e.value) for e in at.error]
+    assert any("could not be loaded" in e and f"URL parameter '{PARAM}'" in e for e in errors)
+    assert at.query_params[PARAM] in ("1.not-a-session", ["1.not-a-session"])  # not lost
+    assert at.session_state["pg_recipe"]["steps"] == []
+
+
+def test_a_session_too_large_for_a_link_offers_the_scenario_file():
+    noise = random.Random(7)
+    big = [
+        {"role": "user", "content": "".join(noise.choices(string.ascii_letters, k=30))}
+        for _ in range(300)
+    ]
+    assert not encode_session({"steps": [{"append": big}]}).fits
+    at = start()
+    paste(at, json.dumps(big))
+    assert PARAM not in at.query_params
+    assert any("too large for a link" in shown(w.value) for w in at.warning)
+    assert at.get_by_key("pg_dl_too_large") is not None
+
+
+def test_reset_can_be_undone():
+    at = start()
+    paste(at, '{"role": "user", "content": "keep me"}')
+    at.button(key="pg_reset").click().run()
+    assert at.session_state["pg_recipe"]["steps"] == []
+    at.button(key="pg_undo_reset").click().run()
+    assert at.session_state["pg_recipe"]["steps"][0]["append"]["content"] == "keep me"
+    assert metrics(at)["count"] == "1"
+
+
+def test_replay_sample_choice_is_read_from_the_url():
+    at = replay_page(r_sample="imports/anthropic_messages.json")
+    assert at.selectbox(key="r_sample").value == "imports/anthropic_messages.json"
+    assert shown(at.success[0].value).startswith("anthropic_messages.json")
+
+
+def test_an_upload_says_it_cannot_be_linked():
+    at = replay_page()
+    data = (ROOT / "sample_data" / "imports" / "openai_chat.json").read_bytes()
+    at.file_uploader(key="r_upload").upload("mine.json", data, "application/json").run()
+    assert any("cannot be linked" in i.value for i in at.info)
+
+
+# --------------------------------------------------------------------------- 4. compare
+
+
+def test_settings_are_compared_not_rewritten_and_the_user_picks():
+    at = start()
+    at.button(key="pg_load_conversation").click().run()
+    at.selectbox(key="scope").select("user").run()
+    at.text_input(key="owner").input("0").run()
+    # History is not rewritten: the inspector still shows the steps as made ...
+    assert metrics(at)["resolved_scope_id"] == "'s-42'"
+    assert not table(at)["decisions"].str.contains("refused").any()
+    # ... and the compare view marks every step that would be refused.
+    warnings = [shown(w.value) for w in at.warning]
+    assert any("13 of 13 step(s) report differently" in w for w in warnings), warnings
+    diff = next(df.value for df in at.dataframe if "differs in" in df.value.columns)
+    assert len(diff) == 13 and diff["refused (other)"].eq("True").all()
+    at.button(key="pg_restore").click().run()  # back to the settings the steps were made with
+    assert at.session_state["scope"] == "session" and at.session_state["owner"] == "7"
+    assert not any("report differently" in shown(w.value) for w in at.warning)
+
+
+def test_would_a_window_of_50_have_kept_this_call():
+    at = replay_page()
+    at.selectbox(key="r_sample").select("long_conversation.jsonl").run()
+    at.toggle(key="r_compare").set_value(True).run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="r_cmp_window").value == 50
+    warnings = [shown(w.value) for w in at.warning]
+    assert any("report differently" in w for w in warnings), warnings
+    fates = next(df.value for df in at.dataframe if "verdict" in df.value.columns)
+    assert (fates["verdict"] == "lost under the other settings").any()
+    assert (fates["verdict"] == "kept under both").any()  # the recent calls stay
+    at.button(key="r_adopt").click().run()
+    assert at.number_input(key="r_window").value == 50
+    assert metrics(at)["count"] == "50"
+
+
+# --------------------------------------------------------------------------- 5. labels, chat
+
+
+def test_chat_view_shows_call_names_and_arguments_and_labels_are_readable():
+    at = start()
+    at.button(key="pg_load_conversation").click().run()
+    frame = table(at)
+    calls = frame[frame["incoming"].str.startswith("assistant calls ")]
+    assert len(calls) > 0 and not frame["incoming"].str.contains("null").any()
+    step = int(calls.iloc[0]["step"])
+    at.slider(key="step").set_value(step).run()
+    texts = [t.value for t in at.text]
+    assert any(t.startswith("calls ") and "(" in t and ")" in t for t in texts), texts
+    name = calls.iloc[0]["incoming"].removeprefix("assistant calls ").split("(")[0]
+    assert any(name in t for t in texts if t.startswith("calls "))
+
+
+# --------------------------------------------------------------------------- 6. spec, paste
+
+
+def test_spec_examples_compare_field_by_field_with_a_rule_index():
+    at = start()
+    at.switch_page("pages/spec_examples.py").run()
+    assert not at.exception, at.exception
+    assert at.get_by_key("rule_index") is not None
+    links = [m.value for m in at.markdown if m.value.startswith("[MEM-")]
+    assert any(link.startswith("[MEM-14](#mem-14)") for link in links), links
+    frames = [df.value for df in at.dataframe if "field" in df.value.columns]
+    assert frames and all(set(f["verdict"]) <= {"pass", "not checked"} for f in frames)
+    assert all(
+        list(f.columns) == ["step", "field", "rule", "expected", "actual", "verdict"]
+        for f in frames
+    )
+    # mem-5-zero-ids: the provider output MEM-5 expects, shown on every step, checked on the last
+    zero = [
+        f
+        for f in frames
+        if list(f.loc[f["field"] == "provider.messages", "actual"]) == ["[]", "[]"]
+        and list(f.loc[f["field"] == "provider.dropped", "actual"]) == ["1", "2"]
+    ]
+    assert len(zero) == 1
+    verdicts = list(zero[0].loc[zero[0]["field"] == "provider.dropped", "verdict"])
+    assert verdicts == ["not checked", "pass"]
+    captions = " ".join(c.value for c in at.caption)
+    assert '"0" (not an id, MEM-11)' in captions.replace("\\", "")
+
+
+def test_a_pasted_message_with_no_role_gets_its_cause_first():
+    at = start()
+    paste(at, '{"content": "hello"}')
+    errors = [shown(e.value) for e in at.error]
+    assert any("pasted text: incoming[0]: missing 'role'." in e for e in errors), errors
+    first = next(e for e in errors if "missing 'role'" in e)
+    assert first.index("missing 'role'") < first.index("no known format")
