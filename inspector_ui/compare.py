@@ -32,6 +32,8 @@ from inspector_ui.cache import cached_conversation, cached_conversation_replay, 
 from inspector_ui.navigator import select_step
 
 DIFF_PAGE = 25
+FATE_ROWS = 25
+ROW_HEIGHT = 35
 REFIRE_LABELS = {
     "none": "no re-fire",
     "results": "re-fire every tool result",
@@ -101,6 +103,7 @@ def show_differences(comparison: Comparison, step: int, key: str, prefix: str) -
     st.dataframe(
         frame.style.apply(mark, axis=1),
         hide_index=True,
+        height=ROW_HEIGHT * (len(shown) + 1) + 3,
         key=table_key,
         on_select=clicked,
         selection_mode="single-row",

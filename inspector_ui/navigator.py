@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from flowdrop_core.inspect.decisions import KIND_LABELS, Decision, DecisionIndex
+from flowdrop_core.inspect.decisions import KIND_LABELS, Decision, DecisionIndex, decision_cells
 from flowdrop_core.inspect.rows import NAV_COLUMNS, nav_rows
 from flowdrop_core.replay import Timeline
 from flowdrop_core.view import page_count
@@ -32,21 +32,22 @@ ROW_HEIGHT = 35
 SELECTED = "background-color: #cfe2ff; font-weight: 600"
 FLAGGED = "background-color: #fff3cd"
 
-#: Widths chosen so the ten columns fit a 1280 px window next to the sidebar.
+#: Widths chosen so the ten columns (772 px) fit a 1280 px window next to the sidebar
+#: (about 820 px of main area), row-selection column included.
 COLUMN_CONFIG: dict[str, Any] = {
-    "step": st.column_config.NumberColumn("step", width=56, pinned=True),
-    "incoming": st.column_config.TextColumn("incoming", width=190),
-    "count": st.column_config.NumberColumn("count", width=56),
+    "step": st.column_config.NumberColumn("step", width=48, pinned=True),
+    "incoming": st.column_config.TextColumn("incoming", width=150),
+    "count": st.column_config.NumberColumn("count", width=50),
     "change": st.column_config.NumberColumn(
-        "Δ", format="%+d", width=44, help="Change in count: NOT what was appended (MEM-14)"
+        "Δ", format="%+d", width=36, help="Change in count: NOT what was appended (MEM-14)"
     ),
-    "appended": st.column_config.NumberColumn("appended", width=72),
-    "appended_any": st.column_config.CheckboxColumn("any", width=44, help="appended_any"),
-    "decisions": st.column_config.TextColumn("decisions", width=150),
-    "rules": st.column_config.TextColumn("rules", width=80),
-    "reason": st.column_config.TextColumn("reason", width=220),
+    "appended": st.column_config.NumberColumn("appended", width=66),
+    "appended_any": st.column_config.CheckboxColumn("any", width=36, help="appended_any"),
+    "decisions": st.column_config.TextColumn("decisions", width=120),
+    "rules": st.column_config.TextColumn("rules", width=60),
+    "reason": st.column_config.TextColumn("reason", width=150),
     "origin": st.column_config.TextColumn(
-        "from", width=70, help="Where the step came from in the file, or its label"
+        "from", width=56, help="Where the step came from in the file, or its label"
     ),
 }
 
@@ -217,6 +218,8 @@ def show_navigator(timeline: Timeline, step: int, key: str, prefix: str) -> Deci
         args=(key, goto_key, n),
         width=160,
     )
+    if 0 < step <= n:
+        _show_reasons(timeline, step)
     if chosen:
         where = index.position(chosen, step)
         total = counts[chosen].steps
@@ -229,6 +232,21 @@ def show_navigator(timeline: Timeline, step: int, key: str, prefix: str) -> Deci
                 f"{total} step(s) hold a {KIND_LABELS[chosen]} decision; step {step} does not."
             )
     return chosen
+
+
+REASON_LINES = 6
+
+
+def _show_reasons(timeline: Timeline, step: int) -> None:
+    """The selected step's decisions with their rules and every reason in full (plain text)."""
+    cells = decision_cells(timeline.steps[step - 1])
+    lines = cells["reasons"].split("\n") if cells["reasons"] else []
+    more = len(lines) - REASON_LINES
+    shown = lines[:REASON_LINES] + ([f"… and {more} more in the step's tab"] if more > 0 else [])
+    with st.container(key="nav_reasons"):
+        st.caption(f"Step {step}: {cells['decisions']} ({cells['rules'] or 'no rule'})")
+        if shown:
+            st.text("\n".join(shown))
 
 
 # --------------------------------------------------------------------------- the table
@@ -268,7 +286,7 @@ def show_nav_table(
     what = f"{len(steps)} step(s) with {KIND_LABELS[kind]}" if kind else f"{len(steps)} step(s)"
     left.caption(
         f"{what}, {PAGE_SIZE} per page. The selected step is highlighted; click a row to "
-        "select it. Hover a reason for the whole text; the step's tab has every event."
+        "select it. Its reasons are in full above the table and in the step's tab."
     )
     page = right.number_input("Page", min_value=1, max_value=pages, step=1, key=page_key, width=140)
     shown = steps[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
@@ -284,7 +302,6 @@ def show_nav_table(
         return [FLAGGED if row["step"] in flagged else ""] * len(row)
 
     styler = frame.style.apply(mark, axis=1)
-    styler = styler.set_tooltips(frame[["reason"]].astype(str), props="")
     table_key = f"{prefix}_table_{kind or 'all'}_{page}_{len(steps)}"
     st.dataframe(
         styler,
