@@ -6,7 +6,7 @@ import streamlit as st
 
 from flowdrop_core import lint, normalize_report
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import findings_frame
+from flowdrop_core.view import clip_value, findings_frame
 
 PROVIDER_TAIL = 50  # normalized messages drawn in the provider view
 
@@ -35,4 +35,4 @@ def show_provider_view(timeline: Timeline, step: int) -> None:
         )
         + ")"
     )
-    st.json(shown, expanded=2 if len(shown) <= 20 else 1)
+    st.json(clip_value(shown), expanded=2 if len(shown) <= 20 else 1)

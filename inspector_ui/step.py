@@ -5,8 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import event_frame, md_escape
+from flowdrop_core.view import clip_text, event_frame
 from inspector_ui.entries import show_entries
+from inspector_ui.plain import md, show_text
 
 
 def show_metrics(timeline: Timeline, step: int) -> None:
@@ -35,12 +36,12 @@ def show_metrics(timeline: Timeline, step: int) -> None:
     cols[2].metric("appended_any", "true" if record.appended_any else "false")
     cols[3].metric(
         "resolved_scope_id",
-        "refused" if record.refused else (repr(record.resolved_scope_id)),
+        "refused" if record.refused else md(clip_text(repr(record.resolved_scope_id), 80)[0]),
         help="The storage slot's scope id; a refused identity scope touches no storage (MEM-7).",
     )
     if record.refused:
         st.error(
-            f"Refused: {md_escape(record.refusal_reason or 'the identity scope has no usable id')}. "
+            f"Refused: {md(record.refusal_reason or 'the identity scope has no usable id')}. "
             "The buffer reads empty; count 0, appended 0 (MEM-7, MEM-14 point 4).",
             icon=":material/block:",
         )
@@ -65,24 +66,33 @@ def show_step_detail(timeline: Timeline, step: int, prefix: str) -> None:
     if step == 0:
         st.markdown("**Starting buffer**")
         show_entries(
-            [(e, "kept") for e in timeline.buffer_after(0)], mode or "Chat", "Empty buffer."
+            [(e, "kept") for e in timeline.buffer_after(0)],
+            mode or "Chat",
+            "Empty buffer.",
+            key=f"{prefix}_start",
         )
         return
     before, after, dropped = timeline.tagged(step)
     record = timeline.steps[step - 1]
     st.markdown(f"**Incoming at step {step}**")
-    st.text(record.label or "(no label)")
-    show_entries([(m, "incoming") for m in record.incoming], mode or "Chat", "Nothing incoming.")
+    show_text(record.label or "(no label)", f"{prefix}_label")
+    show_entries(
+        [(m, "incoming") for m in record.incoming],
+        mode or "Chat",
+        "Nothing incoming.",
+        key=f"{prefix}_incoming",
+    )
     left, right = st.columns(2)
     with left:
         st.markdown(f"**Before** ({len(before)} entries)")
-        show_entries(before, mode or "Chat", "Empty buffer.")
+        show_entries(before, mode or "Chat", "Empty buffer.", key=f"{prefix}_before")
     with right:
         st.markdown(f"**After** ({len(after)} entries)")
         show_entries(
             after,
             mode or "Chat",
             "Empty buffer (refused scope)." if record.refused else "Empty buffer.",
+            key=f"{prefix}_after",
         )
     if dropped:
         st.markdown(f"**Dropped as duplicates** ({len(dropped)})")

@@ -8,7 +8,7 @@ import altair as alt
 import streamlit as st
 
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import chart_frame, page_count, page_of, timeline_frame
+from flowdrop_core.view import chart_frame, clip_frame, page_count, page_of, timeline_frame
 from inspector_ui.cache import rows_of
 
 PAGE_SIZE = 25
@@ -82,7 +82,7 @@ def show_timeline_table(timeline: Timeline, step: int, prefix: str) -> None:
     )
     page = right.number_input("Page", min_value=1, max_value=pages, step=1, key=page_key, width=140)
     shown = rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    frame = timeline_frame(shown)
+    frame = clip_frame(timeline_frame(shown))
     st.dataframe(
         frame.style.apply(_mark_rows, axis=1),
         hide_index=True,

@@ -17,8 +17,9 @@ TIMEOUT = 60
 
 
 def shown(markdown: str) -> str:
-    """An alert's text as a reader sees it: Markdown backslash escapes removed."""
-    return re.sub(r"\\(.)", r"\1", markdown)
+    """An alert's text as a reader sees it: escapes, hard breaks and word joiners read back."""
+    text = markdown.replace("\u2060", "").replace("\u00a0", " ").replace("\\\n", "\n")
+    return re.sub(r"\\(.)", r"\1", text)
 
 
 def open_page(page: str) -> AppTest:
@@ -30,7 +31,7 @@ def open_page(page: str) -> AppTest:
 
 
 def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric[:4]}
+    return {m.label: shown(m.value) for m in at.metric[:4]}
 
 
 # --------------------------------------------------------------------------- replay

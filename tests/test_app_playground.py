@@ -21,8 +21,9 @@ TIMEOUT = 60  # this machine is slow; a cold first run imports pandas and altair
 
 
 def shown(markdown: str) -> str:
-    """An alert's text as a reader sees it: Markdown backslash escapes removed."""
-    return re.sub(r"\\(.)", r"\1", markdown)
+    """An alert's text as a reader sees it: escapes, hard breaks and word joiners read back."""
+    text = markdown.replace("\u2060", "").replace("\u00a0", " ").replace("\\\n", "\n")
+    return re.sub(r"\\(.)", r"\1", text)
 
 
 def start(**query: str) -> AppTest:
@@ -36,7 +37,7 @@ def start(**query: str) -> AppTest:
 
 def metrics(at: AppTest) -> dict[str, str]:
     """The first four metrics: the selected step's MEM-14 report."""
-    return {m.label: m.value for m in at.metric[:4]}
+    return {m.label: shown(m.value) for m in at.metric[:4]}
 
 
 def timeline(at: AppTest):
