@@ -30,7 +30,6 @@ cache and results, and are immutable by contract (see
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import weakref
 from collections.abc import Mapping
@@ -59,6 +58,7 @@ from flowdrop_core.storage import (
     delta_from_events,
     slot_label,
 )
+from flowdrop_core.storage.base import fork_generation
 
 __all__ = [
     "ConversationBuffer",
@@ -296,20 +296,20 @@ class ConversationBuffer:
         # Buffer is only mutated after being taken out.
         self._cache: dict[Slot, tuple[str, Buffer, weakref.ref[_LazyMessages] | None]] = {}
         self._cache_guard = threading.Lock()
-        self._cache_pid = os.getpid()
+        self._cache_pid = fork_generation()
 
     def _cache_take(
         self, slot: Slot
     ) -> tuple[str, Buffer, weakref.ref[_LazyMessages] | None] | None:
         """Remove and return the slot's cache entry (a fork starts with an empty cache)."""
-        if self._cache_pid != os.getpid():
+        if self._cache_pid != fork_generation():
             self._reset_cache()
         with self._cache_guard:
             return self._cache.pop(slot, None)
 
     def _cache_put(self, slot: Slot, token: Any, buf: Buffer, lazy: _LazyMessages | None) -> None:
         """Cache ``buf`` as the slot's value at ``token``, dropping the least recently written."""
-        if isinstance(token, str) and self.cache_slots and self._cache_pid == os.getpid():
+        if isinstance(token, str) and self.cache_slots and self._cache_pid == fork_generation():
             with self._cache_guard:
                 ref = None if lazy is None else weakref.ref(lazy)
                 self._cache[slot] = (token, buf, ref)  # taken out before, so now the newest
@@ -421,7 +421,15 @@ class ConversationBuffer:
         after the append) is built only when read.
         """
         ctx = as_context(context)
-        res = resolve_scope(self.scope, ctx)
+        return self.append_resolved(messages, resolve_scope(self.scope, ctx), ctx)
+
+    def append_resolved(
+        self, messages: Any, res: ScopeResolution, ctx: ExecutionContext | None = None
+    ) -> ScopedAppendResult:
+        """:meth:`append` for a caller that already resolved this buffer's scope (:meth:`resolve`).
+
+        The replay timeline resolves each step once and passes it here.
+        """
         if res.refused:
             return self._refused("append", res, ctx)
         scope_id = res.resolved_scope_id
@@ -530,7 +538,7 @@ class ConversationBuffer:
 
     def _cached_messages(self, slot: Slot) -> list[dict[str, Any]] | None:
         """The slot's entries from the live cache when it holds the store's revision, else None."""
-        if not self._cache or self._cache_pid != os.getpid():
+        if not self._cache or self._cache_pid != fork_generation():
             return None
         token = self._revision(slot)
         if token is None:

@@ -47,6 +47,7 @@ from flowdrop_core.storage.base import (
     check_ops,
     check_timeout,
     conflict_check,
+    fork_generation,
     new_revision,
     slot_label,
 )
@@ -298,13 +299,13 @@ class SQLiteStore:
 
     def _after_fork(self) -> None:
         """Start fresh per-process state: connections and thread locks never cross a fork."""
-        self._pid = os.getpid()
+        self._pid = fork_generation()
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._locks = SlotLocks()
 
     def _conn(self) -> sqlite3.Connection:
-        if self._pid != os.getpid():
+        if self._pid != fork_generation():
             self._after_fork()
         conn = getattr(self._local, "conn", None)
         if conn is None:
@@ -599,7 +600,7 @@ class SQLiteStore:
         """
         slot = (str(scope), scope_id, key)
         deadline = time.monotonic() + check_timeout(timeout)
-        if self._pid != os.getpid():
+        if self._pid != fork_generation():
             self._after_fork()
         tlock = self._locks.get(slot)
         got_thread = tlock.acquire(timeout=timeout)
