@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import weakref
 from collections.abc import Mapping
 from typing import Any, TypeVar
@@ -182,6 +183,9 @@ ScopedAppendResult.messages = _MessagesField()  # type: ignore[assignment]  # af
 
 #: Conditional writes that may find the slot changed before an append gives up.
 _MAX_CONFLICTS = 1000
+
+#: Seconds without any commit, at the least, before a busy store counts as stalled (MEM-12).
+STALL_FLOOR = 1.0
 
 
 class MemoryReadResult(BaseModel):
@@ -455,14 +459,20 @@ class ConversationBuffer:
         MEM-12: the write is a compare and set. When another writer got there
         first (:class:`RevisionConflict`) the slot is read again and the
         incoming messages applied again, so the result describes what was
-        stored; a write the store could not start in time (:class:`StoreBusyError`,
-        bounded by ``lock_timeout``) is retried once. A cached buffer is taken
-        out of the cache before anything can fail, and put back only after the
-        store accepted the write, so an exception never leaves the cache ahead
-        of or behind the store.
+        stored. A write the store could not start within ``lock_timeout``
+        (:class:`StoreBusyError`) is tried again at once when other writers
+        committed meanwhile (contention: the store is moving); when nothing
+        was committed, it is tried again until nothing has moved for
+        ``2 * lock_timeout`` and at least :data:`STALL_FLOOR` seconds (a
+        scheduling pause on a loaded machine is not a stall), and then the
+        error is raised: nothing was written, and the caller is told. A cached
+        buffer is taken out of the cache before anything can fail, and put
+        back only after the store accepted the write, so an exception never
+        leaves the cache ahead of or behind the store.
         """
-        busy_retries = 1
-        for _ in range(_MAX_CONFLICTS):
+        conflicts = 0
+        still_since: float | None = None  # when the store was last seen not moving
+        while True:
             buf, token, fresh = self._current(slot)
             result = buf.append(messages)  # validates first: raises with ``buf`` unchanged
             if not result.changed:  # a call that changed nothing writes nothing
@@ -475,20 +485,27 @@ class ConversationBuffer:
             try:
                 token = self.store.apply(*slot, delta, expected=token, timeout=self.lock_timeout)
             except RevisionConflict:
+                conflicts += 1
+                if conflicts >= _MAX_CONFLICTS:
+                    raise StorageError.for_slot(
+                        f"{_MAX_CONFLICTS} conditional writes found the slot changed by another "
+                        "writer; nothing of this append was written",
+                        slot,
+                    ) from None
                 continue
-            except StoreBusyError:
-                if busy_retries:
-                    busy_retries -= 1
+            except StoreBusyError as busy:
+                now = time.monotonic()
+                if busy.progressed:  # others committed meanwhile: contention, not a stall
+                    still_since = None
+                    continue
+                if still_since is None:
+                    still_since = now - self.lock_timeout  # the attempt that just waited
+                if now - still_since < max(2 * self.lock_timeout, STALL_FLOOR):
                     continue
                 raise
             lazy = _LazyMessages(buf)
             self._cache_put(slot, token, buf, lazy)
             return result, lazy
-        raise StorageError.for_slot(
-            f"{_MAX_CONFLICTS} conditional writes in a row found the slot changed by another "
-            "writer; nothing of this append was written",
-            slot,
-        )
 
     def _current(self, slot: Slot) -> tuple[Buffer, str | None, bool]:
         """The slot's engine buffer and its revision, from the cache or read; and whether read.

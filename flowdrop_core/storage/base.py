@@ -130,8 +130,13 @@ class RevisionConflict(StorageError):
 class StoreBusyError(StorageError):
     """The backend's own write lock was not obtained within the write's ``timeout``.
 
-    Nothing was written; the write may be retried.
+    Nothing was written; the write may be retried. ``progressed`` is True when
+    other writers committed while this one waited (contention: the store is
+    moving, so retrying is safe and cheap); False when nothing was committed
+    for the whole wait (a stalled writer).
     """
+
+    progressed: bool = False
 
 
 class _Any:

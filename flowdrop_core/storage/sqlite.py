@@ -428,10 +428,13 @@ class SQLiteStore:
             )
         conn = self._conn()
         wait = self.busy_timeout if timeout is None else check_timeout(timeout)
+        version = None
         try:
             if self._local.busy != wait:
                 conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
                 self._local.busy = wait
+            # Changes when another connection commits: tells contention from a stall.
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -444,11 +447,17 @@ class SQLiteStore:
                 raise
         except sqlite3.Error as exc:
             if _is_busy(exc):
-                raise StoreBusyError.for_slot(
+                busy = StoreBusyError.for_slot(
                     f"SQLite's write lock was not obtained within {wait:.3g} s; nothing was written",
                     slot,
                     self.path,
-                ) from exc
+                )
+                try:
+                    now = conn.execute("PRAGMA data_version").fetchone()[0]
+                except sqlite3.Error:  # pragma: no cover - the connection itself failed
+                    now = version
+                busy.progressed = version is not None and now != version
+                raise busy from exc
             raise StorageError.for_slot(f"cannot write the slot ({exc})", slot, self.path) from exc
 
     def set(
