@@ -6,6 +6,7 @@ import streamlit as st
 
 from flowdrop_core.replay import Timeline
 from flowdrop_core.view import clip_text, event_frame
+from inspector_ui.cache import per_step
 from inspector_ui.entries import show_entries
 from inspector_ui.plain import md, show_text
 
@@ -72,7 +73,7 @@ def show_step_detail(timeline: Timeline, step: int, prefix: str) -> None:
             key=f"{prefix}_start",
         )
         return
-    before, after, dropped = timeline.tagged(step)
+    before, after, dropped = per_step(timeline, "tagged", step, lambda: timeline.tagged(step))
     record = timeline.steps[step - 1]
     st.markdown(f"**Incoming at step {step}**")
     show_text(record.label or "(no label)", f"{prefix}_label")

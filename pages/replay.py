@@ -8,9 +8,17 @@ import streamlit as st
 
 from flowdrop_core.importers import ConversationFormatError
 from flowdrop_core.replay import ReplayError, Timeline
-from flowdrop_core.scenario import dump_scenario, parse_scenario
+from flowdrop_core.scenario import dump_scenario
 from flowdrop_core.view import SAMPLE_DIR, conversation_samples
-from inspector_ui.cache import cached_conversation, cached_conversation_replay, cached_replay
+from inspector_ui.cache import (
+    cached_conversation,
+    cached_conversation_replay,
+    cached_replay,
+    cached_scenario,
+    digest_of,
+    replay_key,
+    replays,
+)
 from inspector_ui.inspector import show_inspector
 from inspector_ui.plain import md
 from inspector_ui.shell import page_shell
@@ -112,23 +120,21 @@ else:
     path = SAMPLE_DIR / sample
     data, name = path.read_bytes(), str(sample)
 
+digest = digest_of(data)
+scenario = cached_scenario(digest, name, data)
+key = replay_key(digest, name, per or "message", refire or "none", int(window))
+
+
+def cancel(key: tuple[object, ...]) -> None:
+    """Stop the running replay: the button's rerun interrupts it at its next progress update."""
+    st.session_state.r_cancelled = key
+
+
+def retry() -> None:
+    st.session_state.pop("r_cancelled", None)
+
+
 timeline: Timeline | None = None
-scenario = None
-try:
-    scenario = parse_scenario(data.decode("utf-8-sig"), source=name)
-except (ValueError, RecursionError):
-    # Not a scenario (ScenarioError), not UTF-8 (UnicodeDecodeError) or JSON the json module
-    # refuses (an integer too long, nesting too deep): the importers below name the problem.
-    scenario = None
-
-bar = st.progress(0.0, text="Replaying…")
-
-
-def progress(done: int, total: int) -> None:
-    if done == total or done % 200 == 0:
-        bar.progress(done / max(total, 1), text=f"Replaying step {done} of {total}")
-
-
 try:
     if scenario is not None:
         st.caption(
@@ -137,15 +143,36 @@ try:
         )
         timeline = cached_replay(dump_scenario(scenario), refire or "none")
     else:
-        cached_conversation(data, name)  # a format error is reported before replaying
-        timeline = cached_conversation_replay(
-            data, name, per or "message", refire or "none", int(window), progress=progress
-        )
+        timeline = replays().get(key)
+        if timeline is None and st.session_state.get("r_cancelled") == key:
+            st.info(f"Replay of {md(name)} cancelled.", icon=":material/cancel:")
+            st.button("Replay it", key="r_retry", on_click=retry, icon=":material/play_arrow:")
+            st.stop()
+        if timeline is None:
+            conv = cached_conversation(data, name)  # a format error is reported first
+            slot = st.empty()  # the progress and its Cancel button, cleared when done
+            row = slot.container(horizontal=True, vertical_alignment="center")
+            bar = row.progress(0.0, text=f"Replaying {len(conv.messages):,} messages…")
+            row.button(
+                "Cancel",
+                key="r_cancel",
+                on_click=cancel,
+                args=(key,),
+                icon=":material/cancel:",
+                help="Stop this replay; nothing is kept.",
+            )
+
+            def progress(done: int, total: int) -> None:
+                if done == total or done % 200 == 0:
+                    bar.progress(done / max(total, 1), text=f"Replaying step {done:,} of {total:,}")
+
+            timeline = cached_conversation_replay(
+                data, name, per or "message", refire or "none", int(window), progress=progress
+            )
+            slot.empty()
 except (ConversationFormatError, ReplayError, ValueError) as exc:
-    bar.empty()
     st.error(f"Cannot replay {md(name)}:\n\n{md(exc)}", icon=":material/error:")
     st.stop()
-bar.empty()
 
 st.success(
     f"{md(Path(name).name)}: {len(timeline.steps)} step(s), "

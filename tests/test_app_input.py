@@ -113,6 +113,12 @@ def test_a_one_megabyte_word_is_clipped_in_every_view_with_a_download():
     at.file_uploader(key="r_upload").upload("long.json", data.encode(), "application/json").run()
     assert not at.exception, at.exception
     assert at.success and "2 step(s)" in at.success[0].value
+    assert longest_value(at) < CLIP_BOUND  # the timeline tab
+    at.session_state["r_tab"] = "Provider view"
+    at.run()
+    assert longest_value(at) < CLIP_BOUND
+    at.session_state["r_tab"] = "Step before / after"
+    at.run()
     assert longest_value(at) < CLIP_BOUND
     assert any("characters clipped" in c.value for c in at.caption)
     labels = [b.proto.label for b in at.get("download_button")]
@@ -127,4 +133,7 @@ def test_a_one_megabyte_word_pasted_in_the_playground_is_clipped():
     at.text_area(key="pg_paste").input(json.dumps({"role": "user", "content": "z" * 1_000_000}))
     at.button(key="pg_append").click().run()
     assert not at.exception, at.exception
-    assert longest_value(at) < CLIP_BOUND
+    for tab in ("Timeline", "Step before / after", "Provider view"):
+        at.session_state["pg_tab"] = tab
+        at.run()
+        assert longest_value(at) < CLIP_BOUND, tab

@@ -137,6 +137,8 @@ def test_replay_long_conversation_travels_and_stays_paged():
     assert at.number_input(key="r_page").value == 100
     assert at.dataframe[0].value["step"].tolist()[-1] == 2500
     # The selected step's buffer is drawn around its changes, not whole.
+    at.session_state["r_tab"] = "Step before / after"
+    at.run()
     assert any("kept entries not shown" in c.value for c in at.caption)
 
 
