@@ -6,8 +6,10 @@ checked-in generator, and times:
 
 - **shown**: the run after the upload, from nothing cached (the import,
   the replay and the page), caches cleared before each repetition;
-- **step move**: one slider move to another step (the metrics, the
-  timeline page and the selected step's views), after the upload.
+- **step move**: one slider move to a step not shown before, with each
+  of the three data tabs open (Timeline: metrics, the table's page, the
+  chart; Step before / after: the step's tags and entries; Provider view:
+  the MEM-5 view and lint of the step's buffer).
 
 Median of 5 each (wall time of ``AppTest.run``). Figures go in the README.
 
@@ -70,24 +72,30 @@ def main() -> None:
     data = conversation_text(args.messages).encode()
     print(f"{args.messages} messages, {len(data) / 1e6:.1f} MB, window {args.window or 'default'}")
 
-    shown, moves = [], []
-    for _ in range(args.repeat):
+    tabs = ("Timeline", "Step before / after", "Provider view")
+    shown: list[float] = []
+    moves: dict[str, list[float]] = {tab: [] for tab in tabs}
+    for rep in range(args.repeat):
         st.cache_data.clear()
         st.cache_resource.clear()
         at = replay_page(args.window)
         at.file_uploader(key="r_upload").upload("big.jsonl", data, "application/jsonl")
         shown.append(timed(at))
         steps = int(at.slider(key="rstep").max)
-        for target in (steps // 2, steps // 3):
-            at.slider(key="rstep").set_value(target)
-            moves.append(timed(at))
+        for k, tab in enumerate(tabs):
+            at.session_state["r_tab"] = tab
+            at.run(timeout=600)
+            at.slider(key="rstep").set_value(steps // 2 + 101 * (rep * len(tabs) + k + 1))
+            moves[tab].append(timed(at))
+
+    def line(label: str, values: list[float]) -> str:
+        runs = [round(x, 2) for x in values]
+        return f"{label:<36} median {statistics.median(values):5.2f} s  {runs}"
+
     print(f"steps: {steps}")
-    print(
-        f"shown after upload (uncached): median {statistics.median(shown):.2f} s  {[round(x, 2) for x in shown]}"
-    )
-    print(
-        f"step move:                     median {statistics.median(moves):.2f} s  {[round(x, 2) for x in moves]}"
-    )
+    print(line("shown after upload (uncached)", shown))
+    for tab in tabs:
+        print(line(f"step move, {tab} tab", moves[tab]))
 
 
 if __name__ == "__main__":

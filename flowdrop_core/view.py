@@ -22,7 +22,7 @@ from flowdrop_core.events import Event
 from flowdrop_core.ids import usable_id
 from flowdrop_core.importers import ConversationFormatError, loads_or_problem, parse_conversation
 from flowdrop_core.messages import read_call_id
-from flowdrop_core.provider import Finding
+from flowdrop_core.provider import Finding, NormalizeReport
 from flowdrop_core.replay import RULE_SUMMARIES
 from flowdrop_core.scenario import Scenario, ScenarioError, load_scenario
 from flowdrop_core.text import text_to_message
@@ -48,6 +48,7 @@ __all__ = [
     "findings_frame",
     "focus",
     "group_by_rule",
+    "lint_of",
     "md_escape",
     "page_count",
     "page_of",
@@ -471,6 +472,15 @@ def event_frame(events: Iterable[Event]) -> pd.DataFrame:
         ],
         columns=["kind", "rule", "incoming", "position", "tool_call_id", "reason"],
     ).pipe(clip_frame)
+
+
+def lint_of(report: NormalizeReport) -> list[Finding]:
+    """``lint(entries)`` from an already computed ``normalize_report(entries)``.
+
+    :func:`flowdrop_core.provider.lint` is exactly the report's findings in
+    buffer order; a view that shows both uses this to normalize once.
+    """
+    return sorted(report.findings, key=lambda f: f.index)
 
 
 def findings_frame(findings: Iterable[Finding]) -> pd.DataFrame:

@@ -160,7 +160,7 @@ _PER_STEP: weakref.WeakKeyDictionary[Timeline, OrderedDict[tuple[Any, ...], Any]
     weakref.WeakKeyDictionary()
 )
 _PER_STEP_LOCK = threading.Lock()
-PER_STEP_SIZE = 16
+PER_STEP_SIZE = 8
 
 
 def per_step(timeline: Timeline, what: str, step: int, compute: Callable[[], T]) -> T:

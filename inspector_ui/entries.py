@@ -49,10 +49,18 @@ def show_entries(tagged: list[tuple[Any, str]], mode: str, empty: str, key: str)
 
     ``key`` names the place (``"r_before"``, ...) so widgets of two lists never collide.
     """
-    if not tagged:
+    show_focused(focus(tagged), mode, empty, key)
+
+
+#: An item of :func:`flowdrop_core.view.focus`: ``(position, entry, tag)`` or a skipped count.
+Focused = tuple[int, Any, str] | int
+
+
+def show_focused(items: list[Focused], mode: str, empty: str, key: str) -> None:
+    """Entries already reduced by ``focus`` (what changed, its neighbours, the end)."""
+    if not items:
         st.info(empty, icon=":material/inbox:")
         return
-    items = focus(tagged)
     if mode == "JSON":
         st.json(
             clip_value(

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import streamlit as st
 
+from flowdrop_core.events import Event
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import clip_text, event_frame
+from flowdrop_core.view import clip_text, event_frame, focus
 from inspector_ui.cache import per_step
-from inspector_ui.entries import show_entries
+from inspector_ui.entries import Focused, show_entries, show_focused
 from inspector_ui.plain import md, show_text
 
 
@@ -55,6 +58,23 @@ def show_metrics(timeline: Timeline, step: int) -> None:
         )
 
 
+@dataclass(frozen=True)
+class StepView:
+    """What the step tab draws of one step: the focused tagged entries and the sizes."""
+
+    before: list[Focused]
+    before_count: int
+    after: list[Focused]
+    after_count: int
+    dropped: list[Event]
+
+
+def step_view(timeline: Timeline, step: int) -> StepView:
+    """``Timeline.tagged(step)`` reduced to what is drawn (the memo then holds little)."""
+    before, after, dropped = timeline.tagged(step)
+    return StepView(focus(before), len(before), focus(after), len(after), dropped)
+
+
 def show_step_detail(timeline: Timeline, step: int, prefix: str) -> None:
     """Buffer before and after the selected step, tagged, with the events and their rules."""
     mode = st.segmented_control(
@@ -73,7 +93,7 @@ def show_step_detail(timeline: Timeline, step: int, prefix: str) -> None:
             key=f"{prefix}_start",
         )
         return
-    before, after, dropped = per_step(timeline, "tagged", step, lambda: timeline.tagged(step))
+    view = per_step(timeline, "tagged", step, lambda: step_view(timeline, step))
     record = timeline.steps[step - 1]
     st.markdown(f"**Incoming at step {step}**")
     show_text(record.label or "(no label)", f"{prefix}_label")
@@ -85,19 +105,19 @@ def show_step_detail(timeline: Timeline, step: int, prefix: str) -> None:
     )
     left, right = st.columns(2)
     with left:
-        st.markdown(f"**Before** ({len(before)} entries)")
-        show_entries(before, mode or "Chat", "Empty buffer.", key=f"{prefix}_before")
+        st.markdown(f"**Before** ({view.before_count} entries)")
+        show_focused(view.before, mode or "Chat", "Empty buffer.", key=f"{prefix}_before")
     with right:
-        st.markdown(f"**After** ({len(after)} entries)")
-        show_entries(
-            after,
+        st.markdown(f"**After** ({view.after_count} entries)")
+        show_focused(
+            view.after,
             mode or "Chat",
             "Empty buffer (refused scope)." if record.refused else "Empty buffer.",
             key=f"{prefix}_after",
         )
-    if dropped:
-        st.markdown(f"**Dropped as duplicates** ({len(dropped)})")
-        st.dataframe(event_frame(dropped), hide_index=True, alt="Incoming messages dropped")
+    if view.dropped:
+        st.markdown(f"**Dropped as duplicates** ({len(view.dropped)})")
+        st.dataframe(event_frame(view.dropped), hide_index=True, alt="Incoming messages dropped")
     st.markdown("**Events** (each cites its rule)")
     st.dataframe(
         event_frame(record.events),
