@@ -27,9 +27,9 @@ from flowdrop_core.inspect.compare import (
 )
 from flowdrop_core.replay import Timeline
 from flowdrop_core.scenario import Scenario, dump_scenario
-from flowdrop_core.view import md_escape
 from inspector_ui.cache import cached_conversation, cached_conversation_replay, cached_replay
 from inspector_ui.navigator import select_step
+from inspector_ui.plain import md
 
 DIFF_PAGE = 25
 FATE_ROWS = 25
@@ -212,14 +212,14 @@ def show_replay_compare(
             plan_keys(appends, other_refire),  # type: ignore[arg-type]
         )
         st.caption(
-            f"{md_escape(Path(name).name)} as replayed: window {window or 'none'}, "
+            f"{md(Path(name).name)} as replayed: window {window or 'none'}, "
             f"{REFIRE_LABELS.get(refire, refire)}. What if: window {other_window or 'none'}, "
             f"{REFIRE_LABELS.get(other_refire, other_refire)}."
         )
         if comparison.differences:
-            st.warning(md_escape(comparison.summary()), icon=":material/compare_arrows:")
+            st.warning(md(comparison.summary()), icon=":material/compare_arrows:")
         else:
-            st.success(md_escape(comparison.summary()), icon=":material/check:")
+            st.success(md(comparison.summary()), icon=":material/check:")
         row.button(
             "Make these settings current",
             key="r_adopt",

@@ -20,8 +20,8 @@ import streamlit as st
 from flowdrop_core.inspect.compare import Comparison
 from flowdrop_core.inspect.session_url import PARAM, SessionUrlError, decode_session, encode_session
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import md_escape
 from inspector_ui.compare import cached_comparison, show_call_fates, show_differences
+from inspector_ui.plain import md
 
 #: The sidebar settings a session is made with (session state keys, also URL parameters).
 SETTING_KEYS = ("window", "scope", "key", "storage", "session", "user", "owner")
@@ -153,15 +153,15 @@ def show_compare(
     with st.container(border=True, key="pg_compare"):
         st.markdown("**Compare, don't rewrite: the new settings are not applied yet**")
         st.caption(
-            f"Made with: {md_escape(describe(made_with))}  \n"
-            f"New: {md_escape(describe(now))}  \n"
-            f"Changed: {md_escape(', '.join(changed))}. The inspector below still shows the "
+            f"Made with: {md(describe(made_with))}  \n"
+            f"New: {md(describe(now))}  \n"
+            f"Changed: {md(', '.join(changed))}. The inspector below still shows the "
             "steps as they were made; this panel shows what the new settings would report."
         )
         if comparison.differences:
-            st.warning(md_escape(comparison.summary()), icon=":material/compare_arrows:")
+            st.warning(md(comparison.summary()), icon=":material/compare_arrows:")
         else:
-            st.success(md_escape(comparison.summary()), icon=":material/check:")
+            st.success(md(comparison.summary()), icon=":material/check:")
         buttons = st.container(horizontal=True)
         buttons.button(
             "Use the new settings",

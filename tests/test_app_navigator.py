@@ -27,7 +27,9 @@ TIMEOUT = 120
 
 
 def shown(markdown: str) -> str:
-    return re.sub(r"\\(.)", r"\1", markdown)
+    """An alert's text as a reader sees it: escapes, hard breaks and word joiners read back."""
+    text = markdown.replace("\u2060", "").replace("\u00a0", " ").replace("\\\n", "\n")
+    return re.sub(r"\\(.)", r"\1", text)
 
 
 def start(**query: str) -> AppTest:
@@ -58,7 +60,7 @@ def table(at: AppTest):
 
 
 def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric[:4]}
+    return {m.label: shown(m.value) for m in at.metric[:4]}
 
 
 def long_index() -> DecisionIndex:
@@ -258,6 +260,9 @@ def test_chat_view_shows_call_names_and_arguments_and_labels_are_readable():
     assert len(calls) > 0 and not frame["incoming"].str.contains("null").any()
     step = int(calls.iloc[0]["step"])
     at.slider(key="step").set_value(step).run()
+    at.session_state["pg_tab"] = "Step before / after"  # only the open tab runs
+    at.run()
+    assert not at.exception, at.exception
     texts = [t.value for t in at.text]
     assert any(t.startswith("calls ") and "(" in t and ")" in t for t in texts), texts
     name = calls.iloc[0]["incoming"].removeprefix("assistant calls ").split("(")[0]
