@@ -14,6 +14,13 @@ checked-in generator, and times:
 Median of 5 each (wall time of ``AppTest.run``). Figures go in the README.
 
 Run: ``python benchmarks/ui_bench.py [--messages 20000] [--window N]``.
+
+``--part navigator`` times what issue 10 added, on the same upload (median
+of 5, wall time of ``AppTest.run``): changing the decision filter, jumping
+to the next decision, the compare view against one replay at a new window,
+and (``--part memory``, alone in a fresh process) the process RSS
+(``/proc/self/status``) after replaying the recording under three windows
+and then a fourth and a fifth.
 """
 
 from __future__ import annotations
@@ -68,7 +75,18 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=20_000)
     parser.add_argument("--window", type=int, default=None, help="default: the page's default")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--part", choices=["steps", "navigator", "memory", "all"], default="all")
     args = parser.parse_args()
+    if args.part in ("steps", "all"):
+        steps_part(args)
+    if args.part in ("navigator", "all"):
+        navigator_part(args)
+    if args.part == "memory":  # alone: RSS counts what earlier parts held
+        memory_part(args)
+
+
+def steps_part(args: argparse.Namespace) -> None:
+    """Upload and step-move figures (issue 8)."""
     data = conversation_text(args.messages).encode()
     print(f"{args.messages} messages, {len(data) / 1e6:.1f} MB, window {args.window or 'default'}")
 
@@ -96,6 +114,86 @@ def main() -> None:
     print(line("shown after upload (uncached)", shown))
     for tab in tabs:
         print(line(f"step move, {tab} tab", moves[tab]))
+
+
+# --------------------------------------------------------------------------- issue 10
+
+
+def rss_mb() -> float:
+    """This process's resident set size, MB (the AppTest server is in-process)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def uploaded(data: bytes, window: int | None) -> AppTest:
+    at = replay_page(window)
+    at.file_uploader(key="r_upload").upload("big.jsonl", data, "application/jsonl")
+    timed(at)
+    return at
+
+
+def navigator_part(args: argparse.Namespace) -> None:
+    """Filter change, next decision, compare view vs one replay, RSS over four windows."""
+    data = conversation_text(args.messages).encode()
+    kinds = ("duplicate_result", "placeholder_inserted", "duplicate_turn", "appended")
+    filters: list[float] = []
+    jumps: list[float] = []
+    replays: list[float] = []
+    compares: list[float] = []
+    for rep in range(args.repeat):
+        st.cache_data.clear()
+        st.cache_resource.clear()
+        at = uploaded(data, 0)
+        at.pills(key="r_kind").set_value(kinds[rep % len(kinds)])
+        filters.append(timed(at))
+        at.number_input(key="r_goto").set_value(1 + 97 * rep)
+        at.run(timeout=600)
+        at.button(key="r_next").click()
+        jumps.append(timed(at))
+        # One replay: the same recording under a window not replayed before.
+        at.number_input(key="r_window").set_value(1_000 + rep)
+        replays.append(timed(at))
+        # The compare view: the other timeline (a window not replayed before) and the diff.
+        at.session_state["r_cmp_window"] = 50 + rep
+        at.toggle(key="r_compare").set_value(True)
+        compares.append(timed(at))
+
+    def line(label: str, values: list[float]) -> str:
+        runs = [round(x, 2) for x in values]
+        return f"{label:<44} median {statistics.median(values):5.2f} s  {runs}"
+
+    print(f"{args.messages} messages: navigator (target <= 0.5 s), compare (target <= 2x replay)")
+    print(line("change the decision filter", filters))
+    print(line("jump to the next decision", jumps))
+    print(line("one replay at a new window (page run)", replays))
+    print(line("compare view at a new what-if window", compares))
+    ratio = statistics.median(compares) / statistics.median(replays)
+    print(f"{'compare / replay':<44} {ratio:5.2f}x")
+
+
+def memory_part(args: argparse.Namespace) -> None:
+    """Process RSS after replaying the upload under three windows, then a fourth and fifth.
+
+    Run it alone (``--part memory``), in a fresh process: RSS counts everything the
+    process ever held, so earlier parts would be measured too.
+    """
+    data = conversation_text(args.messages).encode()
+    print(f"RSS before the page ran                       {rss_mb():6.0f} MB")
+    at = uploaded(data, 0)
+    readings = [rss_mb()]
+    print(f"RSS after a replay at window 0                {readings[-1]:6.0f} MB")
+    for window in (50, 200, 1_000, 5_000):
+        at.number_input(key="r_window").set_value(window)
+        timed(at)
+        readings.append(rss_mb())
+        print(f"RSS after a replay at window {window:<6}           {readings[-1]:6.0f} MB")
+    print(
+        f"after three windows (0, 50, 200) {readings[2]:.0f} MB (target <= 400); the fourth "
+        f"{readings[3] - readings[2]:+.0f} MB, the fifth {readings[4] - readings[3]:+.0f} MB "
+        "(target: no growth)"
+    )
 
 
 if __name__ == "__main__":

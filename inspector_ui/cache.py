@@ -22,6 +22,9 @@ from flowdrop_core.view import SAMPLE_DIR, SampleScenario, sample_scenarios
 
 T = TypeVar("T")
 
+#: Steps of recorded replays kept at once (all timelines of the shared store together).
+REPLAY_STEP_BUDGET = 40_000
+
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def cached_conversation(data: bytes, name: str) -> ImportedConversation:
@@ -61,8 +64,9 @@ class _TimelineLRU:
     calls); so the cache is this object, shared through ``st.cache_resource``.
     """
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, max_steps: int | None = None) -> None:
         self.size = size
+        self.max_steps = max_steps
         self.items: OrderedDict[tuple[Any, ...], Timeline] = OrderedDict()
         self.lock = threading.Lock()
 
@@ -79,11 +83,21 @@ class _TimelineLRU:
             self.items.move_to_end(key)
             while len(self.items) > self.size:
                 self.items.popitem(last=False)
+            # A step budget as well as a count: a 20,000-step timeline holds ~70 MB, so
+            # eight of them would be half a gigabyte. The newest always stays.
+            while (
+                self.max_steps is not None
+                and len(self.items) > 1
+                and sum(len(t.steps) for t in self.items.values()) > self.max_steps
+            ):
+                self.items.popitem(last=False)
 
 
 @st.cache_resource(show_spinner=False)
 def _replays() -> _TimelineLRU:
-    return _TimelineLRU(size=8)
+    # Two 20,000-step recordings: what the compare view shows side by side (issue 10:
+    # server RSS <= 400 MB after three windows, no growth on a fourth).
+    return _TimelineLRU(size=8, max_steps=REPLAY_STEP_BUDGET)
 
 
 def replays() -> _TimelineLRU:

@@ -30,8 +30,18 @@ from flowdrop_core.scenario import Scenario, dump_scenario
 from inspector_ui.cache import cached_conversation, cached_conversation_replay, cached_replay
 from inspector_ui.navigator import select_step
 from inspector_ui.plain import md
+from inspector_ui.urlparams import (
+    MAX_WINDOW,
+    Param,
+    check_url,
+    mirror_to_url,
+    seed_from_url,
+    whole_number,
+)
 
 DIFF_PAGE = 25
+#: The what-if window offered first: "would a window of 50 have kept this call?"
+CMP_DEFAULT = 50
 FATE_ROWS = 25
 ROW_HEIGHT = 35
 REFIRE_LABELS = {
@@ -163,17 +173,31 @@ def show_replay_compare(
     """What-if window and re-fire on the Replay page: the other timeline, what differs, why."""
     with st.container(border=True, key="r_compare_box"):
         row = st.container(horizontal=True, vertical_alignment="bottom")
-        st.session_state.setdefault("r_cmp_window", 50 if not window else 0)
+        # Not bound by Streamlit (see inspector_ui.urlparams.seed_from_url): checked, seeded
+        # from the URL once, and written back by hand.
+        check_url(
+            [
+                Param(
+                    "r_cmp_window",
+                    "a window size (0 to 1,000,000)",
+                    50,
+                    whole_number(0, MAX_WINDOW),
+                )
+            ]
+        )
+        seed_from_url("r_cmp_window", int)
+        st.session_state.setdefault("r_cmp_window", CMP_DEFAULT)
         other_window = int(
             row.number_input(
                 "What-if window (0 = no cap)",
                 min_value=0,
+                max_value=MAX_WINDOW,
                 step=1,
                 key="r_cmp_window",
-                bind="query-params",
                 width=220,
             )
         )
+        mirror_to_url("r_cmp_window", other_window, CMP_DEFAULT)
         other_refire = str(
             row.selectbox(
                 "What-if re-fire",

@@ -306,3 +306,17 @@ def test_a_pasted_message_with_no_role_gets_its_cause_first():
     assert any("pasted text: incoming[0]: missing 'role'." in e for e in errors), errors
     first = next(e for e in errors if "missing 'role'" in e)
     assert first.index("missing 'role'") < first.index("no known format")
+
+
+def test_the_replay_store_keeps_a_step_budget_not_only_a_count():
+    """RSS target: a fourth 20,000-step replay evicts the oldest instead of growing the store."""
+    from types import SimpleNamespace
+
+    from inspector_ui.cache import _TimelineLRU
+
+    store = _TimelineLRU(size=8, max_steps=40_000)
+    for window in (0, 50, 200, 1_000):
+        store.put(("big", window), SimpleNamespace(steps=[None] * 20_000))  # type: ignore[arg-type]
+    assert list(store.items) == [("big", 200), ("big", 1_000)]
+    store.put(("huge",), SimpleNamespace(steps=[None] * 90_000))  # type: ignore[arg-type]
+    assert list(store.items) == [("huge",)]  # the newest always stays
