@@ -12,6 +12,7 @@ a reason where Chromium or Playwright is missing. See
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import shutil
@@ -420,3 +421,31 @@ def test_a_one_megabyte_word_does_not_freeze_the_page(server, page, tmp_path):
     )
     assert longest < 20_000
     assert page.get_by_text("characters clipped").count() >= 1
+
+
+def test_a_long_replay_shows_progress_and_can_be_cancelled(server, page):
+    """Issue 8 item 3: a replay of a large upload shows its progress and stops on Cancel."""
+    spec = importlib.util.spec_from_file_location(
+        "gen", ROOT / "scripts" / "gen_long_conversation.py"
+    )
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    sys.modules["gen"] = gen
+    spec.loader.exec_module(gen)
+    payload = gen.render(gen.generate(40_000)).encode()
+    page.goto(f"{server}/replay")
+    settle(page)
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(
+        files=[{"name": "big.jsonl", "mimeType": "application/jsonl", "buffer": payload}]
+    )
+    expect(page.get_by_text("Replaying step")).to_be_visible(timeout=60_000)
+    page.get_by_role("button", name="Cancel").click()
+    settle(page)
+    expect(page.get_by_text("Replay of big.jsonl cancelled.")).to_be_visible()
+    assert page.locator("[data-testid='stMetric']").count() == 0  # no timeline was kept
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.get_by_role("button", name="Replay it").click()
+    expect(page.get_by_text("Replaying step")).to_be_visible(timeout=60_000)
+    page.get_by_role("button", name="Cancel").click()  # leave the shared server idle
+    settle(page)
+    expect(page.get_by_text("Replay of big.jsonl cancelled.")).to_be_visible()
