@@ -35,7 +35,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/ui_bench.py
 
 screenshots: $(STAMP)
-	FLOWDROP_SCREENSHOT_DIR=docs/screenshots $(PY) -m pytest -q tests/test_browser.py
+	FLOWDROP_SCREENSHOT_DIR=docs/screenshots $(PY) -m pytest -q tests/test_browser.py tests/test_browser_navigator.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

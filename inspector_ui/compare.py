@@ -27,6 +27,7 @@ from flowdrop_core.inspect.compare import (
 )
 from flowdrop_core.replay import Timeline
 from flowdrop_core.scenario import Scenario, dump_scenario
+from flowdrop_core.view import clip_frame
 from inspector_ui.cache import cached_conversation, cached_conversation_replay, cached_replay
 from inspector_ui.navigator import select_step
 from inspector_ui.plain import md
@@ -95,7 +96,7 @@ def show_differences(comparison: Comparison, step: int, key: str, prefix: str) -
             st.number_input("Page of differing steps", 1, pages, key=page_key, width=180) or 1
         )
     shown = diffs[(page - 1) * DIFF_PAGE : page * DIFF_PAGE]
-    frame = pd.DataFrame([d.row() for d in shown])
+    frame = clip_frame(pd.DataFrame([d.row() for d in shown]))
     frame = frame.loc[:, (frame != "").any(axis=0)]  # only the fields that differ somewhere
 
     def mark(row: pd.Series) -> list[str]:
@@ -130,12 +131,23 @@ def show_call_fates(
     This is "would a window of 50 have kept this call?", read off both buffers.
     """
     twin = step if other_step is None else other_step
-    fates = call_fates(made.buffer_after(step), other.buffer_after(twin))
-    if not fates:
+    every = call_fates(made.buffer_after(step), other.buffer_after(twin))
+    if not every:
         return
+    differ = [f for f in every if (f.in_base, f.answered_base) != (f.in_other, f.answered_other)]
+    fates = (differ + [f for f in every if f not in differ])[:FATE_ROWS]
     st.markdown(f"**Tool calls in the buffer after step {step}**")
+    more = (
+        f"; the first {FATE_ROWS} are listed, those that differ first"
+        if len(every) > FATE_ROWS
+        else ""
+    )
+    st.caption(
+        f"{len(every)} call(s), {len(differ)} fare differently under the other settings{more}."
+    )
     st.dataframe(
-        pd.DataFrame(
+        height=ROW_HEIGHT * (len(fates) + 1) + 3,
+        data=pd.DataFrame(
             [
                 {
                     "call id": f.call_id,

@@ -25,7 +25,7 @@ import streamlit as st
 from flowdrop_core.inspect.decisions import KIND_LABELS, Decision, DecisionIndex, decision_cells
 from flowdrop_core.inspect.rows import NAV_COLUMNS, nav_rows
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import page_count
+from flowdrop_core.view import clip_frame, page_count
 
 PAGE_SIZE = 25
 ROW_HEIGHT = 35
@@ -261,7 +261,7 @@ def _table_clicked(key: str, table_key: str, steps: list[int]) -> None:
 
 def nav_frame(timeline: Timeline, steps: list[int]) -> pd.DataFrame:
     """The rows of ``steps`` as a table in :data:`NAV_COLUMNS` order."""
-    return pd.DataFrame(nav_rows(timeline, steps), columns=NAV_COLUMNS)
+    return clip_frame(pd.DataFrame(nav_rows(timeline, steps), columns=NAV_COLUMNS))
 
 
 def show_nav_table(
