@@ -170,7 +170,8 @@ def clip_value(value: Any, limit: int = CLIP) -> Any:
 def clip_frame(frame: pd.DataFrame, limit: int = CLIP) -> pd.DataFrame:
     """Clip the long text cells of a table the same way (a cell is a view too; exports are not)."""
     for column in frame.columns:
-        if frame[column].dtype == object:
+        # object or, under pandas 3's default string dtype, str: both hold text cells
+        if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]):
             frame[column] = [
                 clip_value(v, limit) if isinstance(v, str) else v for v in frame[column]
             ]

@@ -105,10 +105,9 @@ with options_col:
 
 if uploaded is not None:
     data, name = uploaded.getvalue(), uploaded.name
-    st.info(
-        "An uploaded file cannot be linked: the URL keeps the settings and the step, and a "
-        "copied link reopens the sample picked above, not this file.",
-        icon=":material/link_off:",
+    st.caption(
+        ":material/link_off: An uploaded file cannot be linked: the URL keeps the settings and "
+        "the step, and a copied link reopens the sample picked above, not this file."
     )
     if len(data) > MAX_UPLOAD_MB * 1024 * 1024:  # the uploader enforces it too
         st.error(
@@ -187,6 +186,7 @@ step = step_selector(timeline, "rstep", label="Step (travel through the timeline
 if st.toggle(
     "Compare with other settings",
     key="r_compare",
+    bind="query-params",  # a link reopens the comparison too
     help="Replay the same steps under another window or re-fire mode and mark what differs.",
 ):
     show_replay_compare(

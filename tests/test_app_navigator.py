@@ -209,7 +209,7 @@ def test_an_upload_says_it_cannot_be_linked():
     at = replay_page()
     data = (ROOT / "sample_data" / "imports" / "openai_chat.json").read_bytes()
     at.file_uploader(key="r_upload").upload("mine.json", data, "application/json").run()
-    assert any("cannot be linked" in i.value for i in at.info)
+    assert any("cannot be linked" in c.value for c in at.caption)
 
 
 # --------------------------------------------------------------------------- 4. compare
@@ -322,3 +322,14 @@ def test_the_replay_store_keeps_a_step_budget_not_only_a_count():
     assert list(store.items) == [("big", 200), ("big", 1_000)]
     store.put(("huge",), SimpleNamespace(steps=[None] * 90_000))  # type: ignore[arg-type]
     assert list(store.items) == [("huge",)]  # the newest always stays
+
+
+def test_table_cells_are_clipped_under_the_string_dtype():
+    """clip_frame clipped only object columns; pandas 3 gives text columns the str dtype."""
+    import pandas as pd
+
+    from flowdrop_core.view import CLIP, clip_frame
+
+    frame = pd.DataFrame({"incoming": ["x" * (CLIP + 500)], "step": [1]})
+    clipped = clip_frame(frame)["incoming"][0]
+    assert len(clipped) < CLIP + 100 and "500 characters clipped" in clipped

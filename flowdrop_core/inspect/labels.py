@@ -26,9 +26,11 @@ __all__ = [
 ]
 
 
-def _one_line(text: str, width: int) -> str:
+def _one_line(text: str, width: int | None) -> str:
+    """``text`` on one line, cut to ``width`` with ``…`` (``None``: whole, for a caller
+    that clips with a note of what is left out, as the UI's tables do)."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return flat if width is None or len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _json(value: Any) -> str:
@@ -53,7 +55,7 @@ def id_note(value: Any) -> str:
     return f"{_json(value)} (not an id, MEM-11)"
 
 
-def call_text(call: Any, width: int = 200) -> str:
+def call_text(call: Any, width: int | None = 200) -> str:
     """One tool call as ``name(arguments)``; arguments given as JSON text are shown as parsed."""
     if not isinstance(call, Mapping):
         return _one_line(_json(call), width)
@@ -86,7 +88,7 @@ def entry_calls(entry: Any) -> list[str]:
     return out
 
 
-def message_label(message: Any, width: int = 80) -> str:
+def message_label(message: Any, width: int | None = 80) -> str:
     """One message in one line: role, then calls, result id or content."""
     if not isinstance(message, Mapping):
         return _one_line(_json(message), width)
@@ -107,7 +109,7 @@ def message_label(message: Any, width: int = 80) -> str:
     return _one_line(f"{role_text}: {text}", width)
 
 
-def step_label(incoming: Sequence[Any], width: int = 80) -> str:
+def step_label(incoming: Sequence[Any], width: int | None = 80) -> str:
     """A step's incoming messages in one line (``(nothing)`` for an empty batch)."""
     if not incoming:
         return "(nothing)"

@@ -2,8 +2,8 @@
 
 Ten columns that fit a 1280 px window next to the sidebar: the step, what
 came in (a readable label), the MEM-14 report, the step's decisions, the
-rules they cite and every reason in full (the page shows it truncated with
-the whole text on hover and in the step's detail). Rows are built for the
+rules they cite and every reason in full (the page clips long cells with a
+note of what is left out, and shows the selected step's reasons whole). Rows are built for the
 steps shown only, so a page of 25 rows costs 25 rows whatever the
 timeline's length.
 """
@@ -39,7 +39,7 @@ def nav_row(record: StepRecord) -> dict[str, Any]:
     cells = decision_cells(record)
     return {
         "step": record.step,
-        "incoming": step_label(record.incoming, width=120),
+        "incoming": step_label(record.incoming, width=None),  # the page clips, with a note
         "count": record.count,
         "change": record.count_delta,
         "appended": record.appended,
