@@ -14,6 +14,8 @@ that names the field and its JSON path instead of a silently ignored key.
 from __future__ import annotations
 
 import json
+import math
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -24,6 +26,7 @@ from flowdrop_core.text import text_to_message
 
 __all__ = [
     "CONTEXT_FIELDS",
+    "MAX_JSON_DEPTH",
     "SCOPES",
     "Expectation",
     "JSONProblem",
@@ -269,28 +272,163 @@ class JSONProblem(ValueError):
     """Text that is not JSON this library can read, with the reason and place."""
 
 
-def parse_json(text: str, *, column_only: bool = False) -> Any:
-    """``json.loads`` whose every failure is a :class:`JSONProblem` with a readable reason.
+#: The deepest nesting input may have (objects and lists, the top level counts as 1).
+#: Real conversations stay far below it (a message with content parts and a tool
+#: call's arguments is about 8 levels inside a scenario); it exists so that no
+#: reader, validator, comparison or writer downstream can run out of stack.
+MAX_JSON_DEPTH = 100
 
-    Besides syntax errors, Python's parser refuses integers longer than its
-    conversion limit (4,300 digits, a plain ``ValueError``) and nesting deeper
-    than the interpreter's stack (``RecursionError``); both must be a clear
-    error for bad input, never a traceback. The message names no file
-    (``not JSON (nested too deeply)``): callers prefix the file or line.
+
+class _NotANumber:
+    """Stands in for ``NaN``, ``Infinity`` or an out-of-range number while parsing."""
+
+    __slots__ = ("spelling",)
+
+    def __init__(self, spelling: str) -> None:
+        self.spelling = spelling
+
+
+#: ``\ud800``..``\udfff`` written as an escape (the only way text decoded from UTF-8 gets one).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE_CHAR = re.compile("[\ud800-\udfff]")
+
+
+def parse_json(text: str, *, column_only: bool = False) -> Any:
+    """Strict ``json.loads``: every failure is a :class:`JSONProblem` naming the reason and place.
+
+    Refused besides syntax errors, each with the JSON path of the value
+    (``not JSON (NaN at steps[0].append.content: ...)``):
+
+    - ``NaN``, ``Infinity``, ``-Infinity`` and numbers too large for a float
+      (``1e309``): not JSON (RFC 8259), and written back they would make the
+      output not JSON either;
+    - lone UTF-16 surrogates (``"\\ud800"`` without its pair): valid escape
+      syntax but not text; no store, file or terminal can encode them;
+    - nesting deeper than :data:`MAX_JSON_DEPTH`, so nothing downstream can
+      hit a ``RecursionError``;
+    - integers longer than Python's conversion limit (4,300 digits).
+
+    The message names no file: callers prefix the file or line.
     ``column_only`` is as in :func:`json_error_text`.
     """
+    bad: list[_NotANumber] = []
+
+    def constant(spelling: str) -> _NotANumber:
+        marker = _NotANumber(spelling)
+        bad.append(marker)
+        return marker
+
+    def number(spelling: str) -> float | _NotANumber:
+        value = float(spelling)
+        return value if math.isfinite(value) else constant(spelling)
+
     try:
-        return json.loads(text)
+        data = json.loads(text, parse_constant=constant, parse_float=number)
     except json.JSONDecodeError as exc:
         raise JSONProblem(json_error_text(exc, column_only=column_only)) from None
     except RecursionError:
-        raise JSONProblem("not JSON (nested too deeply)") from None
+        place = _too_deep_at(text)
+        raise JSONProblem(_too_deep(place)) from None
     except ValueError as exc:
         if "integer string conversion" in str(exc):
             why = f"integer too long: more than {sys.get_int_max_str_digits()} digits"
         else:
             why = str(exc).split(";", 1)[0]
         raise JSONProblem(f"not JSON ({why})") from None
+    strings = _SURROGATE_ESCAPE.search(text) is not None or (
+        not text.isascii() and _SURROGATE_CHAR.search(text) is not None
+    )
+    deep = text.count("[") + text.count("{") > MAX_JSON_DEPTH
+    if bad or strings or deep:
+        problem = _first_problem(data, strings=strings)
+        if problem is not None:
+            raise JSONProblem(
+                problem if problem.startswith("not JSON") else f"not JSON ({problem})"
+            )
+    return data
+
+
+def _too_deep(place: str) -> str:
+    return f"not JSON (nested too deeply): more than {MAX_JSON_DEPTH} levels at {place}"
+
+
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _too_deep_at(text: str) -> str:
+    """``line L, column C``: where ``text`` first opens more than :data:`MAX_JSON_DEPTH` levels.
+
+    Only used when the parser itself ran out of stack, so the value has no
+    path yet; strings are skipped so brackets inside them do not count.
+    """
+    depth = 0
+    for match in _STRUCTURE.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                offset = match.start()
+                line = text.count("\n", 0, offset) + 1
+                column = offset - text.rfind("\n", 0, offset)
+                return f"line {line}, column {column}"
+        elif token in "]}":
+            depth -= 1
+    return "an unknown place"
+
+
+def _first_problem(data: Any, *, strings: bool) -> str | None:
+    """The first value, in document order, that strict JSON refuses, with its JSON path.
+
+    Iterative (an explicit stack), so a deep document cannot exhaust the
+    interpreter's stack here either. Paths are linked pairs ``(parent, key)``
+    so each step costs O(1) whatever the depth.
+    """
+    stack: list[tuple[Any, Any, int]] = [(data, None, 1)]
+    while stack:
+        value, path, depth = stack.pop()
+        kind = type(value)
+        if kind is dict or kind is list:
+            if depth > MAX_JSON_DEPTH:
+                return _too_deep(_linked_path(path))
+            if kind is dict:
+                items = list(value.items())
+                if strings:
+                    for key, _ in items:
+                        if _SURROGATE_CHAR.search(key):
+                            where = _linked_path((path, key))
+                            return f"a lone surrogate in the key at {where}: {_surrogate(key)}"
+            else:
+                items = list(enumerate(value))
+            for key, item in reversed(items):
+                stack.append((item, (path, key), depth + 1))
+        elif kind is _NotANumber:
+            shown = value.spelling
+            if shown.lstrip("-") in ("NaN", "Infinity"):
+                return f"{shown} at {_linked_path(path)}: JSON numbers are finite"
+            return (
+                f"{shown} at {_linked_path(path)}: the number is too large (it would be infinite)"
+            )
+        elif strings and kind is str and _SURROGATE_CHAR.search(value):
+            return f"a lone surrogate at {_linked_path(path)}: {_surrogate(value)}"
+    return None
+
+
+def _surrogate(text: str) -> str:
+    found = _SURROGATE_CHAR.search(text)
+    code = ord(found.group()) if found else 0
+    return f"\\u{code:04x} is half of a UTF-16 pair, not text"
+
+
+def _linked_path(path: Any, limit: int = 120) -> str:
+    """``((None, 'steps'), 0)`` -> ``steps[0]``; the top level is ``the top level``."""
+    parts: list[int | str] = []
+    while path is not None:
+        path, key = path
+        parts.append(key)
+    if not parts:
+        return "the top level"
+    text = _json_path(tuple(reversed(parts)))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def parse_scenario(text: str, source: str = "<text>") -> Scenario:
@@ -325,7 +463,10 @@ def dump_scenario(scenario: Scenario) -> str:
     Unset expectation fields, null contexts, ``refire: false`` and the
     ``append`` a ``text`` step derives are left out so a saved file reads like
     a hand-written one; ``buffer`` and ``append`` are written
-    verbatim. ``parse_scenario(dump_scenario(s)) == s`` for every scenario.
+    verbatim. ``parse_scenario(dump_scenario(s)) == s`` for every scenario; one
+    that could not be read back (nested deeper than :data:`MAX_JSON_DEPTH`
+    once wrapped in steps, holding ``NaN`` or a lone surrogate given by a
+    caller) raises :class:`ScenarioError` instead of writing it.
     """
     data = scenario.model_dump(mode="json")
     if data["context"] is None:
@@ -341,7 +482,15 @@ def dump_scenario(scenario: Scenario) -> str:
             step["text"] = {k: v for k, v in step["text"].items() if v is not None}
             del step["append"]
     data["expect"] = [_without_nulls(expectation) for expectation in data["expect"]]
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    try:
+        text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError as exc:  # NaN or Infinity given by a caller (files cannot hold them)
+        raise ScenarioError(scenario.name, [f"cannot be written as JSON: {exc}"]) from None
+    try:
+        parse_json(text)  # what is written must read back (depth, surrogates)
+    except JSONProblem as exc:
+        raise ScenarioError(scenario.name, [f"would not read back: {exc}"]) from None
+    return text
 
 
 def _without_nulls(expectation: dict[str, Any]) -> dict[str, Any]:
@@ -387,14 +536,25 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
 def _json_path(loc: tuple[int | str, ...]) -> str:
-    """``('steps', 0, 'apend')`` -> ``steps[0].apend``."""
+    """``('steps', 0, 'apend')`` -> ``steps[0].apend``.
+
+    A key that is not a plain name (spaces, dots, brackets, invisible or
+    non-ASCII characters) is written as a quoted, escaped string,
+    ``context["user\\u200bid"]``, so a path always reads back unambiguously
+    and never carries a control character or a lone surrogate into a message.
+    """
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        else:
+        elif _PLAIN_KEY.fullmatch(str(part)):
             out += f".{part}" if out else str(part)
+        else:
+            out += f"[{json.dumps(str(part))}]"
     return out
 
 
