@@ -38,7 +38,7 @@ from flowdrop_core.importers import (
     loads_or_problem,
     parse_conversation,
 )
-from flowdrop_core.messages import InvalidMessagesError
+from flowdrop_core.messages import InvalidMessagesError, read_message
 from flowdrop_core.provider import Finding, normalize_report
 from flowdrop_core.replay import (
     ReplayError,
@@ -81,6 +81,11 @@ INPUT_ERRORS: tuple[type[Exception], ...] = (
 
 class CliError(Exception):
     """Bad input found by the command line itself (exit 2)."""
+
+
+#: What the last-resort handler says: an exception no layer turned into a located
+#: error is a bug in this tool; the user still gets one line, exit 2, no traceback.
+INTERNAL_ERROR = "internal error while handling this input"
 
 
 # --------------------------------------------------------------------------- loading
@@ -175,7 +180,11 @@ def _scenario_entries(scenario: Scenario) -> tuple[list[Any], list[str]]:
     entries: list[Any] = list(scenario.buffer)
     origins = [f"buffer[{i}]" for i in range(len(entries))]
     for s, step in enumerate(scenario.steps):
-        if isinstance(step.append, list):
+        if step.text is not None:  # MEM-16: the message the text made, if any
+            made = step.append if isinstance(step.append, list) else [step.append]
+            entries.extend(made)
+            origins.extend(f"steps[{s}].text" for _ in made)
+        elif isinstance(step.append, list):
             entries.extend(step.append)
             origins.extend(f"steps[{s}].append[{k}]" for k in range(len(step.append)))
         else:
@@ -184,7 +193,27 @@ def _scenario_entries(scenario: Scenario) -> tuple[list[Any], list[str]]:
     return entries, origins
 
 
+def check_messages(path: str, entries: Sequence[Any], origins: Sequence[str]) -> None:
+    """Every message ``replay`` would append or start from is a message, or one located error.
+
+    Each problem names the file and the JSON path the entry came from
+    (``rec.json: steps[0].append[1]: unknown role 'bogus' ...``), so bad input
+    is found where it is written, before any step runs.
+    """
+    problems = []
+    for entry, origin in zip(entries, origins, strict=True):
+        problem = read_message(entry)
+        if isinstance(problem, str):
+            problems.append(f"{path}: {origin}: {problem}")
+    if problems:
+        more = f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise CliError("\n".join(problems[:20]) + more)
+
+
 # --------------------------------------------------------------------------- replay
+
+#: The context a recorded conversation replays under when no identity option is given.
+IMPLICIT_SESSION = "replay"
 
 
 def _context_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -193,7 +222,23 @@ def _context_overrides(args: argparse.Namespace) -> dict[str, Any]:
         out["session_id"] = args.session_id
     if args.user_id is not None:
         out["user_id"] = args.user_id
+    if args.session_owner_id is not None:
+        out["session_owner_id"] = args.session_owner_id
     return out
+
+
+def recording_context(scope: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The context a recorded conversation replays under (a recording names no context).
+
+    Under the ``session`` scope (the default) with no ``--session-id``, the
+    session is ``"replay"``, so the recording has a slot. No other scope gets
+    an implicit session: under ``user`` it would make MEM-8 take the (absent)
+    session owner as the identity and refuse every step, whatever
+    ``--user-id`` says. The options given are the rest of the context.
+    """
+    if scope == "session" and "session_id" not in options:
+        return {"session_id": IMPLICIT_SESSION, **options}
+    return dict(options)
 
 
 def _config_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -259,7 +304,7 @@ def build_replay(
         conv,
         per=per,  # type: ignore[arg-type]
         config=ScenarioConfig(**config),
-        context={"session_id": "replay", **context},
+        context=recording_context(config.get("scope", ScenarioConfig().scope), context),
         name=Path(source.path).stem,
     )
     return scenario, step_origins(conv, per)  # type: ignore[arg-type]
@@ -424,8 +469,12 @@ def _summary(timeline: Timeline) -> str:
 def cmd_replay(args: argparse.Namespace) -> int:
     """``replay PATH``: the timeline as a table, or JSON lines with ``--json``."""
     source = load_source(args.path, args.format)
+    check_messages(source.path, source.entries, source.origins)
     scenario, origins = build_replay(source, args)
-    timeline = _run(scenario, args.refire, origins)
+    try:
+        timeline = _run(scenario, args.refire, origins)
+    except INPUT_ERRORS as exc:
+        raise CliError(_in_file(args.path, exc)) from None
     out = sys.stdout
     if args.json:
         for line in timeline.to_json_lines():
@@ -470,9 +519,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     for path in args.paths:
         try:
             scenario = _scenario_only(path)
+            check_messages(path, *_scenario_entries(scenario))
             result = check(scenario)
         except (CliError, *INPUT_ERRORS) as exc:
-            _error(str(exc))
+            _error(_in_file(path, exc))
             errors += 1
             continue
         if result.passed:
@@ -538,7 +588,7 @@ def cmd_normalize(args: argparse.Namespace) -> int:
             "drops": [_finding_dict(source, f) for f in report.drops],
             "findings": [_finding_dict(source, f) for f in report.findings],
         }
-        print(json.dumps(data, ensure_ascii=False, indent=2))
+        print(json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False))
         return 0
     lines = [
         f"MEM-5 provider view of {source.path}: {len(source.entries)} entries in, "
@@ -584,8 +634,17 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _text(text: str) -> str:
+    """An option value that is text: bytes that are not UTF-8 arrive as lone surrogates."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError("not UTF-8 text") from None
+    return text
+
+
 def _non_blank(text: str) -> str:
-    if not text.strip():
+    if not _text(text).strip():
         raise argparse.ArgumentTypeError("expected a non-blank string")
     return text
 
@@ -593,6 +652,19 @@ def _non_blank(text: str) -> str:
 EPILOG = """\
 exit status: 0 fine; 1 check found a mismatch or lint found something;
 2 bad input (missing file, bad JSON, unknown format, bad message, bad option).
+"""
+
+
+REPLAY_CONTEXT = """\
+context of a replay:
+  a scenario runs under its own context (each step's context overrides it key by
+  key); --session-id, --user-id and --session-owner-id replace those keys for
+  every step. A recorded conversation names no context: under the session scope
+  (the default) it runs as session "replay" unless --session-id is given; under
+  any other scope only the options given make its context, so
+  `--scope user --user-id 7` stores under user 7. MEM-8: when a session drives
+  the run, the user scope's identity is the session's owner (--session-owner-id),
+  never --user-id. Ids are read by GR-MEM's usable-id rule (see README).
 """
 
 
@@ -611,16 +683,25 @@ def build_parser() -> argparse.ArgumentParser:
         "replay",
         help="replay a scenario or recorded conversation and print the timeline",
         description="Replay PATH (a scenario file or a recorded conversation) through the "
-        "buffer and print one row per append. Options override the file; --session-id "
-        "and --user-id apply to every step. Rows marked * are the MEM-14 cases.",
-        epilog=EPILOG,
+        "buffer and print one row per append. Options override the file; --session-id, "
+        "--user-id and --session-owner-id apply to every step. Rows marked * are the "
+        "MEM-14 cases.",
+        epilog=REPLAY_CONTEXT + "\n" + EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     rep.add_argument("path", metavar="PATH")
     rep.add_argument("--max-messages", type=_non_negative_int, metavar="N", help="window; 0: none")
     rep.add_argument("--scope", choices=SCOPES, help="buffer scope")
     rep.add_argument("--key", type=_non_blank, metavar="K", help="storage key")
-    rep.add_argument("--session-id", metavar="ID", help="session id for every step")
-    rep.add_argument("--user-id", metavar="ID", help="user id for every step")
+    rep.add_argument("--session-id", type=_text, metavar="ID", help="session id for every step")
+    rep.add_argument("--user-id", type=_text, metavar="ID", help="user id for every step")
+    rep.add_argument(
+        "--session-owner-id",
+        type=_text,
+        metavar="ID",
+        help="owner of the session for every step (MEM-8: the user scope's identity when a "
+        "session drives the run)",
+    )
     rep.add_argument("--format", metavar="F", help=fmt_help)
     rep.add_argument(
         "--per",
@@ -687,6 +768,17 @@ def _error(message: str) -> None:
     print(f"{PROG}: error: {message}", file=sys.stderr)
 
 
+def _in_file(path: str, exc: Exception) -> str:
+    """``exc``'s message naming the file it is about (the library names the scenario)."""
+    text = str(exc)
+    return text if text.startswith(path) else f"{path}: {text}"
+
+
+def _paths(args: argparse.Namespace) -> str:
+    paths = getattr(args, "paths", None) or [getattr(args, "path", "")]
+    return ", ".join(str(p) for p in paths)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (never raises for bad input)."""
     parser = build_parser()
@@ -717,5 +809,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug, not bad input: still one message, never a traceback
+        _error(
+            f"{_paths(args)}: {INTERNAL_ERROR} ({type(exc).__name__}: {exc}); "
+            "please report it with the file"
+        )
+        return 2
     finally:
         logger.removeHandler(warnings)
