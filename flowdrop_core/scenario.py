@@ -69,7 +69,7 @@ class ScenarioError(ValueError):
 class _Strict(BaseModel):
     """Base for every scenario model: unknown fields are errors, not ignored."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
 
 
 class ScenarioConfig(_Strict):
@@ -150,8 +150,10 @@ class ScenarioStep(_Strict):
         if not isinstance(data, dict) or data.get("text") is None:
             return data
         text = data["text"]
-        if not isinstance(text, dict):
-            return data  # the field's own validation names the problem
+        if not isinstance(text, dict) or not isinstance(text.get("text"), str | None):
+            # The field's own validation names the problem and its path; a missing
+            # append is not a second problem: the text would have made it.
+            return data if "append" in data else {**data, "append": []}
         message = text_to_message(text.get("text"), text.get("role"), text.get("tool_call_id"))
         made = [] if message is None else [message]
         if "append" not in data:
@@ -159,8 +161,8 @@ class ScenarioStep(_Strict):
         given = data["append"] if isinstance(data["append"], list) else [data["append"]]
         if given != made:
             raise ValueError(
-                f"append {json.dumps(data['append'])} is not what text makes "
-                f"({json.dumps(made)}); give one of them"
+                f"append {_clipped(data['append'])} is not what text makes "
+                f"({_clipped(made)}); give one of them"
             )
         return data
 
@@ -517,6 +519,12 @@ def json_error_text(exc: json.JSONDecodeError, *, column_only: bool = False) -> 
     place = f"column {exc.colno}" if column_only else f"line {exc.lineno}, column {exc.colno}"
     reason = exc.msg if exc.msg.endswith(" at") else f"{exc.msg} at"
     return f"not JSON ({reason} {place})"
+
+
+def _clipped(value: Any, limit: int = 200) -> str:
+    """``value`` as JSON for a message, clipped so a huge input cannot flood it."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _json_type(value: Any) -> str:
