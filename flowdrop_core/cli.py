@@ -24,6 +24,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -86,6 +87,30 @@ class CliError(Exception):
 #: What the last-resort handler says: an exception no layer turned into a located
 #: error is a bug in this tool; the user still gets one line, exit 2, no traceback.
 INTERNAL_ERROR = "internal error while handling this input"
+
+
+#: Characters a terminal would act on or hide rather than show: C0/C1 controls
+#: (ESC starts colour, cursor and title sequences) but the newline, bidi overrides
+#: (which reorder what is shown), zero-width characters, and lone surrogates
+#: (undecodable bytes in a file name), which no UTF-8 stream can encode.
+_UNPRINTABLE = re.compile(
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]"
+)
+
+
+def visible(text: str) -> str:
+    """``text`` for a terminal: data from input is shown, never obeyed (issue 9).
+
+    Each character of :data:`_UNPRINTABLE` becomes its escape (``\\x1b``,
+    ``\\u202e``), so a message or an id cannot recolour the terminal, move
+    the cursor, reorder a line or fail the write; newlines stay.
+    """
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def _say(text: str, stream: TextIO | None = None) -> None:
+    """Print one block of human-readable output through :func:`visible`."""
+    print(visible(text), file=stream or sys.stdout)
 
 
 # --------------------------------------------------------------------------- loading
@@ -481,7 +506,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             out.write(line)
             out.write("\n")
     else:
-        out.write(format_table(timeline) + "\n")
+        out.write(visible(format_table(timeline)) + "\n")
     if args.save:
         name = Path(args.save).stem
         try:
@@ -490,7 +515,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             )
         except OSError as exc:
             raise CliError(f"cannot write {args.save}: {exc.strerror or exc}") from None
-        print(f"saved {args.save}", file=sys.stderr)
+        _say(f"saved {args.save}", sys.stderr)
     return 0
 
 
@@ -528,11 +553,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         if result.passed:
             passed += 1
             if args.verbose:
-                print(f"ok {path} ({_plural(len(scenario.steps), 'step')})")
+                _say(f"ok {path} ({_plural(len(scenario.steps), 'step')})")
         else:
             failed += 1
             for mismatch in result.mismatches:
-                print(str(mismatch))
+                _say(str(mismatch))
     summary = f"{passed} passed, {failed} failed"
     if errors:
         summary += f", {_plural(errors, 'error')}"
@@ -607,7 +632,7 @@ def cmd_normalize(args: argparse.Namespace) -> int:
     if repairs:
         lines.append(f"repaired ({len(repairs)}):")
         lines.extend(f"  {_origin(source, f)} (entry {f.index}): {f.message}" for f in repairs)
-    print("\n".join(lines))
+    _say("\n".join(lines))
     return 0
 
 
@@ -616,7 +641,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     source = load_source(args.path, args.format)
     findings = sorted(normalize_report(source.entries).findings, key=lambda f: f.index)
     for f in findings:
-        print(f"{source.path}: {_origin(source, f)} (entry {f.index}): {f.kind}: {f.message}")
+        _say(f"{source.path}: {_origin(source, f)} (entry {f.index}): {f.kind}: {f.message}")
     print(_plural(len(findings), "finding") if findings else "no findings")
     return 1 if findings else 0
 
@@ -765,7 +790,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _error(message: str) -> None:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    _say(f"{PROG}: error: {message}", sys.stderr)
 
 
 def _in_file(path: str, exc: Exception) -> str:

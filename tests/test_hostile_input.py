@@ -349,3 +349,24 @@ def test_replay_help_says_what_context_a_replay_runs_under(
     out = capsys.readouterr().out
     assert code == 0
     assert "context of a replay:" in out and 'session "replay"' in out and "MEM-8" in out
+
+
+# --------------------------------------------------------------------------- terminal output
+
+
+@pytest.mark.parametrize("command", ["replay", "normalize", "lint"])
+def test_terminal_output_shows_control_characters_instead_of_obeying_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    """Data is never markup, on a terminal too: ESC sequences and bidi overrides are escaped."""
+    append = (
+        '[{"role": "assistant", "content": "", "tool_calls": [{"id": "c\\u202e1"}]},'
+        ' {"role": "user", "content": "\\u001b[2J\\u001b]0;owned\\u0007 hi"}]'
+    )
+    path = write(tmp_path, "esc.json", scenario_text(append))
+    code, out, err = run(capsys, command, path)
+    assert code in (0, 1)
+    for text in (out, err):
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    if command != "lint":  # lint quotes no content
+        assert "\\x1b[2J" in out
