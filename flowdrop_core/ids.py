@@ -134,6 +134,9 @@ def _read_text(value: str) -> IdReading:
         hidden = sorted({_codepoint(ch) for ch in text if ch != " "})
         return IdReading(None, f"it is made only of invisible characters ({', '.join(hidden[:5])})")
     text = text[start:end]
+    if all(unicodedata.category(ch)[0] == "M" for ch in text):
+        codes = ", ".join(sorted({_codepoint(ch) for ch in text})[:5])
+        return IdReading(None, f"it is made only of combining marks ({codes}), which show nothing")
     for index, ch in enumerate(text):
         if ch != " " and _invisible(ch):
             return IdReading(

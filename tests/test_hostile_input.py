@@ -290,6 +290,9 @@ def test_an_invisible_character_inside_an_id_cannot_fake_another() -> None:
     reading = read_id("ad\u200bmin")
     assert reading.id is None and "U+200B at position 2" in (reading.problem or "")
     assert usable_id("admin") == "admin"
+    # a lone combining mark shows nothing either; NFKC makes a no-break space a space
+    assert "combining marks (U+0301)" in (read_id("\u0301").problem or "")
+    assert usable_id("a\u00a0b") == usable_id("a b") == "a b"
 
 
 def test_call_ids_follow_the_same_rule() -> None:
