@@ -340,7 +340,7 @@ def parse_json(text: str, *, column_only: bool = False) -> Any:
     strings = _SURROGATE_ESCAPE.search(text) is not None or (
         not text.isascii() and _SURROGATE_CHAR.search(text) is not None
     )
-    deep = text.count("[") + text.count("{") > MAX_JSON_DEPTH
+    deep = text.count("[") + text.count("{") > MAX_JSON_DEPTH and _too_deep_value(data)
     if bad or strings or deep:
         problem = _first_problem(data, strings=strings)
         if problem is not None:
@@ -376,6 +376,27 @@ def _too_deep_at(text: str) -> str:
         elif token in "]}":
             depth -= 1
     return "an unknown place"
+
+
+def _too_deep_value(data: Any) -> bool:
+    """Whether ``data`` nests deeper than :data:`MAX_JSON_DEPTH` (the fast check, no paths).
+
+    Only containers go on the stack; :func:`_first_problem` finds the path
+    when this says yes.
+    """
+    if type(data) is not dict and type(data) is not list:
+        return False
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    push = stack.append
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return True
+        for child in value.values() if type(value) is dict else value:
+            kind = type(child)
+            if kind is dict or kind is list:
+                push((child, depth + 1))
+    return False
 
 
 def _first_problem(data: Any, *, strings: bool) -> str | None:
