@@ -138,7 +138,7 @@ def _read_text(value: str) -> IdReading:
         codes = ", ".join(sorted({_codepoint(ch) for ch in text})[:5])
         return IdReading(None, f"it is made only of combining marks ({codes}), which show nothing")
     for index, ch in enumerate(text):
-        if ch != " " and _invisible(ch):
+        if ch != " " and (ch < " " or ch > "~") and _invisible(ch):
             return IdReading(
                 None,
                 f"it holds the invisible character {_codepoint(ch)} at position {index}, "
@@ -164,6 +164,10 @@ def read_id(value: Any) -> IdReading:
     not a usable id: it is made only of invisible characters (U+200B)``.
     """
     if isinstance(value, str):
+        if value.isascii() and value.isprintable():  # the common id: nothing to normalize
+            text = value.strip(" ")
+            if text and text[0] not in _NUMBER_START:
+                return IdReading(text)
         return _read_text(value)
     if isinstance(value, bool):
         return IdReading(None, "a boolean is not an id")

@@ -290,6 +290,19 @@ class _NotANumber:
         self.spelling = spelling
 
 
+def _finite_or_marker(spelling: str) -> float | _NotANumber:
+    value = float(spelling)
+    return value if math.isfinite(value) else _NotANumber(spelling)
+
+
+#: One decoder for every call (building one per call costs more than a short JSONL line):
+#: ``NaN``/``Infinity`` and out-of-range numbers become markers that the walk reports.
+_DECODER = json.JSONDecoder(parse_constant=_NotANumber, parse_float=_finite_or_marker)
+
+#: Text that may have produced a marker: a constant, or a number with a 3-digit exponent
+#: or 200 digits in a row. A false hit (inside a string) only costs a walk that finds nothing.
+_MAYBE_NOT_A_NUMBER = re.compile(r"NaN|Infinity|[eE]\+?\d{3}|\d{200}")
+
 #: ``\ud800``..``\udfff`` written as an escape (the only way text decoded from UTF-8 gets one).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _SURROGATE_CHAR = re.compile("[\ud800-\udfff]")
@@ -313,19 +326,8 @@ def parse_json(text: str, *, column_only: bool = False) -> Any:
     The message names no file: callers prefix the file or line.
     ``column_only`` is as in :func:`json_error_text`.
     """
-    bad: list[_NotANumber] = []
-
-    def constant(spelling: str) -> _NotANumber:
-        marker = _NotANumber(spelling)
-        bad.append(marker)
-        return marker
-
-    def number(spelling: str) -> float | _NotANumber:
-        value = float(spelling)
-        return value if math.isfinite(value) else constant(spelling)
-
     try:
-        data = json.loads(text, parse_constant=constant, parse_float=number)
+        data = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise JSONProblem(json_error_text(exc, column_only=column_only)) from None
     except RecursionError:
@@ -341,6 +343,7 @@ def parse_json(text: str, *, column_only: bool = False) -> Any:
         not text.isascii() and _SURROGATE_CHAR.search(text) is not None
     )
     deep = text.count("[") + text.count("{") > MAX_JSON_DEPTH and _too_deep_value(data)
+    bad = _MAYBE_NOT_A_NUMBER.search(text) is not None
     if bad or strings or deep:
         problem = _first_problem(data, strings=strings)
         if problem is not None:
@@ -425,7 +428,7 @@ def _first_problem(data: Any, *, strings: bool) -> str | None:
             for key, item in reversed(items):
                 stack.append((item, (path, key), depth + 1))
         elif kind is _NotANumber:
-            shown = value.spelling
+            shown = value.spelling if len(value.spelling) <= 24 else value.spelling[:23] + "…"
             if shown.lstrip("-") in ("NaN", "Infinity"):
                 return f"{shown} at {_linked_path(path)}: JSON numbers are finite"
             return (
