@@ -326,6 +326,8 @@ def parse_json(text: str, *, column_only: bool = False) -> Any:
     The message names no file: callers prefix the file or line.
     ``column_only`` is as in :func:`json_error_text`.
     """
+    if text.startswith("\ufeff"):  # a byte order mark is an encoding detail, not data
+        text = text[1:]
     try:
         data = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
