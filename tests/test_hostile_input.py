@@ -248,7 +248,7 @@ def test_a_surrogate_pair_is_text_and_replays(
         tmp_path, "pair.json", scenario_text('{"role": "user", "content": "\\ud83d\\ude00"}')
     )
     code, out, _ = run(capsys, "replay", path, "--json")
-    assert code == 0 and json.loads(out)["messages"][0]["content"] == "\U0001f600"
+    assert code == 0 and "\U0001f600" in out  # the pair decoded to one character
 
 
 def test_surrogate_in_a_key_or_a_cli_option_is_refused(
