@@ -10,9 +10,10 @@ the README's Decisions):
 1. Text is put in Unicode NFKC form, so compatibility spellings (fullwidth
    ``"\\uff17"``, a no-break space) are the characters they stand for.
 2. Whitespace and invisible characters (controls, format characters such as
-   ``U+200B`` and ``U+FEFF``, separators, lone surrogates, private-use and
-   unassigned code points, and letters that render blank such as ``U+3164``)
-   are trimmed from both ends. Nothing left: not an id, with the reason.
+   ``U+200B`` and ``U+FEFF``, separators, private-use and unassigned code
+   points, and letters that render blank such as ``U+3164``) are trimmed
+   from both ends. Nothing left, or only combining marks: not an id, with
+   the reason. A lone surrogate anywhere is not text: not an id.
 3. An invisible character *inside* the id makes it unusable: ``"ad\\u200bmin"``
    would otherwise be a second identity that looks exactly like ``"admin"``.
 4. Text that spells a decimal number (``"07"``, ``"+7"``, ``"7.0"``, ``"7e0"``,
@@ -20,8 +21,8 @@ the README's Decisions):
    positive integer is an id, written as its canonical decimal digits
    (``"7"``); zero, negative numbers, fractions, non-finite numbers and
    booleans are not. So ``7``, ``7.0``, ``"7"``, ``" 07 "``, ``"7.0"`` and
-   ``"\\uff17"`` (fullwidth 7) are one identity ``"7"``, and ``"-1"``, ``"00"``, ``"0.0"`` and
-   ``"\\uff10"`` (fullwidth 0) are refused just like ``-1`` and ``0``.
+   the fullwidth ``"\\uff17"`` are one identity ``"7"``; ``"-1"``, ``"00"``,
+   ``"0.0"`` and the fullwidth ``"\\uff10"`` are refused like ``-1`` and ``0``.
 5. Any other non-empty text is the id; other values (``None``, lists,
    objects) are not ids.
 
