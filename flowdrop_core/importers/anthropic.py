@@ -20,6 +20,7 @@ from flowdrop_core.importers.base import (
     Out,
     Problem,
     arguments_text,
+    join,
     json_type,
     kind_of,
     marker,
@@ -93,7 +94,7 @@ def read_message(item: Any, where: str, out: Out) -> None:
         return
     if not isinstance(content, list):
         raise Problem(
-            f"{where}.content",
+            join(where, "content"),
             f"expected a string or a list of content blocks, got {json_type(content)}",
         )
     if role == "assistant":
@@ -174,7 +175,7 @@ def assistant(blocks: list[Any], where: str, out: Out) -> Message:
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
     for k, block in enumerate(blocks):
-        at = f"{where}.content[{k}]"
+        at = join(where, f"content[{k}]")
         kind = _block_kind(block, at)
         if kind == "text":
             texts.append(_text(block, at))
@@ -212,7 +213,7 @@ def user(blocks: list[Any], where: str, out: Out) -> None:
     texts: list[str] = []
     results = 0
     for k, block in enumerate(blocks):
-        at = f"{where}.content[{k}]"
+        at = join(where, f"content[{k}]")
         kind = _block_kind(block, at)
         if kind == "tool_result":
             if "tool_use_id" not in block:

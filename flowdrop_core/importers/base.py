@@ -30,6 +30,7 @@ __all__ = [
     "Problem",
     "arguments_text",
     "as_text",
+    "join",
     "json_text",
     "json_type",
     "kind_of",
@@ -157,6 +158,13 @@ def json_text(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         return str(value)
+
+
+def join(where: str, child: str) -> str:
+    """An origin inside ``where``: ``messages[2]`` + ``content[0]`` -> ``messages[2].content[0]``."""
+    if not where:
+        return child
+    return f"{where}{child}" if child.startswith("[") else f"{where}.{child}"
 
 
 def kind_of(obj: dict[str, Any], key: str = "type") -> str | None:

@@ -20,6 +20,7 @@ from flowdrop_core.importers.base import (
     arguments_text,
     json_text,
     json_type,
+    marker,
     role_of,
 )
 
@@ -96,6 +97,15 @@ def _message(item: Any, where: str, out: Out) -> None:
             raise Problem(at, "a block with 'type' is not a Converse block")
         if isinstance(block.get("text"), str):
             texts.append(block["text"])
+        elif role == "assistant" and _server_side(block):
+            kind, body = next((k, v) for k, v in block.items() if k in ("toolUse", "toolResult"))
+            texts.append(
+                marker(
+                    f"{kind} {body.get('type')}",
+                    body.get("toolUseId"),
+                    {k: v for k, v in body.items() if k not in ("toolUseId", "type")},
+                )
+            )
         elif isinstance(block.get("toolUse"), dict):
             use = block["toolUse"]
             if "toolUseId" not in use:
@@ -146,6 +156,15 @@ def _message(item: Any, where: str, out: Out) -> None:
             raise Problem(where, "toolUse in a user message; only the assistant calls tools")
         message["tool_calls"] = calls
     out.add(message, where)
+
+
+def _server_side(block: dict[str, Any]) -> bool:
+    """A ``toolUse``/``toolResult`` the provider ran itself (Nova grounding: ``type`` set,
+    or a result inside the assistant's own message)."""
+    if isinstance(block.get("toolResult"), dict):
+        return True
+    use = block.get("toolUse")
+    return isinstance(use, dict) and isinstance(use.get("type"), str) and use["type"] != "tool_use"
 
 
 def _result(result: dict[str, Any], where: str, out: Out) -> Message:

@@ -173,6 +173,7 @@ def message(item: Any, where: str, out: Out, pending: PendingCalls) -> Message:
     out.foreign(data, at, KNOWN, NAME)
     extra = data.get("additional_kwargs")
     extra = extra if isinstance(extra, dict) else {}
+    _reasoning_notes(extra, at, out)
     calls = _calls(data, extra, at) if role == "assistant" else []
     call_ids = {c["id"] for c in calls}
     content = data.get("content", "")
@@ -206,6 +207,27 @@ def message(item: Any, where: str, out: Out, pending: PendingCalls) -> Message:
             result["content"] = ERROR_PREFIX + content
         result["tool_call_id"] = data["tool_call_id"]
     return result
+
+
+def _reasoning_notes(extra: dict[str, Any], at: str, out: Out) -> None:
+    """Reasoning a provider integration keeps in ``additional_kwargs``: a note with its text."""
+    for key in ("reasoning", "reasoning_content", "thinking"):
+        value = extra.get(key)
+        if value in (None, "", [], {}):
+            continue
+        texts: list[str] = []
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, dict):
+            for item in value.get("summary") or ():
+                if isinstance(item, dict) and isinstance(item.get("text"), str):
+                    texts.append(item["text"])
+        out.note(
+            f"{at}.additional_kwargs.{key}",
+            "reasoning",
+            "model reasoning is not a conversation message",
+            "\n".join(texts) if texts else value,
+        )
 
 
 def _calls(data: dict[str, Any], extra: dict[str, Any], at: str) -> list[dict[str, Any]]:

@@ -53,6 +53,8 @@ def read(document: Any, out: Out) -> None:
         return
     if isinstance(document, list):
         _read_list(document, "", out, pending)
+    elif isinstance(document, dict) and "role" in document and "messages" not in document:
+        out.add(chat_message(document, "", out, pending), "")
     elif isinstance(document, dict):
         if "messages" not in document:
             raise Problem("", "no 'messages' or 'choices' at the top level")
