@@ -166,6 +166,7 @@ def _other_block(kind: str, block: dict[str, Any], at: str, out: Out) -> str | N
         f"{NAME} has no such block type; "
         + ("its text is kept" if isinstance(text, str) else "shown as a marker"),
         block,
+        unknown=True,
     )
     return text if isinstance(text, str) else f"[{kind}]"
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from flowdrop_core.messages import read_call_function, read_call_id
@@ -84,20 +84,30 @@ class ImportNote:
     ``where`` is its origin in the file (as for messages), ``what`` names it
     (``"reasoning item"``, ``"unknown content part type 'code'"``), ``why``
     says why it is not a message, and ``content`` is what was left out as text
-    (its text, or its JSON), so it can still be read.
+    (its text, or its JSON), so it can still be read. ``unknown`` is true when
+    the reader did not recognise it (an unknown part type, a field it does not
+    read) rather than leaving it out on purpose (reasoning, a provider's
+    alternative choice): detection prefers the format with fewer unknowns.
     """
 
     where: str
     what: str
     why: str
     content: str = ""
+    unknown: bool = False
 
     def __str__(self) -> str:
         return f"{self.where or '(top level)'}: {self.what}: {self.why}"
 
-    def to_dict(self) -> dict[str, str]:
-        """The note as a JSON-ready dict (``where``, ``what``, ``why``, ``content``)."""
-        return {"where": self.where, "what": self.what, "why": self.why, "content": self.content}
+    def to_dict(self) -> dict[str, Any]:
+        """The note as a JSON-ready dict (``where``, ``what``, ``why``, ``content``, ``unknown``)."""
+        return {
+            "where": self.where,
+            "what": self.what,
+            "why": self.why,
+            "content": self.content,
+            "unknown": self.unknown,
+        }
 
 
 class Problem(Exception):
@@ -122,8 +132,14 @@ class Out:
         self.origins.append(where)
         return message
 
-    def note(self, where: str, what: str, why: str, content: Any = "") -> None:
-        self.notes.append(ImportNote(where, what, why, as_text(content)))
+    def note(
+        self, where: str, what: str, why: str, content: Any = "", *, unknown: bool = False
+    ) -> None:
+        self.notes.append(ImportNote(where, what, why, as_text(content), unknown))
+
+    def unknowns(self) -> int:
+        """How many notes are things the reader did not recognise."""
+        return sum(1 for note in self.notes if note.unknown)
 
     def foreign(self, obj: dict[str, Any], where: str, known: Iterable[str], fmt: str) -> None:
         """Note every content-bearing key of ``obj`` this format does not read."""
@@ -135,6 +151,7 @@ class Out:
                     f"field {key!r}",
                     f"{fmt} does not read it",
                     value,
+                    unknown=True,
                 )
 
     def extend(self, other: Out, relocate: Any = None) -> None:
@@ -142,7 +159,7 @@ class Out:
         move = relocate or (lambda origin: origin)
         self.messages.extend(other.messages)
         self.origins.extend(move(origin) for origin in other.origins)
-        self.notes.extend(ImportNote(move(n.where), n.what, n.why, n.content) for n in other.notes)
+        self.notes.extend(replace(n, where=move(n.where)) for n in other.notes)
 
 
 def as_text(value: Any) -> str:
@@ -315,6 +332,7 @@ def parts_text(
                 f"{fmt} has no such part type; "
                 + ("its text is kept" if isinstance(text, str) else "shown as a marker"),
                 part,
+                unknown=True,
             )
     return "\n".join(texts)
 

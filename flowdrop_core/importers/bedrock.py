@@ -146,6 +146,7 @@ def _message(item: Any, where: str, out: Out) -> None:
                 f"unknown content block ({', '.join(map(str, block))})",
                 f"{NAME} has no such block",
                 block,
+                unknown=True,
             )
             texts.append(f"[{next(iter(block), 'block')}]")
     if role == "user" and results and not texts:
@@ -184,7 +185,9 @@ def _result(result: dict[str, Any], where: str, out: Out) -> Message:
         elif isinstance(part, dict) and any(key in part for key in MEDIA):
             texts.append(f"[{next(key for key in MEDIA if key in part)}]")
         else:
-            out.note(at, "unknown tool result block", f"{NAME} has no such block", part)
+            out.note(
+                at, "unknown tool result block", f"{NAME} has no such block", part, unknown=True
+            )
     content = "\n".join(texts)
     if result.get("status") == "error":
         content = ERROR_PREFIX + content

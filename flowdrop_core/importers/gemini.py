@@ -162,7 +162,11 @@ def _content(
             unknown = {k: v for k, v in part.items() if k not in QUIET}
             if unknown:
                 out.note(
-                    at, "unknown part", f"{NAME} reads no field of it ({', '.join(unknown)})", part
+                    at,
+                    "unknown part",
+                    f"{NAME} reads no field of it ({', '.join(unknown)})",
+                    part,
+                    unknown=True,
                 )
     if results and not texts and not calls:
         return

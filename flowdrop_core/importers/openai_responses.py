@@ -134,7 +134,13 @@ def _read_items(items: list[Any], prefix: str, out: Out) -> None:
                     {k: item[k] for k in ("encrypted_content", "result") if item.get(k)},
                 )
         else:
-            out.note(where, f"unknown item type {kind!r}", f"{NAME} has no such item type", item)
+            out.note(
+                where,
+                f"unknown item type {kind!r}",
+                f"{NAME} has no such item type",
+                item,
+                unknown=True,
+            )
 
 
 def _is_call(kind: str, item: dict[str, Any]) -> bool:

@@ -241,6 +241,7 @@ def _message(item: Any, where: str, out: Out) -> Message | None:
                 f"{NAME} has no such part type; "
                 + ("its content is kept" if isinstance(text, str) else "shown as a marker"),
                 part,
+                unknown=True,
             )
     if results and not texts and not calls:
         return None

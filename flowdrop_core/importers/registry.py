@@ -1,8 +1,9 @@
 """The format registry: detection order, names for ``--format``, and detection itself.
 
 Detection reads the file in every format, in :data:`FORMATS` order, and
-takes the one that reads it with the fewest import notes (ties: the earlier
-format); a format that reads it with none wins at once. So a format whose
+takes the one that reads it with the fewest *unknown* notes (parts, items or
+fields the reader does not recognise), then the fewest notes at all (ties: the
+earlier format); a format that reads it with no note wins at once. So a format whose
 reader would leave out fields another format reads is never chosen over that
 format (issue 13: a match that drops content is not a match). When no format
 reads the file, the error lists every format's first problem and what each
@@ -187,7 +188,7 @@ def parse_conversation(
         except Problem as problem:
             problems[candidate] = str(problem)
             continue
-        if best is None or len(out.notes) < len(best[1].notes):
+        if best is None or _rank(out) < _rank(best[1]):
             best = (candidate, out)
         if not out.notes:
             break
@@ -215,6 +216,11 @@ def parse_conversation(
         turns=group_turns(out.messages),
         notes=out.notes,
     )
+
+
+def _rank(out: Out) -> tuple[int, int]:
+    """Fewer things the reader did not recognise first, then fewer notes at all."""
+    return out.unknowns(), len(out.notes)
 
 
 def _guarded(spec: Format, document: Any, out: Out) -> None:
@@ -248,7 +254,7 @@ def detect_value(
             match = _FIRST_INDEX.search(problem.where)
             failures.append((int(match.group(1)) if match else -1, name, problem))
             continue
-        if best is None or len(out.notes) < len(best.notes):
+        if best is None or _rank(out) < _rank(best):
             best = out
         if not out.notes:
             break
