@@ -104,6 +104,7 @@ def test_anthropic_server_tool_blocks_and_a_client_call() -> None:
             "tool_calls": [call("toolu_01XYZ789", "add_numbers", '{"a": 5000, "b": 100}')],
         }
     ]
+    assert got.origins == ["(top level)"]
     # The encrypted page content is opaque: left out of the marker, kept in a note.
     assert notes(got) == [("content[1]", "web_search_tool_result opaque fields")]
     assert got.notes[0].content == '["encrypted_data_here"]'

@@ -76,6 +76,9 @@ CONTENT_KEYS = frozenset(
 
 json_type = _json_type
 
+#: The origin of a message that is the whole document (one response object).
+TOP_LEVEL = "(top level)"
+
 
 @dataclass(frozen=True, slots=True)
 class ImportNote:
@@ -97,7 +100,7 @@ class ImportNote:
     unknown: bool = False
 
     def __str__(self) -> str:
-        return f"{self.where or '(top level)'}: {self.what}: {self.why}"
+        return f"{self.where or TOP_LEVEL}: {self.what}: {self.why}"
 
     def to_dict(self) -> dict[str, Any]:
         """The note as a JSON-ready dict (``where``, ``what``, ``why``, ``content``, ``unknown``)."""
@@ -128,8 +131,9 @@ class Out:
     notes: list[ImportNote] = field(default_factory=list)
 
     def add(self, message: Message, where: str) -> Message:
+        """Append a message; its origin is ``(top level)`` when it is the whole document."""
         self.messages.append(message)
-        self.origins.append(where)
+        self.origins.append(where or TOP_LEVEL)
         return message
 
     def note(

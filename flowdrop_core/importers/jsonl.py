@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from flowdrop_core.importers.base import Out, Problem
+from flowdrop_core.importers.base import TOP_LEVEL, Out, Problem
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "jsonl"
@@ -75,12 +75,15 @@ def read_text(text: str, out: Out) -> None:
             except Problem as problem:
                 inner = f": {problem.where}" if problem.where else ""
                 raise Problem(f"line {number}{inner}", problem.what) from None
-            out.extend(
-                got, lambda origin, n=number: f"line {n}: {origin}" if origin else f"line {n}"
-            )
+            out.extend(got, lambda origin, n=number: _on_line(n, origin))
         else:
             run.append((number, value))
     flush()
+
+
+def _on_line(number: int, origin: str) -> str:
+    """``line 3: messages[1]``; a message that is the line's whole value is ``line 3``."""
+    return f"line {number}" if origin in ("", TOP_LEVEL) else f"line {number}: {origin}"
 
 
 def _is_conversation(value: Any) -> bool:

@@ -33,7 +33,7 @@ from flowdrop_core.importers import (
     scenario_file,
     sharegpt,
 )
-from flowdrop_core.importers.base import ImportNote, Message, Out, Problem
+from flowdrop_core.importers.base import TOP_LEVEL, ImportNote, Message, Out, Problem
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 __all__ = [
@@ -274,7 +274,7 @@ def detect_value(
 
 
 def _under(prefix: str, origin: str) -> str:
-    if not origin:
+    if not origin or origin == TOP_LEVEL:
         return prefix
     return f"{prefix}{origin}" if origin.startswith("[") else f"{prefix}.{origin}"
 
