@@ -179,12 +179,9 @@ def parse_conversation(
         spec = _BY_NAME[candidate]
         out = Out()
         try:
-            if spec.read_text is not None:
-                spec.read_text(text, out)
-            elif json_problem is not None:
+            if spec.read_text is None and json_problem is not None:
                 raise json_problem
-            else:
-                _guarded(spec, document, out)
+            _guarded(spec, document if spec.read_text is None else text, out)
         except Problem as problem:
             problems[candidate] = str(problem)
             continue
@@ -223,11 +220,17 @@ def _rank(out: Out) -> tuple[int, int]:
     return out.unknowns(), len(out.notes)
 
 
-def _guarded(spec: Format, document: Any, out: Out) -> None:
-    """Run a JSON reader; input nested past the stack's depth is a problem, not a crash."""
-    assert spec.read is not None
+def _guarded(spec: Format, source: Any, out: Out) -> None:
+    """Run a reader on parsed JSON (or, for JSON Lines formats, the text).
+
+    Input nested past the stack's depth is a problem, not a crash.
+    """
     try:
-        spec.read(document, out)
+        if spec.read_text is not None:
+            spec.read_text(source, out)
+        else:
+            assert spec.read is not None
+            spec.read(source, out)
     except RecursionError:
         raise Problem("", "nested too deeply") from None
 
