@@ -166,28 +166,33 @@ def test_otel_otlp_trace_export_is_what_the_last_call_saw() -> None:
 
 
 def test_langfuse_trace_export_is_the_last_generation() -> None:
-    got = load("langfuse_trace.json", "langfuse")
+    """A real Langfuse export: observations keep input/output as JSON text; the last
+    generation's input (Responses items) and output (a response object) are the chat."""
+    got = load("langfuse_openai_agents_trace.json", "langfuse")
+    tool_call = call("call_Kud0j0DxWSmLzv9W5m6qVqXn", "get_weather", '{"city":"Tokyo"}')
     assert got.messages == [
-        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "system", "content": "You are a helpful agent."},
+        {"role": "user", "content": "What's the weather in Tokyo?"},
+        {"role": "assistant", "content": None, "tool_calls": [tool_call]},
         {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                call("call_VSPygqKTWdrhaFErNvMV18Yl", "get_weather", '{"location": "Paris"}')
-            ],
+            "role": "tool",
+            "content": "The weather in Tokyo is sunny.",
+            "tool_call_id": "call_Kud0j0DxWSmLzv9W5m6qVqXn",
         },
-        {"role": "tool", "content": "rainy, 57°F", "tool_call_id": "call_VSPygqKTWdrhaFErNvMV18Yl"},
         {
             "role": "assistant",
-            "content": "The weather in Paris is currently rainy with a temperature of 57°F.",
+            "content": "The weather in Tokyo is currently sunny. If you need more details like "
+            "temperature or forecast for the upcoming days, just let me know!",
         },
     ]
     assert got.origins == [
+        "observations[2].output.instructions",
         "observations[2].input[0]",
         "observations[2].input[1]",
         "observations[2].input[2]",
-        "observations[2].output[0]",
+        "observations[2].output.output[0]",
     ]
+    # The first generation's call is held by the last one's input: nothing left out.
     assert got.notes == []
 
 

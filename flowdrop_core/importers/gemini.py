@@ -53,13 +53,19 @@ def read(document: Any, out: Out) -> None:
         )
     if not any(k in document for k in ("contents", "candidates")):
         raise Problem("", "no 'contents' or 'candidates' at the top level")
-    for key in ("systemInstruction", "system_instruction"):
-        if key in document:
-            system = document[key]
+    config = document.get("config")
+    holders = [(document, "")]
+    if isinstance(config, dict):  # google-genai / ADK: GenerateContentConfig
+        holders.append((config, "config."))
+    for holder, prefix in holders:
+        for key in ("systemInstruction", "system_instruction"):
+            if key not in holder or holder[key] is None:
+                continue
+            system, where = holder[key], f"{prefix}{key}"
             if isinstance(system, str):
-                out.add({"role": "system", "content": system}, key)
+                out.add({"role": "system", "content": system}, where)
             else:
-                _content(system, key, out, pending, default_role="system")
+                _content(system, where, out, pending, default_role="system")
     if "contents" in document:
         contents = document["contents"]
         if not isinstance(contents, list):
