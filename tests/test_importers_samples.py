@@ -196,6 +196,47 @@ def test_langfuse_trace_export_is_the_last_generation() -> None:
     assert got.notes == []
 
 
+def test_langfuse_trace_of_google_adk_reads_the_gemini_request() -> None:
+    """The last generation's input is an ADK request (config.system_instruction, contents);
+    the earlier generation's call, with no id in either, is the same call: no note."""
+    got = load("langfuse_google_adk_trace.json", "langfuse")
+    at = "observations[0].input"
+    assert got.messages == [
+        {
+            "role": "system",
+            "content": 'Always greet using the say_hello tool.\n\nYou are an agent. Your internal '
+            'name is "hello_agent".',
+        },
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [call("contents[1].parts[0]", "say_hello", "{}")]},
+        {"role": "tool", "content": '{"greeting": "Hello Langfuse 👋"}', "tool_call_id": "contents[1].parts[0]"},
+        {"role": "assistant", "content": "Hello Langfuse 👋!\n"},
+    ]  # fmt: skip
+    assert got.origins == [
+        f"{at}.config.system_instruction",
+        f"{at}.contents[0]",
+        f"{at}.contents[1]",
+        f"{at}.contents[2].parts[0]",
+        "observations[0].output[0]",
+    ]
+    assert got.notes == []
+
+
+def test_langfuse_trace_with_shapes_no_format_reads_keeps_them_as_notes() -> None:
+    got = load("langfuse_vercel_aisdk_trace.json", "langfuse")
+    assert got.messages == [
+        {"role": "user", "content": "What is the weather like today in San Francisco?"}
+    ]
+    assert [(n.where, n.what, n.unknown) for n in got.notes] == [
+        ("observations[1].output", "generation output in no known format", True),
+        ("observations[0].input", "generation input in no known format", True),
+    ]
+    assert got.notes[0].content == (
+        '[{"toolCallId": "call_DgKARp7a7IhJPDczfifMp6Ra", "toolName": "getWeather", '
+        '"input": "{\\"location\\":\\"San Francisco\\"}"}]'
+    )
+
+
 def test_langchain_dumpd_constructor_json() -> None:
     got = load("langchain_dumpd.json", "langchain")
     assert got.messages == [

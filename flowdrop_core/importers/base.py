@@ -129,6 +129,8 @@ class Out:
     messages: list[Message] = field(default_factory=list)
     origins: list[str] = field(default_factory=list)
     notes: list[ImportNote] = field(default_factory=list)
+    #: Call ids a reader made up (from origins) because the source has none.
+    synthetic: set[str] = field(default_factory=set)
 
     def add(self, message: Message, where: str) -> Message:
         """Append a message; its origin is ``(top level)`` when it is the whole document."""
@@ -161,6 +163,7 @@ class Out:
     def extend(self, other: Out, relocate: Any = None) -> None:
         """Append another reader's output, mapping its origins through ``relocate``."""
         move = relocate or (lambda origin: origin)
+        self.synthetic |= other.synthetic
         self.messages.extend(other.messages)
         self.origins.extend(move(origin) for origin in other.origins)
         self.notes.extend(replace(n, where=move(n.where)) for n in other.notes)
@@ -352,14 +355,33 @@ def last_call(calls: list[tuple[str, Out]], out: Out, why: str) -> None:
         raise Problem("", "no model call with messages in the trace")
     *earlier, (_, final) = calls
     out.extend(final)
-    seen = {json_text(m) for m in final.messages}
+    seen = {_same(m, final.synthetic) for m in final.messages}
     noted = {(n.what, n.content) for n in final.notes}
     for label, call in earlier:
         for message, origin in zip(call.messages, call.origins, strict=True):
-            if json_text(message) not in seen:
-                seen.add(json_text(message))
+            key = _same(message, call.synthetic)
+            if key not in seen:
+                seen.add(key)
                 out.note(origin, f"message of {label}", why, message)
         for note in call.notes:
             if (note.what, note.content) not in noted:
                 noted.add((note.what, note.content))
                 out.notes.append(note)
+
+
+def _same(message: Message, synthetic: set[str]) -> str:
+    """A message as compared across a trace's calls: made-up call ids do not count.
+
+    Each call of a trace is read on its own, so a call the source gave no id
+    gets a different made-up id in each; the same call must still match.
+    """
+    if not synthetic:
+        return json_text(message)
+    copy = dict(message)
+    if copy.get("tool_call_id") in synthetic:
+        copy["tool_call_id"] = None
+    if copy.get("tool_calls"):
+        copy["tool_calls"] = [
+            {**c, "id": None} if c.get("id") in synthetic else c for c in copy["tool_calls"]
+        ]
+    return json_text(copy)

@@ -130,6 +130,8 @@ def _content(
             texts.append(part["text"])
         elif isinstance(call, dict):
             call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else at
+            if call_id == at:
+                out.synthetic.add(at)
             calls.append(
                 {
                     "id": call_id,

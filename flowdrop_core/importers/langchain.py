@@ -175,6 +175,9 @@ def message(item: Any, where: str, out: Out, pending: PendingCalls) -> Message:
     extra = extra if isinstance(extra, dict) else {}
     _reasoning_notes(extra, at, out)
     calls = _calls(data, extra, at) if role == "assistant" else []
+    out.synthetic.update(
+        c["id"] for c in calls if c["id"] == f"{at}.additional_kwargs.function_call"
+    )
     call_ids = {c["id"] for c in calls}
     content = data.get("content", "")
     if isinstance(content, list):

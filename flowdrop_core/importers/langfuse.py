@@ -139,6 +139,7 @@ def _generation(generation: dict[str, Any], where: str) -> Out:
         call.messages.extend(got.messages[lead:])
         call.origins.extend(got.origins[lead:])
         call.notes.extend(got.notes)
+        call.synthetic |= got.synthetic
     return call
 
 

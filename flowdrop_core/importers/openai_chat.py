@@ -133,6 +133,7 @@ def chat_message(
     legacy = message.get("function_call")
     if legacy is not None:
         calls.append(_legacy_call(legacy, f"{where}.function_call"))
+        out.synthetic.add(f"{where}.function_call")
     if calls:
         if role != "assistant":
             raise Problem(

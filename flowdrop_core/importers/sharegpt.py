@@ -128,9 +128,11 @@ def _calls(value: str, where: str, out: Out) -> list[dict[str, Any]]:
             value,
         )
         return []
+    ids = [where] if len(items) == 1 else [f"{where}[{k}]" for k in range(len(items))]
+    out.synthetic.update(ids)
     return [
         {
-            "id": where if len(items) == 1 else f"{where}[{k}]",
+            "id": ids[k],
             "type": "function",
             "function": {
                 "name": call["name"],
