@@ -494,10 +494,28 @@ def test_otel_part_with_an_object_type_is_a_note_not_a_crash() -> None:
     assert [(n.where, n.unknown) for n in got.notes] == [("[0].parts", True)]
 
 
-def test_json_lines_of_claude_code_with_a_bad_event_name_the_line() -> None:
-    text = '{"type": "user", "message": {"role": "user", "content": "hi"}}\n{"type": ["x"]}\n'
+def test_claude_code_unreadable_lines_are_notes_not_a_refused_session() -> None:
+    """A session log can hold a bad event or a line cut by a crash: each is a located note."""
+    text = (
+        '{"type": "user", "message": {"role": "user", "content": "hi"}}\n'
+        '{"type": ["x"]}\n'
+        '{"type": "user", "message": {"role": "user", "contenst": []}}\n'
+        '{"type": "assistant", "message": {"role": "assistant", "content": [{"type": "te'
+    )
+    got = parse_conversation(text, source_name="s.jsonl")
+    assert got.format == "claude-code"
+    assert got.messages == [{"role": "user", "content": "hi"}]
+    assert [(n.where, n.what, n.why, n.unknown) for n in got.notes] == [
+        ("line 2", "unreadable line", "event without a string 'type'", True),
+        ("line 3", "unreadable line", "message: missing 'content'", True),
+        ("line 4", "unreadable line", "not JSON (Unterminated string starting at column 77)", True),
+    ]
+    assert got.notes[2].content == text.split("\n")[3]
+
+
+def test_a_file_with_no_session_event_is_not_claude_code() -> None:
     with pytest.raises(ConversationFormatError) as info:
-        parse_conversation(text, format="claude-code", source_name="s.jsonl")
+        parse_conversation('{"type": ["x"]}\n', format="claude-code", source_name="s.jsonl")
     assert (
-        str(info.value) == "s.jsonl is not valid claude-code: line 2: event without a string 'type'"
+        str(info.value) == "s.jsonl is not valid claude-code: line 1: event without a string 'type'"
     )
