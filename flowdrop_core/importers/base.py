@@ -24,9 +24,11 @@ from flowdrop_core.scenario import _json_type
 __all__ = [
     "CONTENT_KEYS",
     "ERROR_PREFIX",
+    "TOP_LEVEL",
     "ImportNote",
     "Message",
     "Out",
+    "PendingCalls",
     "Problem",
     "arguments_text",
     "as_text",
@@ -34,11 +36,12 @@ __all__ = [
     "json_text",
     "json_type",
     "kind_of",
+    "last_call",
     "marker",
     "openai_call",
     "openai_calls",
+    "parts_text",
     "role_of",
-    "top_list",
 ]
 
 Message = dict[str, Any]
@@ -252,22 +255,6 @@ def role_of(value: Any, where: str, allowed: tuple[str, ...], aliases: dict[str,
         return value
     shown = repr(value)
     raise Problem(where, f"unknown role {shown} (expected {' or '.join(allowed)})")
-
-
-def top_list(value: Any, key: str, what: str) -> tuple[list[Any], str]:
-    """A format's message list: the value itself, or ``value[key]``; with the origin prefix."""
-    if isinstance(value, list):
-        return value, ""
-    if isinstance(value, dict):
-        if key not in value:
-            raise Problem("", f"no {key!r} list at the top level")
-        items = value[key]
-        if not isinstance(items, list):
-            raise Problem(key, f"expected a list, got {json_type(items)}")
-        return items, key
-    raise Problem(
-        "", f"expected a list of {what} or an object with {key!r}, got {json_type(value)}"
-    )
 
 
 class PendingCalls:

@@ -18,6 +18,7 @@ from flowdrop_core.importers.base import (
     Message,
     Out,
     Problem,
+    arguments_text,
     json_text,
     json_type,
     kind_of,
@@ -209,7 +210,7 @@ def _message(item: Any, where: str, out: Out) -> Message | None:
                     "type": "function",
                     "function": {
                         "name": part.get("name"),
-                        "arguments": _arguments(part.get("arguments")),
+                        "arguments": arguments_text(part.get("arguments")),
                     },
                 }
             )
@@ -253,9 +254,3 @@ def _message(item: Any, where: str, out: Out) -> Message | None:
             )
         message["tool_calls"] = calls
     return message
-
-
-def _arguments(value: Any) -> str:
-    if value is None:
-        return "{}"
-    return value if isinstance(value, str) else json_text(value)
