@@ -353,6 +353,14 @@ def test_gemini_snake_case_with_ids_system_and_thoughts() -> None:
     assert [(n.where, n.what) for n in got.notes] == [("contents[1].parts[0]", "thought part")]
 
 
+def test_gemini_unknown_part_is_a_marker_and_a_note() -> None:
+    got = imported({"contents": [{"role": "model", "parts": [{"newKind": {"x": 1}}]}]})
+    assert got.messages == [{"role": "assistant", "content": "[newKind]"}]
+    assert [(n.where, n.what, n.unknown) for n in got.notes] == [
+        ("contents[0].parts[0]", "unknown part", True)
+    ]
+
+
 def test_bedrock_response_json_result_error_status_and_reasoning() -> None:
     got = imported(
         {

@@ -176,6 +176,7 @@ def _content(
                     part,
                     unknown=True,
                 )
+                texts.append(f"[{next(iter(unknown))}]")  # visible: never an empty message
     if results and not texts and not calls:
         return
     message: Message = {"role": role, "content": "\n".join(texts) if texts or not calls else None}
