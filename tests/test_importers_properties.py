@@ -415,6 +415,11 @@ def test_each_text_and_call_id_is_imported_or_noted(recording: list[Event], fmt:
     text = writer(recording)
     expected = sources(recording, **options)
     assert_nothing_lost(text, expected, fmt)  # forced
+    # Read in its own format, no user or assistant turn comes out empty: every turn
+    # of the source has a text or a call, and an unknown part is a marker or a note.
+    for message in parse_conversation(text, format=fmt).messages:
+        if message["role"] in ("user", "assistant"):
+            assert message.get("content") or message.get("tool_calls"), message
     assert_nothing_lost(text, expected, None)  # detected: whichever format wins loses nothing
 
 
