@@ -222,6 +222,30 @@ def test_langfuse_trace_of_google_adk_reads_the_gemini_request() -> None:
     assert got.notes == []
 
 
+def test_langfuse_trace_of_langgraph_js_pairs_a_tool_result_named_by_its_tool() -> None:
+    """LangChain-JS tool results as Langfuse's JS handler writes them: role = tool name."""
+    got = load("langfuse_langgraph_js_trace.json", "langfuse")
+    call_id = "call_VEZJgIQLgzcb80IIyQJm7JCi"
+    assert got.messages == [
+        {"role": "user", "content": "What's the weather in San Francisco?"},
+        {"role": "assistant", "content": None, "tool_calls": [call(call_id, "get_weather", '{"city":"San Francisco"}')]},
+        {"role": "tool", "content": "It's always sunny in San Francisco!", "tool_call_id": call_id},
+        {
+            "role": "assistant",
+            "content": "It's always sunny in San Francisco! \n\nWould you like more details "
+            "(current temperature, hourly forecast, or a multi-day outlook)?",
+        },
+    ]  # fmt: skip
+    assert got.origins == [
+        "observations[0].input[0]",
+        "observations[0].input[1]",
+        "observations[0].input[2]",
+        "observations[0].output[0]",
+    ]
+    # The first generation's reply ("" there, null here) is the same message: no note.
+    assert got.notes == []
+
+
 def test_langfuse_trace_with_shapes_no_format_reads_keeps_them_as_notes() -> None:
     got = load("langfuse_vercel_aisdk_trace.json", "langfuse")
     assert got.messages == [

@@ -359,12 +359,13 @@ def last_call(calls: list[tuple[str, Out]], out: Out, why: str) -> None:
 def _same(message: Message, synthetic: set[str]) -> str:
     """A message as compared across a trace's calls: made-up call ids do not count.
 
-    Each call of a trace is read on its own, so a call the source gave no id
-    gets a different made-up id in each; the same call must still match.
+    Each call of a trace is read on its own (maybe by different readers), so a
+    call the source gave no id gets a different made-up id in each, and an
+    empty text may be ``""`` in one and ``null`` in another; the same message
+    must still match.
     """
-    if not synthetic:
-        return json_text(message)
     copy = dict(message)
+    copy["content"] = copy.get("content") or None  # readers differ: "" or null for no text
     if copy.get("tool_call_id") in synthetic:
         copy["tool_call_id"] = None
     if copy.get("tool_calls"):

@@ -122,6 +122,21 @@ def _read_list(items: Any, prefix: str, out: Out) -> None:
         out.add(message(item, where, out, pending), where)
 
 
+def _named_result(item: dict[str, Any], where: str, pending: PendingCalls) -> Message | None:
+    """A LangChain-JS tool result as Langfuse's JS handler writes it: ``role`` is the tool's
+    name and there is no ``tool_call_id``; it answers the oldest open call of that name."""
+    role = item.get("role")
+    if not isinstance(role, str) or role in TYPES or "tool_call_id" in item or "type" in item:
+        return None
+    call_id = pending.answer(role)
+    if call_id is None:
+        return None  # not a result: the role is reported as unknown below
+    content = item.get("content", "")
+    if not isinstance(content, str | None):
+        raise Problem(f"{where}.content", f"expected a string, got {json_type(content)}")
+    return {"role": "tool", "content": content, "tool_call_id": call_id}
+
+
 def _unwrap(item: dict[str, Any], where: str) -> tuple[str, dict[str, Any], str]:
     """``(role, fields, origin of the fields)`` of one message in any spelling."""
     if item.get("lc") == 1 and item.get("type") == "constructor":
@@ -169,6 +184,9 @@ def message(item: Any, where: str, out: Out, pending: PendingCalls) -> Message:
     """One LangChain message, in any spelling, as a provider-flat message."""
     if not isinstance(item, dict):
         raise Problem(where, f"expected a message object, got {json_type(item)}")
+    named = _named_result(item, where, pending)
+    if named is not None:
+        return named
     role, data, at = _unwrap(item, where)
     out.foreign(data, at, KNOWN, NAME)
     extra = data.get("additional_kwargs")
