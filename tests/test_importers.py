@@ -625,7 +625,6 @@ def test_openai_chat_problems(document: Any, problem: str) -> None:
         ("anthropic", {"messages": [{"role": "user", "content": [{"type": "tool_result"}]}]}, "messages[0].content[0]: tool_result block without 'tool_use_id'"),
         ("anthropic", {"messages": [{"role": "assistant"}]}, "messages[0]: missing 'content'"),
         ("langchain", [{"type": "robot", "data": {}}], "[0]: unknown message type 'robot' (expected human, ai, system or tool)"),
-        ("langchain", [{"type": "tool", "data": {"content": "x"}}], "[0].data: tool message without 'tool_call_id'"),
         ("scenario", {"name": "s", "steps": [{"apend": []}]}, "steps[0].append: missing required field"),
         ("scenario", {"name": "s", "buffer": [7], "steps": []}, "buffer[0]: expected a message object, got number"),
     ],

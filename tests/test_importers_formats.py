@@ -434,6 +434,25 @@ def test_langgraph_values_note_a_message_the_last_state_dropped() -> None:
     ]
 
 
+def test_langchain_tool_message_without_an_id_and_with_object_content() -> None:
+    """Importers read, they do not judge: an id-less result stays id-less (MEM-1 judges it);
+    structured content a tracing integration logged is shown as its JSON, with a note."""
+    got = imported(
+        [
+            {"type": "tool", "data": {"content": "x"}},
+            {"role": "tool", "content": {"k": 1}, "additional_kwargs": {}},
+        ]
+    )
+    assert got.format == "langchain"
+    assert got.messages == [
+        {"role": "tool", "content": "x"},
+        {"role": "tool", "content": '{"k": 1}'},
+    ]
+    assert [(n.where, n.what, n.unknown) for n in got.notes] == [
+        ("[1].content", "content that is an object", True)
+    ]
+
+
 def test_langchain_legacy_function_call_in_additional_kwargs() -> None:
     got = imported(
         [

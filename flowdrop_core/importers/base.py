@@ -146,10 +146,6 @@ class Out:
     ) -> None:
         self.notes.append(ImportNote(where, what, why, as_text(content), unknown))
 
-    def unknowns(self) -> int:
-        """How many notes are things the reader did not recognise."""
-        return sum(1 for note in self.notes if note.unknown)
-
     def foreign(self, obj: dict[str, Any], where: str, known: Iterable[str], fmt: str) -> None:
         """Note every content-bearing key of ``obj`` this format does not read."""
         known_keys = set(known)

@@ -18,6 +18,7 @@ from flowdrop_core.importers.base import (
     PendingCalls,
     Problem,
     arguments_text,
+    json_text,
     json_type,
     marker,
     openai_calls,
@@ -113,6 +114,16 @@ def chat_message(
     content = message.get("content")
     if isinstance(content, list):
         content = parts_text(content, f"{where}.content", out, NAME, TEXT_PARTS, MEDIA_PARTS)
+    elif isinstance(content, dict):
+        # Tracing integrations log a tool's structured output as the content itself.
+        out.note(
+            f"{where}.content",
+            "content that is an object",
+            f"{NAME} content is text; shown as its JSON",
+            content,
+            unknown=True,
+        )
+        content = json_text(content)
     elif content is not None and not isinstance(content, str):
         raise Problem(
             f"{where}.content",

@@ -1,9 +1,10 @@
 """The format registry: detection order, names for ``--format``, and detection itself.
 
 Detection reads the file in every format, in :data:`FORMATS` order, and
-takes the one that reads it with the fewest *unknown* notes (parts, items or
-fields the reader does not recognise), then the fewest notes at all (ties: the
-earlier format); a format that reads it with no note wins at once. So a format whose
+takes the one that leaves the least content in *unknown* notes (parts, items
+or fields the reader does not recognise), then the fewest such notes, then
+the fewest notes at all (ties: the earlier format); a format that reads it
+with no note wins at once. So a format whose
 reader would leave out fields another format reads is never chosen over that
 format (issue 13: a match that drops content is not a match). When no format
 reads the file, the error lists every format's first problem and what each
@@ -215,9 +216,14 @@ def parse_conversation(
     )
 
 
-def _rank(out: Out) -> tuple[int, int]:
-    """Fewer things the reader did not recognise first, then fewer notes at all."""
-    return out.unknowns(), len(out.notes)
+def _rank(out: Out) -> tuple[int, int, int]:
+    """Less content the reader did not recognise first, then fewer such notes, then fewer notes.
+
+    Measuring the content, not just counting notes, prefers the reader that
+    reads a message but not one odd part of it to one that reads none of it.
+    """
+    unknown = [note for note in out.notes if note.unknown]
+    return sum(len(note.content) for note in unknown), len(unknown), len(out.notes)
 
 
 def _guarded(spec: Format, source: Any, out: Out) -> None:
