@@ -540,6 +540,37 @@ def test_claude_code_unreadable_lines_are_notes_not_a_refused_session() -> None:
     assert got.notes[2].content == text.split("\n")[3]
 
 
+def test_claude_code_streamed_blocks_of_one_answer_are_one_message() -> None:
+    def line(role: str, message_id: str | None, block: dict[str, Any]) -> str:
+        message = {"role": role, "content": [block]} | ({"id": message_id} if message_id else {})
+        return json.dumps({"type": role, "message": message})
+
+    text = "\n".join(
+        [
+            line("user", None, {"type": "text", "text": "list files"}),
+            line("assistant", "msg_1", {"type": "text", "text": "Let me look."}),
+            line(
+                "assistant",
+                "msg_1",
+                {"type": "tool_use", "id": "tu_1", "name": "Bash", "input": {}},
+            ),
+            line("user", None, {"type": "tool_result", "tool_use_id": "tu_1", "content": "a b"}),
+            line("assistant", "msg_2", {"type": "text", "text": "Two files."}),
+            line("assistant", "msg_3", {"type": "text", "text": "Anything else?"}),
+        ]
+    )
+    got = parse_conversation(text)
+    assert got.format == "claude-code"
+    assert got.messages == [
+        {"role": "user", "content": "list files"},
+        {"role": "assistant", "content": "Let me look.", "tool_calls": [call("tu_1", "Bash")]},
+        {"role": "tool", "content": "a b", "tool_call_id": "tu_1"},
+        {"role": "assistant", "content": "Two files."},
+        {"role": "assistant", "content": "Anything else?"},
+    ]
+    assert got.origins[1] == "line 2: message+line 3: message"
+
+
 def test_a_file_with_no_session_event_is_not_claude_code() -> None:
     with pytest.raises(ConversationFormatError) as info:
         parse_conversation('{"type": ["x"]}\n', format="claude-code", source_name="s.jsonl")
