@@ -235,6 +235,37 @@ def test_chat_every_content_part_type() -> None:
     assert got.notes == []
 
 
+def test_chat_recording_of_requests_each_followed_by_its_response() -> None:
+    """Response objects next to request bodies: what the last call saw, then its reply."""
+    weather = call("c1", "w")
+    got = imported(
+        [
+            {"model": "m", "messages": [{"role": "user", "content": "weather?"}]},
+            {"object": "chat.completion", "choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [weather]}}]},
+            {"model": "m", "messages": [
+                {"role": "user", "content": "weather?"},
+                {"role": "assistant", "content": None, "tool_calls": [weather]},
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+            ]},
+            {"object": "chat.completion", "choices": [{"message": {"role": "assistant", "content": "Sunny."}}]},
+        ]
+    )  # fmt: skip
+    assert got.format == "openai-chat"
+    assert got.messages == [
+        {"role": "user", "content": "weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [weather]},
+        {"role": "tool", "content": "sunny", "tool_call_id": "c1"},
+        {"role": "assistant", "content": "Sunny."},
+    ]
+    assert got.origins == [
+        "[2].messages[0]",
+        "[2].messages[1]",
+        "[2].messages[2]",
+        "[3].choices[0]",
+    ]
+    assert got.notes == []
+
+
 def test_chat_response_with_several_choices_notes_the_others() -> None:
     got = imported(
         {

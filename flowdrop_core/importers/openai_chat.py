@@ -2,7 +2,9 @@
 
 Reads a JSON list of messages, an object with ``messages`` (a request body),
 an object with ``choices`` (a response object: ``choices[0].message`` is the
-reply; other choices are notes), or both. Messages may use the legacy
+reply; other choices are notes), both, or a list of request bodies each
+followed by its response (a recording of API calls: what the last call saw,
+then its reply). Messages may use the legacy
 ``function_call`` / ``role: "function"`` spelling, content parts of every
 type, and the buffer's own row shape (``metadata.tool_calls``,
 ``metadata.tool_call_id``, ``metadata.healed``), as GR-MEM reads everywhere.
@@ -20,6 +22,7 @@ from flowdrop_core.importers.base import (
     arguments_text,
     json_text,
     json_type,
+    last_call,
     marker,
     openai_calls,
     parts_text,
@@ -52,7 +55,9 @@ def read(document: Any, out: Out) -> None:
             _read_list(document["messages"], "messages", out, pending)
         _read_choices(document["choices"], out, pending)
         return
-    if isinstance(document, list):
+    if isinstance(document, list) and document and all(_is_exchange(v) for v in document):
+        _read_exchanges(document, out)
+    elif isinstance(document, list):
         _read_list(document, "", out, pending)
     elif isinstance(document, dict) and "role" in document and "messages" not in document:
         out.add(chat_message(document, "", out, pending), "")
@@ -67,6 +72,35 @@ def read(document: Any, out: Out) -> None:
         )
 
 
+def _is_exchange(value: Any) -> bool:
+    """A request body (``messages``) or a response object (``choices``), not a message."""
+    return (
+        isinstance(value, dict)
+        and "role" not in value
+        and ("messages" in value or "choices" in value)
+    )
+
+
+def _read_exchanges(items: list[Any], out: Out) -> None:
+    """A recording of API calls: request bodies, each followed by its response.
+
+    Each request repeats the conversation so far, so the conversation is what
+    the last call saw, then its reply; what only an earlier call held is a note.
+    """
+    calls: list[tuple[str, Out]] = []
+    for i, item in enumerate(items):
+        if "messages" in item or not calls:
+            calls.append((f"call [{i}]", Out()))
+        call = calls[-1][1]
+        where = f"[{i}]"
+        pending = PendingCalls()
+        if "messages" in item:
+            _read_list(item["messages"], f"{where}.messages", call, pending)
+        if "choices" in item:
+            _read_choices(item["choices"], call, pending, prefix=f"{where}.")
+    last_call(calls, out, "an earlier call held it; the last call does not")
+
+
 def _read_list(items: Any, prefix: str, out: Out, pending: PendingCalls) -> None:
     if not isinstance(items, list):
         raise Problem(prefix, f"expected a list, got {json_type(items)}")
@@ -75,11 +109,11 @@ def _read_list(items: Any, prefix: str, out: Out, pending: PendingCalls) -> None
         out.add(chat_message(item, where, out, pending), where)
 
 
-def _read_choices(choices: Any, out: Out, pending: PendingCalls) -> None:
+def _read_choices(choices: Any, out: Out, pending: PendingCalls, prefix: str = "") -> None:
     if not isinstance(choices, list):
-        raise Problem("choices", f"expected a list, got {json_type(choices)}")
+        raise Problem(f"{prefix}choices", f"expected a list, got {json_type(choices)}")
     for k, choice in enumerate(choices):
-        where = f"choices[{k}]"
+        where = f"{prefix}choices[{k}]"
         if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
             raise Problem(where, "expected a choice object with a 'message'")
         if k == 0:
