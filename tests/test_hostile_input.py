@@ -106,11 +106,6 @@ def test_cli_on_a_type_error_input_exits_2_naming_the_file(
         assert err.startswith("flowdrop-buffer: error: ") and str(path) in err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="importers raise TypeError/KeyError on some inputs (issue 9 item 2, helper "
-    "'importers''s part); remove this mark once the importers pass",
-)
 @pytest.mark.parametrize(
     "text",
     [
