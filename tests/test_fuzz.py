@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flowdrop_core.cli import INTERNAL_ERROR, main
@@ -35,12 +35,21 @@ from flowdrop_core.view import InputProblem, parse_pasted
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_FILES = sorted((ROOT / "sample_data").glob("*.json"))
+#: The OpenTelemetry sample is left out while its reader raises ``KeyError`` for a span
+#: without ``attributes`` (found by this fuzz); the deterministic reproduction is
+#: ``test_otel_span_without_attributes_is_a_format_error`` below. Put it back when that
+#: test passes.
+KNOWN_BROKEN = {"otel_genai_otlp.json"}
 RECORDING_FILES = sorted(
     path
     for path in (ROOT / "sample_data" / "imports").glob("*")
-    if path.suffix in (".json", ".jsonl")
+    if path.suffix in (".json", ".jsonl") and path.name not in KNOWN_BROKEN
 )
 TEXTS = {path.name: path.read_text(encoding="utf-8") for path in SCENARIO_FILES + RECORDING_FILES}
+TEXTS_ALL = {
+    path.name: path.read_text(encoding="utf-8")
+    for path in (ROOT / "sample_data" / "imports").glob("*.json")
+}
 
 FUZZ = settings(
     max_examples=120,
@@ -49,10 +58,6 @@ FUZZ = settings(
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-
-#: For a test expected to fail until an importer is fixed: no shrinking, so the
-#: expected failure costs a few seconds instead of a long search for the smallest input.
-FUZZ_NO_SHRINK = settings(FUZZ, phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 #: Strings issue 9 found trouble with: invisible ids, number spellings, markup, roles.
 HOSTILE = [
@@ -248,12 +253,7 @@ def test_cli_on_mutated_scenarios(fuzz_dir: Path, data: st.DataObject) -> None:
     _check_cli(argv, path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="importers/otel.py:100 raises KeyError 'attributes' for a span without "
-    "attributes (found by this fuzz; the importers' part); remove the mark once fixed",
-)
-@FUZZ_NO_SHRINK
+@FUZZ
 @given(data=st.data())
 def test_cli_on_mutated_recordings(fuzz_dir: Path, data: st.DataObject) -> None:
     """Every sample, format detected: recordings go through the importers."""
@@ -315,3 +315,15 @@ def test_importers_and_paste_raise_only_their_errors(data: st.DataObject) -> Non
         parse_conversation(text, source_name=name)
     with contextlib.suppress(InputProblem):
         parse_pasted(text)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="importers/otel.py raises KeyError 'attributes' (the importers' part, found by "
+    "this fuzz); when this passes, remove the mark and KNOWN_BROKEN",
+)
+def test_otel_span_without_attributes_is_a_format_error() -> None:
+    document = json.loads(TEXTS_ALL["otel_genai_otlp.json"])
+    del document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
+    with contextlib.suppress(ConversationFormatError):
+        parse_conversation(json.dumps(document), source_name="otel.json")
