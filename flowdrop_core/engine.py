@@ -58,8 +58,39 @@ _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _new_object = object.__new__
 _new_event = tuple.__new__
-_FIELDS = frozenset({"count", "appended", "appended_any", "messages", "events", "max_messages"})
-_LAZY = _FIELDS | {"__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"}
+_FIELDS = {"count", "appended", "appended_any", "messages", "events", "max_messages"}
+_SLOTS = frozenset({"__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"})
+
+
+def _events(decisions: list[tuple[Any, ...]]) -> tuple[Event, ...]:
+    """The :class:`Event` objects of recorded decisions (one or two is the common case)."""
+    n = len(decisions)
+    if n == 2:
+        return (_new_event(Event, decisions[0]), _new_event(Event, decisions[1]))
+    if n == 1:
+        return (_new_event(Event, decisions[0]),)
+    return tuple([_new_event(Event, d) for d in decisions])
+
+
+def _build(result: AppendResult) -> dict[str, Any]:
+    """A result's instance dict, with the fields of a pending result filled in first."""
+    fields = _get_model_dict(result)
+    if "count" in fields:
+        return fields
+    try:
+        count, appended, decisions, max_messages = _get_pending(result)
+    except AttributeError:  # not a pending result (e.g. pydantic is building one)
+        return fields
+    fields = {
+        "count": count,
+        "appended": appended,
+        "appended_any": appended > 0,
+        "messages": fields.get("messages"),  # set by a caller before the build, if at all
+        "events": _events(decisions),
+        "max_messages": max_messages,
+    }
+    _set_model_dict(result, fields)
+    return fields
 
 
 class AppendResult(BaseModel):
@@ -76,7 +107,9 @@ class AppendResult(BaseModel):
     tuples laid out like :class:`Event`, the window) and becomes an ordinary
     model, with its ``Event`` objects, the first time anything reads a field,
     its ``__dict__`` (pydantic's dump, copy and equality do) or pydantic's
-    bookkeeping. Callers see a plain pydantic model either way.
+    bookkeeping. Callers see a plain pydantic model either way; a subclass
+    (``ScopedAppendResult``) built by pydantic or ``model_construct`` is never
+    pending.
     """
 
     __slots__ = ("_pending",)
@@ -89,41 +122,37 @@ class AppendResult(BaseModel):
     events: tuple[Event, ...] = ()
     max_messages: int = 0
 
-    def _fields(self) -> dict[str, Any]:
-        """The instance dict, with the fields of a pending result filled in first."""
-        fields = _get_model_dict(self)
-        if "count" not in fields:
-            try:
-                count, appended, decisions, max_messages = _get_pending(self)
-            except AttributeError:  # not a pending result (e.g. pydantic building one)
-                return fields
-            messages = fields.pop("messages", None)
-            fields.update(
-                count=count,
-                appended=appended,
-                appended_any=appended > 0,
-                messages=messages,
-                events=tuple([_new_event(Event, d) for d in decisions]),
-                max_messages=max_messages,
-            )
-            _set_fields_set(self, set(_FIELDS))
-            _set_extra(self, None)
-            _set_private(self, None)
-        return fields
-
-    __dict__ = property(_fields, _set_model_dict)  # type: ignore[assignment]
+    __dict__ = property(_build, _set_model_dict)  # type: ignore[assignment]
 
     def __getattr__(self, name: str) -> Any:
-        """A pending result's fields and pydantic slots, materialized on first read."""
-        if name in _LAZY:
-            fields = self._fields()
-            if name in fields:
-                return fields[name]
+        """pydantic's bookkeeping of a result built on demand, set on first read.
+
+        ``__pydantic_fields_set__`` (every field: the engine gave them all),
+        ``__pydantic_extra__`` and ``__pydantic_private__`` (``None``) are set
+        together, only when something (equality, copy, repr, pickle) asks.
+        """
+        if name in _SLOTS:
+            try:
+                _get_pending(self)
+            except AttributeError:  # not built by the engine: pydantic's own behaviour
+                return super().__getattr__(name)  # type: ignore[misc]
+            _build(self)
+            _set_fields_set(self, _FIELDS.copy())  # pydantic updates this set in place
+            _set_extra(self, None)
+            _set_private(self, None)
             return object.__getattribute__(self, name)
         return super().__getattr__(name)  # type: ignore[misc]
 
-    def _decisions(self) -> Sequence[tuple[Any, ...]]:
-        """The events, or the tuples they will be built from (same layout), without building."""
+    def decisions(self) -> Sequence[tuple[Any, ...]]:
+        """The events in order, without building :class:`Event` objects.
+
+        For a pending result these are the tuples the events will be built
+        from; for a built one, the events themselves. Either way each item is
+        laid out like :class:`Event` (``[0]`` kind, ``[2]`` incoming index,
+        ``[3]`` position, ``[4]`` tool call id, ``[5]`` entry, ``[6]`` window),
+        so a layer that only needs kinds and positions (a storage delta, a
+        tally) can read them at no cost. Do not modify them.
+        """
         events = _get_model_dict(self).get("events")
         if events is None:
             try:
@@ -135,11 +164,11 @@ class AppendResult(BaseModel):
     @property
     def changed(self) -> bool:
         """True when the buffer after differs from the buffer before."""
-        return any(d[0] in _CHANGES for d in self._decisions())
+        return any(d[0] in _CHANGES for d in self.decisions())
 
     def tally(self) -> Counter[str]:
         """How many events of each kind this append produced (for timelines)."""
-        return Counter(str(d[0]) for d in self._decisions())
+        return Counter(str(d[0]) for d in self.decisions())
 
     def summary(self) -> dict[str, Any]:
         """The three MEM-14 fields as a plain dict."""
@@ -149,6 +178,32 @@ class AppendResult(BaseModel):
 _pending_slot = AppendResult.__dict__["_pending"]
 _get_pending = _pending_slot.__get__
 _set_pending = _pending_slot.__set__
+
+
+class _Field:
+    """A field of :class:`AppendResult` read from a pending result: builds it, then reads.
+
+    Set on the class after pydantic's setup. It is a non-data descriptor, so a
+    built result's own dict answers first and this runs only for a pending
+    one, without the cost of a failed lookup.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            raise AttributeError(self.name)  # like pydantic: fields are not class attributes
+        try:
+            return _build(obj)[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+
+
+for _name in _FIELDS:
+    setattr(AppendResult, _name, _Field(_name))
 
 # A node is a small list rather than an object: the engine makes one per
 # appended message, and a list costs a third of a slotted instance. The reader

@@ -194,7 +194,10 @@ def test_a_result_is_built_only_when_read_and_then_like_any_model() -> None:
     stored = BaseModel.__dict__["__dict__"].__get__(res)
     assert stored == {}, "nothing is built before a read"
     assert res.changed and res.tally() == {"duplicate_result": 1, "appended": 1, "evicted": 1}
-    assert stored == {}, "changed and tally read the decisions without building the model"
+    raw = [tuple(d) for d in res.decisions()]
+    assert stored == {}, "changed, tally and decisions() do not build the model"
+    assert raw == [tuple(ev) for ev in res.events]  # the events, laid out the same
+    assert list(res.decisions()) == list(res.events)  # once built, the events themselves
 
     expected = {
         "count": 1,

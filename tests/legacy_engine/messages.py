@@ -22,7 +22,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from .ids import usable_id
+from flowdrop_core.ids import usable_id  # the id rule is the library's, not the engine's
 
 __all__ = [
     "PLACEHOLDER_CONTENT",
