@@ -305,8 +305,8 @@ def read_row(msg: Any) -> list[Any] | str:
     if type(role) is not str or role not in ROLES:
         return _read_row_slowly(msg)
     content = msg.get("content")
-    if content is None:
-        rest = len(msg) - 1  # keys other than role (an explicit null content among them)
+    if content is None:  # absent, or an explicit null (an assistant turn's, with calls)
+        rest = len(msg) - 2 if "content" in msg else len(msg) - 1  # keys besides these two
     else:
         kind = type(content)
         if kind is not str and kind is not list and kind is not dict:
