@@ -410,11 +410,10 @@ class Buffer:
     ) -> None:
         """MEM-1 / MEM-10: a result for an id already answered: replace a placeholder or drop.
 
-        Either way it counts 0 toward ``appended``.
-
         An id counts as answered only by a real (not healed) result; a healed
         placeholder is replaced in place by the first real result, and an
-        incoming message itself marked healed never replaces anything.
+        incoming message itself marked healed never replaces anything. Either
+        way it counts 0 toward ``appended``.
         """
         rid = node[_RID]
         head = self._nodes[0][_SEQ]
