@@ -145,6 +145,8 @@ HOSTILE = (
     "HOSTILE`\n\n![img](http://127.0.0.1:9/p.png)\n\n**BOLD** [link](http://127.0.0.1:9/l) "
     "<b>HTMLB</b> http://127.0.0.1:9/auto www.example.org x@example.org :red[RED]\n# HEAD"
 )
+#: HOSTILE on one line: ids with a line break are unusable (GR-MEM), so ids use this one.
+ONE_LINE = HOSTILE.replace("\n", " ")
 #: What HOSTILE would be as markup; none may reach a Markdown body unescaped.
 MARKUP = (
     "![img]",
@@ -222,18 +224,18 @@ def test_hostile_ids_names_and_contents_never_become_markup_on_playground_and_re
             "content": None,
             "tool_calls": [
                 {
-                    "id": HOSTILE,
+                    "id": ONE_LINE,
                     "type": "function",
                     "function": {"name": HOSTILE, "arguments": "{}"},
                 }
             ],
         },
-        {"role": "tool", "tool_call_id": HOSTILE, "content": HOSTILE},
-        {"role": "tool", "tool_call_id": HOSTILE, "content": HOSTILE},
+        {"role": "tool", "tool_call_id": ONE_LINE, "content": HOSTILE},
+        {"role": "tool", "tool_call_id": ONE_LINE, "content": HOSTILE},
     ]
     at = start()
     for box in ("session", "user", "owner"):
-        at.text_input(key=box).input(HOSTILE).run()
+        at.text_input(key=box).input(ONE_LINE).run()
     at.text_area(key="pg_paste").input(json.dumps(conversation))
     at.button(key="pg_append").click().run()
     for tab in ("Timeline", "Step before / after", "Provider view", "Export"):
