@@ -16,13 +16,16 @@ the README's Decisions):
    the reason. A lone surrogate anywhere is not text: not an id.
 3. An invisible character *inside* the id makes it unusable: ``"ad\\u200bmin"``
    would otherwise be a second identity that looks exactly like ``"admin"``.
-4. Text that spells a decimal number (``"07"``, ``"+7"``, ``"7.0"``, ``"7e0"``,
-   in any script's digits) is that number, and numbers follow one rule: a
-   positive integer is an id, written as its canonical decimal digits
-   (``"7"``); zero, negative numbers, fractions, non-finite numbers and
-   booleans are not. So ``7``, ``7.0``, ``"7"``, ``" 07 "``, ``"7.0"`` and
-   the fullwidth ``"\\uff17"`` are one identity ``"7"``; ``"-1"``, ``"00"``,
-   ``"0.0"`` and the fullwidth ``"\\uff10"`` are refused like ``-1`` and ``0``.
+4. Numbers follow one rule: a positive integer is an id, written as its
+   decimal digits (``7`` and ``7.0`` are ``"7"``); zero, negative numbers,
+   fractions, non-finite numbers and booleans are not. Text that spells a
+   number this rule refuses (``"00"``, ``"0.0"``, ``"-1"``, ``"7.5"``, the
+   fullwidth ``"\\uff10"``) is refused like that number. Any other text is compared
+   as the trimmed text itself, as GR-MEM says: ``"07"``, ``"+7"`` and
+   ``"7.0"`` are three ids, none of them ``"7"``. Reading them as one number
+   would merge identities (two users, or two provider call ids such as
+   ``"01"`` and ``"1"``) that the runtime keeps apart; refusing the spellings
+   of "no one" is safe, merging is not.
 5. Any other non-empty text is the id; other values (``None``, lists,
    objects) are not ids.
 
@@ -36,7 +39,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, NamedTuple
 
 __all__ = ["NO_ID_VALUES", "IdReading", "id_problem", "read_id", "shown_value", "usable_id"]
@@ -148,11 +151,9 @@ def _read_text(value: str) -> IdReading:
     if _NUMBER.fullmatch(text):
         if sum(ch.isdigit() for ch in text) > _MAX_DIGITS:
             return IdReading(None, f"it spells a number with more than {_MAX_DIGITS} digits")
-        try:
-            number = Decimal(text)
-        except InvalidOperation:  # pragma: no cover - the pattern only matches numbers
-            return IdReading(text)
-        return _read_number(number, "it spells a number that")
+        refused = _read_number(Decimal(text), "it spells a number that").problem
+        if refused is not None:  # the pattern only matches finite decimal spellings
+            return IdReading(None, refused)
     return IdReading(text)
 
 
@@ -196,9 +197,10 @@ def usable_id(value: Any) -> str | None:
     """Return ``value`` as its canonical id, or ``None`` when it is not usable.
 
     GR-MEM decision (MEM-6, MEM-11), the module's rule: ``None``, blanks,
-    invisible-only text, any spelling of zero, negative or fractional numbers,
-    booleans and non-scalar values are not usable; ``7``, ``" 7 "``, ``"07"``,
-    ``"7.0"`` and ``"\\uff17"`` (fullwidth 7) are all the id ``"7"``.
+    invisible-only text, any spelling of zero or of a negative number,
+    fractional numbers, booleans and non-scalar values are not usable;
+    ``7``, ``7.0``, ``" 7 "`` and ``"\\uff17"`` (fullwidth 7) are the id
+    ``"7"``, while ``"07"`` and ``"7.0"`` are ids of their own.
     """
     if value is None:
         return None
@@ -210,8 +212,8 @@ def usable_id(value: Any) -> str | None:
         text = value.strip(" ")
         if text and text[0] not in _NUMBER_START:
             return text
-        if text.isdigit():  # ASCII digits: the number's canonical spelling, zero is no id
-            return text.lstrip("0") or None
+        if text.isdigit():  # ASCII digits: kept as written; any spelling of zero is no id
+            return text if text.strip("0") else None
     return read_id(value).id
 
 

@@ -23,9 +23,11 @@ import pandas as pd
 import streamlit as st
 
 from flowdrop_core.inspect.decisions import KIND_LABELS, Decision, DecisionIndex, decision_cells
+from flowdrop_core.inspect.labels import step_label
 from flowdrop_core.inspect.rows import NAV_COLUMNS, nav_rows
 from flowdrop_core.replay import Timeline
 from flowdrop_core.view import clip_frame, page_count
+from inspector_ui.plain import show_text
 
 PAGE_SIZE = 25
 ROW_HEIGHT = 35
@@ -219,7 +221,7 @@ def show_navigator(timeline: Timeline, step: int, key: str, prefix: str) -> Deci
         width=160,
     )
     if 0 < step <= n:
-        _show_reasons(timeline, step)
+        _show_reasons(timeline, step, prefix)
     if chosen:
         where = index.position(chosen, step)
         total = counts[chosen].steps
@@ -237,14 +239,19 @@ def show_navigator(timeline: Timeline, step: int, key: str, prefix: str) -> Deci
 REASON_LINES = 6
 
 
-def _show_reasons(timeline: Timeline, step: int) -> None:
-    """The selected step's decisions with their rules and every reason in full (plain text)."""
-    cells = decision_cells(timeline.steps[step - 1])
+def _show_reasons(timeline: Timeline, step: int, prefix: str) -> None:
+    """The selected step: what came in, its decisions, their rules and every reason in full.
+
+    Plain text; a long incoming line is clipped with a note and a download of the whole.
+    """
+    record = timeline.steps[step - 1]
+    cells = decision_cells(record)
     lines = cells["reasons"].split("\n") if cells["reasons"] else []
     more = len(lines) - REASON_LINES
     shown = lines[:REASON_LINES] + ([f"… and {more} more in the step's tab"] if more > 0 else [])
     with st.container(key="nav_reasons"):
         st.caption(f"Step {step}: {cells['decisions']} ({cells['rules'] or 'no rule'})")
+        show_text(step_label(record.incoming, width=None), f"{prefix}_nav_incoming")
         if shown:
             st.text("\n".join(shown))
 

@@ -35,21 +35,12 @@ from flowdrop_core.view import InputProblem, parse_pasted
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_FILES = sorted((ROOT / "sample_data").glob("*.json"))
-#: The OpenTelemetry sample is left out while its reader raises ``KeyError`` for a span
-#: without ``attributes`` (found by this fuzz); the deterministic reproduction is
-#: ``test_otel_span_without_attributes_is_a_format_error`` below. Put it back when that
-#: test passes.
-KNOWN_BROKEN = {"otel_genai_otlp.json"}
 RECORDING_FILES = sorted(
     path
     for path in (ROOT / "sample_data" / "imports").glob("*")
-    if path.suffix in (".json", ".jsonl") and path.name not in KNOWN_BROKEN
+    if path.suffix in (".json", ".jsonl")
 )
 TEXTS = {path.name: path.read_text(encoding="utf-8") for path in SCENARIO_FILES + RECORDING_FILES}
-TEXTS_ALL = {
-    path.name: path.read_text(encoding="utf-8")
-    for path in (ROOT / "sample_data" / "imports").glob("*.json")
-}
 
 FUZZ = settings(
     max_examples=120,
@@ -317,13 +308,15 @@ def test_importers_and_paste_raise_only_their_errors(data: st.DataObject) -> Non
         parse_pasted(text)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="importers/otel.py raises KeyError 'attributes' (the importers' part, found by "
-    "this fuzz); when this passes, remove the mark and KNOWN_BROKEN",
-)
-def test_otel_span_without_attributes_is_a_format_error() -> None:
-    document = json.loads(TEXTS_ALL["otel_genai_otlp.json"])
-    del document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
-    with contextlib.suppress(ConversationFormatError):
+def test_otel_span_without_attributes_is_read_as_carrying_no_messages() -> None:
+    """Found by this fuzz: a span without ``attributes`` raised ``KeyError``."""
+    document = json.loads(TEXTS["otel_genai_otlp.json"])
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    del spans[0]["attributes"]
+    try:
+        parse_conversation(json.dumps(document), source_name="otel.json")
+    except ConversationFormatError as err:  # only when no other span carries messages
+        assert len(spans) == 1 and "no span carries" in str(err)
+    spans[0]["attributes"] = "oops"
+    with pytest.raises(ConversationFormatError, match=r"attributes: expected a list or object"):
         parse_conversation(json.dumps(document), source_name="otel.json")

@@ -276,11 +276,18 @@ def test_numeric_spellings_follow_the_number_rule(uid: str) -> None:
 
 
 def test_every_spelling_of_seven_is_one_identity() -> None:
-    spellings: list[Any] = [7, 7.0, "7", " 7 ", "07", "+7", "7.0", "7e0", "\uff17", "\u200b7"]
+    spellings: list[Any] = [7, 7.0, "7", " 7 ", "\uff17", "\u200b7"]
     assert {resolve_scope("user", {"user_id": s}).resolved_scope_id for s in spellings} == {"7"}
     assert {resolve_scope("session", {"session_id": s}).resolved_scope_id for s in spellings} == {
         "7"
     }
+
+
+def test_other_number_spellings_are_ids_of_their_own() -> None:
+    """GR-MEM compares ids as trimmed strings: ``"07"`` is not ``"7"``, so two users never merge."""
+    spellings = ["07", "+7", "7.0", "7e0"]
+    resolved = [resolve_scope("user", {"user_id": s}).resolved_scope_id for s in spellings]
+    assert resolved == spellings
 
 
 def test_an_invisible_character_inside_an_id_cannot_fake_another() -> None:
@@ -293,14 +300,16 @@ def test_an_invisible_character_inside_an_id_cannot_fake_another() -> None:
 
 
 def test_call_ids_follow_the_same_rule() -> None:
-    """MEM-11: a call declared as ``"07"`` is answered by ``7``; an invisible id is no id."""
-    turn = {"role": "assistant", "content": "", "tool_calls": [{"id": "07", "type": "function"}]}
-    result = {"role": "tool", "content": "r", "tool_call_id": "7"}
+    """MEM-11: a call declared as ``"7"`` is answered by ``7`` and fullwidth 7, not by ``"07"``."""
+    turn = {"role": "assistant", "content": "", "tool_calls": [{"id": "7", "type": "function"}]}
+    result = {"role": "tool", "content": "r", "tool_call_id": 7}
     first = append_messages([], [turn, result])
     again = append_messages(
         first.messages, {"role": "tool", "content": "again", "tool_call_id": "\uff17"}
     )
     assert (again.appended, again.count) == (0, 2)
+    other = append_messages(first.messages, {"role": "tool", "content": "x", "tool_call_id": "07"})
+    assert (other.appended, other.count) == (1, 3)
     idless = append_messages([], {"role": "tool", "content": "x", "tool_call_id": "\u200b"})
     assert "idless_result" in [e.kind for e in idless.events]
 

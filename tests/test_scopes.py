@@ -50,10 +50,10 @@ USABLE: list[tuple[Any, str]] = [
     ("7", "7"),
     (" 7 ", "7"),
     (1, "1"),
-    # issue 9: a number spelling is that number's canonical id
-    ("07", "7"),
-    ("7.0", "7"),
-    ("+7", "7"),
+    # issue 9: text is compared as written (GR-MEM: trimmed strings), never merged by value
+    ("07", "07"),
+    ("7.0", "7.0"),
+    ("+7", "+7"),
     ("\uff17", "7"),  # fullwidth seven
     (7.0, "7"),
     ("\u200b7\ufeff", "7"),  # invisible characters trimmed at the ends
