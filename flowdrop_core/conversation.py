@@ -475,12 +475,12 @@ class ConversationBuffer:
         while True:
             token, buf, base, log, fresh = self._current(slot)
             result = buf.append(messages)  # validates first: raises with ``buf`` unchanged
-            if not result.changed:  # a call that changed nothing writes nothing
+            delta = delta_from_events(result.events, result.count)
+            if not delta.ops:  # a call that changed nothing writes nothing
                 if not fresh and self.store.revision(*slot) != token:
                     continue  # the cached copy is stale: read again, run again
                 self._cache_put(slot, (token, buf, base, log))
                 return result, _LazyMessages(base, log, len(log))
-            delta = delta_from_events(result.events, result.count)
             try:
                 token = self.store.apply(*slot, delta, expected=token, timeout=self.lock_timeout)
             except RevisionConflict:
