@@ -347,17 +347,25 @@ _COLUMNS: tuple[tuple[str, str, str, int], ...] = (
 )
 
 
-def _cell(key: str, row: dict[str, Any], record: StepRecord) -> str:
-    value = row[key]
-    if key == "step":
-        return f"{'*' if row['mem14_flag'] else ' '}{value}"
-    if key == "count_delta":
-        return f"{value:+d}"
-    if key == "appended_any":
-        return "yes" if value else "no"
-    if key == "resolved_scope_id":
-        return "REFUSED" if record.refused else (value if value else '""')
-    return str(value)
+def _cells(row: dict[str, Any], record: StepRecord) -> list[str]:
+    """One table row's cells, in :data:`_COLUMNS` order (one call per row, not per cell)."""
+    flag = row["mem14_flag"]
+    scope_id = row["resolved_scope_id"]
+    return [
+        f"{'*' if flag else ' '}{row['step']}",
+        row["label"],
+        row["incoming"],
+        str(row["count"]),
+        f"{row['count_delta']:+d}",
+        str(row["appended"]),
+        "yes" if row["appended_any"] else "no",
+        str(row["duplicates"]),
+        str(row["replaced"]),
+        str(row["inserted"]),
+        str(row["evicted"]),
+        "REFUSED" if record.refused else (scope_id if scope_id else '""'),
+        flag,
+    ]
 
 
 def _fit(text: str, width: int) -> str:
@@ -383,7 +391,7 @@ def format_table(timeline: Timeline) -> str:
     caps = [cap for _, _, _, cap in _COLUMNS]
     cells = []
     for row, record in zip(rows, timeline.steps, strict=True):
-        values = [_cell(key, row, record) for key, _, _, _ in _COLUMNS]
+        values = _cells(row, record)
         cells.append(
             [
                 v if len(v) <= cap else v[: cap - 1] + "…"
