@@ -436,17 +436,25 @@ _COLUMNS: tuple[tuple[str, str, str, int], ...] = (
 )
 
 
-def _cell(key: str, row: dict[str, Any], record: StepRecord) -> str:
-    value = row[key]
-    if key == "step":
-        return f"{'*' if row['mem14_flag'] else ' '}{value}"
-    if key == "count_delta":
-        return f"{value:+d}"
-    if key == "appended_any":
-        return "yes" if value else "no"
-    if key == "resolved_scope_id":
-        return "REFUSED" if record.refused else (value if value else '""')
-    return str(value)
+def _cells(row: dict[str, Any], record: StepRecord) -> list[str]:
+    """One table row's cells, in :data:`_COLUMNS` order (one call per row, not per cell)."""
+    flag = row["mem14_flag"]
+    scope_id = row["resolved_scope_id"]
+    return [
+        f"{'*' if flag else ' '}{row['step']}",
+        row["label"],
+        row["incoming"],
+        str(row["count"]),
+        f"{row['count_delta']:+d}",
+        str(row["appended"]),
+        "yes" if row["appended_any"] else "no",
+        str(row["duplicates"]),
+        str(row["replaced"]),
+        str(row["inserted"]),
+        str(row["evicted"]),
+        "REFUSED" if record.refused else (scope_id if scope_id else '""'),
+        flag,
+    ]
 
 
 def _fit(text: str, width: int) -> str:
@@ -469,21 +477,28 @@ def format_table(timeline: Timeline) -> str:
         "",
     ]
     rows = timeline.rows()
-    cells = [
-        [_fit(_cell(key, row, record), cap) for key, _, _, cap in _COLUMNS]
-        for row, record in zip(rows, timeline.steps, strict=True)
-    ]
+    caps = [cap for _, _, _, cap in _COLUMNS]
+    cells = []
+    for row, record in zip(rows, timeline.steps, strict=True):
+        values = _cells(row, record)
+        cells.append(
+            [
+                v if len(v) <= cap else v[: cap - 1] + "…"
+                for v, cap in zip(values, caps, strict=True)
+            ]
+        )
     widths = [
-        max([len(header), *(len(r[i]) for r in cells)])
-        for i, (_, header, _, _) in enumerate(_COLUMNS)
+        max(len(header), max(map(len, column), default=0))
+        for (_, header, _, _), column in zip(
+            _COLUMNS, zip(*cells, strict=False) if cells else [()] * len(_COLUMNS), strict=False
+        )
     ]
+    pads = [str.rjust if align == ">" else str.ljust for _, _, align, _ in _COLUMNS]
 
     def render(values: Sequence[str]) -> str:
-        parts = [
-            f"{value:{align}{width}}"
-            for value, (_, _, align, _), width in zip(values, _COLUMNS, widths, strict=True)
-        ]
-        return "  ".join(parts).rstrip()
+        return "  ".join(
+            [pad(value, width) for value, pad, width in zip(values, pads, widths, strict=True)]
+        ).rstrip()
 
     lines.append(render([header for _, header, _, _ in _COLUMNS]))
     lines.append(render(["-" * w for w in widths]))

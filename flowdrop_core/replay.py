@@ -71,6 +71,7 @@ RULE_SUMMARIES: dict[str, str] = {
 
 _DUPLICATES = (str(EventKind.DUPLICATE_RESULT), str(EventKind.DUPLICATE_TURN))
 _ADDS = (EventKind.APPENDED, EventKind.PLACEHOLDER_INSERTED)
+_APPENDED, _INSERTED, _EVICTED = (*_ADDS, EventKind.EVICTED)
 
 
 class ReplayError(ValueError):
@@ -136,19 +137,29 @@ class StepRecord(BaseModel):
 
     def row(self) -> dict[str, Any]:
         """A flat timeline row (tables, CSV)."""
-        tally = self.tally
+        duplicates = replaced = inserted = evicted = 0
+        for ev in self.events:  # one pass, no Counter: the CLI makes a row per step
+            kind = ev.kind
+            if kind is EventKind.EVICTED:
+                evicted += 1
+            elif kind is EventKind.DUPLICATE_RESULT or kind is EventKind.DUPLICATE_TURN:
+                duplicates += 1
+            elif kind is EventKind.PLACEHOLDER_INSERTED:
+                inserted += 1
+            elif kind is EventKind.PLACEHOLDER_REPLACED:
+                replaced += 1
         return {
             "step": self.step,
             "label": self.label,
             "incoming": _short(self.incoming),
             "count": self.count,
-            "count_delta": self.count_delta,
+            "count_delta": self.count - self.count_before,
             "appended": self.appended,
             "appended_any": self.appended_any,
-            "duplicates": sum(tally.get(k, 0) for k in _DUPLICATES),
-            "replaced": tally.get(str(EventKind.PLACEHOLDER_REPLACED), 0),
-            "inserted": tally.get(str(EventKind.PLACEHOLDER_INSERTED), 0),
-            "evicted": tally.get(str(EventKind.EVICTED), 0),
+            "duplicates": duplicates,
+            "replaced": replaced,
+            "inserted": inserted,
+            "evicted": evicted,
             "refused": self.refused,
             "resolved_scope_id": self.resolved_scope_id,
             "mem14_flag": self.mem14_flag or "",
@@ -304,8 +315,14 @@ class Timeline:
     ) -> StepRecord:
         number = len(self.steps) + 1
         # The size before, read off the events: +1 per entry added, -1 per eviction.
-        grew = sum((ev.kind in _ADDS) - (ev.kind is EventKind.EVICTED) for ev in res.events)
         events = res.events
+        grew = 0
+        for ev in events:
+            kind = ev[0]
+            if kind is _APPENDED or kind is _INSERTED:
+                grew += 1
+            elif kind is _EVICTED:
+                grew -= 1
         record = fast_model(
             StepRecord,
             {
@@ -471,7 +488,9 @@ class Timeline:
         each. With ``include_messages`` each line also carries the whole
         buffer under ``messages`` (O(buffer) per line): the buffers are
         rebuilt incrementally from the events, and each entry is serialized
-        once and reused while it stays in the buffer.
+        once and reused while it stays in the buffer. The output is strict
+        JSON: a non-finite number a library caller put in a message raises
+        ``ValueError`` rather than writing ``NaN`` (issue 9).
         """
         encoded: dict[int, tuple[dict[str, Any], str]] = {}
 
@@ -479,7 +498,7 @@ class Timeline:
             hit = encoded.get(id(entry))
             if hit is not None and hit[0] is entry:
                 return hit[1]
-            text = json.dumps(entry, ensure_ascii=False, default=str)
+            text = json.dumps(entry, ensure_ascii=False, default=str, allow_nan=False)
             encoded[id(entry)] = (entry, text)
             return text
 
@@ -487,7 +506,7 @@ class Timeline:
             self._live_buffers() if include_messages else iter([None] * len(self.steps))
         )
         for record, messages in zip(self.steps, buffers, strict=True):
-            head = json.dumps(record.to_dict(), ensure_ascii=False, default=str)
+            head = json.dumps(record.to_dict(), ensure_ascii=False, default=str, allow_nan=False)
             if messages is None:
                 yield head
                 continue
