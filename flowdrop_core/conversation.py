@@ -47,6 +47,7 @@ from flowdrop_core.context import (
 )
 from flowdrop_core.engine import AppendResult, Buffer, check_window
 from flowdrop_core.events import Event, EventKind
+from flowdrop_core.journal.recorder import start as journal_start
 from flowdrop_core.storage import MemoryStore, Slot, StorageError, Store, slot_label
 
 __all__ = [
@@ -156,7 +157,8 @@ class ConversationBuffer:
 
     ``scope`` and ``key`` name the slot together with the resolved scope id;
     ``max_messages`` is the window (0 = no cap); ``store`` defaults to a new
-    :class:`MemoryStore`; ``lock_timeout`` bounds the MEM-12 wait in seconds.
+    :class:`MemoryStore`; ``lock_timeout`` bounds the MEM-12 wait in seconds; ``journal`` > 0 records every append in
+    the store's journal (see :mod:`flowdrop_core.journal`), keeping that many per slot.
     Besides its configuration the object holds a live cache of the buffers of
     the ``cache_slots`` slots it wrote most recently (see the module
     docstring; 0 disables it), guarded by a lock, so one instance may be
@@ -171,6 +173,7 @@ class ConversationBuffer:
         store: Store | None = None,
         lock_timeout: float = 5.0,
         cache_slots: int = 64,
+        journal: int = 0,
     ) -> None:
         self.scope = as_scope(scope)
         self.key = _check_key(key)
@@ -182,6 +185,9 @@ class ConversationBuffer:
         if isinstance(cache_slots, bool) or not isinstance(cache_slots, int) or cache_slots < 0:
             raise ValueError(f"cache_slots must be an integer >= 0, got {cache_slots!r}")
         self.cache_slots = cache_slots
+        if isinstance(journal, bool) or not isinstance(journal, int) or journal < 0:
+            raise ValueError(f"journal must be an integer >= 0 (0 = off), got {journal!r}")
+        self.journal = journal  # the append journal keeps this many records per slot; 0: off
         self._reset_cache()
 
     def _reset_cache(self) -> None:
@@ -303,13 +309,15 @@ class ConversationBuffer:
                     self.lock_timeout,
                     None if ctx is None else ctx.node_id,
                 )
-            result = self._append_locked(scope_id, messages, cache=acquired)
+            result = self._append_locked(scope_id, messages, cache=acquired, context=ctx)
         if acquired:
             return self._scoped(result, res)
         unserialized = Event(kind=EventKind.UNSERIALIZED, rule="MEM-12")
         return self._scoped(result, res, (unserialized, *result.events), serialized=False)
 
-    def _append_locked(self, scope_id: str, messages: Any, cache: bool) -> AppendResult:
+    def _append_locked(
+        self, scope_id: str, messages: Any, cache: bool, context: ExecutionContext | None = None
+    ) -> AppendResult:
         """Read (or reuse), append, write when changed; the caller holds the slot lock if ``cache``.
 
         The cached buffer is taken out of the cache before anything can fail,
@@ -332,10 +340,13 @@ class ConversationBuffer:
                 buf = entry[1]
         if buf is None:
             buf = Buffer(self._load(scope_id), self.max_messages)
+        recorder = journal_start(self.store, self.journal, slot, buf) if self.journal else None
         result = buf.append(messages)  # validates first: raises with ``buf`` unchanged
         after = buf.messages()
         if result.changed:  # a call that changed nothing writes nothing
             token = self.store.set(*slot, after)
+        if recorder is not None:  # the append journal (off by default)
+            recorder.finish(messages, context, result, self._revision(slot), serialized=cache)
         if cache:
             self._cache_put(slot, token, buf)
         result.__dict__["messages"] = after  # set once, before anyone sees the result
