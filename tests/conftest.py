@@ -27,7 +27,7 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 @pytest.fixture
 def redis_url(redis_server: RedisServer) -> str:
     """The session server's URL, emptied before the test."""
-    from flowdrop_core.redis_store import RedisStore
+    from flowdrop_core.storage.redis_store import RedisStore
 
     with RedisStore(redis_server.url) as s:
         s.client.flushdb()
@@ -44,7 +44,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
         yield s
         s.close()
     else:
-        from flowdrop_core.redis_store import RedisStore
+        from flowdrop_core.storage.redis_store import RedisStore
 
         r = RedisStore(request.getfixturevalue("redis_url"))
         yield r

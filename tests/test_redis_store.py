@@ -8,11 +8,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from redis_server import RedisServer, require_redis_server
 
 from flowdrop_core.conversation import ConversationBuffer
-from flowdrop_core.redis_store import REDIS_ENV, RedisStore, slot_keys, slot_prefix
-from flowdrop_core.storage import StorageError, Store
+from flowdrop_core.storage import (
+    Delta,
+    Op,
+    RevisionConflict,
+    Snapshot,
+    StorageError,
+    Store,
+    apply_ops,
+)
+from flowdrop_core.storage.redis_store import REDIS_ENV, RedisStore, slot_keys, slot_prefix
 
 CTX = {"session_id": "s1"}
 
@@ -167,3 +177,78 @@ def test_redis_stopped_mid_run_then_back(own_server: RedisServer) -> None:
         "after",
     ]
     assert res.appended == 1
+
+
+# -- the store protocol: conditional writes and deltas -------------------------------------------
+
+
+def test_conditional_writes(redis_url: str) -> None:
+    store = RedisStore(redis_url)
+    slot = ("session", "s", "k")
+    first = store.set(*slot, [user("a")], expected=None)
+    with pytest.raises(RevisionConflict) as err:
+        store.set(*slot, [user("b")], expected=None)
+    assert (err.value.expected, err.value.actual) == (None, first)
+    with pytest.raises(RevisionConflict):
+        store.apply(*slot, Delta((Op("insert", 1, user("b")),), 2), expected="stale")
+    with pytest.raises(RevisionConflict):
+        store.delete(*slot, expected="stale")
+    assert store.read(*slot) == Snapshot([user("a")], True, first)  # nothing written
+    second = store.apply(*slot, Delta((Op("insert", 1, user("b")),), 2), expected=first)
+    assert second != first and store.read(*slot) == Snapshot([user("a"), user("b")], True, second)
+    assert store.delete(*slot, expected=second) is True
+    assert store.read(*slot) == Snapshot(None, False, None)
+    assert store.apply(*slot, Delta((Op("insert", 0, user("c")),), 1), expected=None)
+    assert store.get(*slot) == ([user("c")], True)
+
+
+def test_bad_delta_writes_nothing(redis_url: str) -> None:
+    store = RedisStore(redis_url)
+    slot = ("session", "s", "k")
+    rev = store.set(*slot, [user("a"), user("b")])
+    bad = [
+        Delta((Op("insert", 1, user("x")), Op("delete", 5)), 2),  # out of range after a valid op
+        Delta((Op("insert", 2, user("x")),), 2),  # count mismatch
+        Delta((Op("replace", -1, user("x")),), 2),
+    ]
+    for delta in bad:
+        with pytest.raises(StorageError, match="nothing was written"):
+            store.apply(*slot, delta, expected=rev)
+    assert store.read(*slot) == Snapshot([user("a"), user("b")], True, rev)
+    store.set(*slot, {"plain": 1})
+    with pytest.raises(StorageError, match="not a conversation buffer"):
+        store.apply(*slot, Delta((Op("insert", 0, user("x")),), 1), expected=store.revision(*slot))
+
+
+@st.composite
+def _deltas(draw: st.DrawFn, size: int) -> Delta:
+    ops = []
+    for n in range(draw(st.integers(0, 6))):
+        kinds = ["insert"] + (["replace", "delete"] if size else [])
+        kind = draw(st.sampled_from(kinds))
+        if kind == "insert":
+            pos = draw(st.integers(0, size))
+            size += 1
+        else:
+            pos = draw(st.integers(0, size - 1))
+            size -= kind == "delete"
+        ops.append(Op(kind, pos, None if kind == "delete" else user(f"{kind}{n}")))
+    return Delta(tuple(ops), size)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_apply_matches_the_reference_semantics(redis_url: str, data: st.DataObject) -> None:
+    """Any delta, applied as Redis list operations, gives what apply_ops gives on a list."""
+    store = RedisStore(redis_url)
+    slot = ("session", "prop", "k")
+    start = [user(f"e{k}") for k in range(data.draw(st.integers(0, 6)))]
+    rev = store.set(*slot, start)
+    expected = list(start)
+    for _ in range(3):
+        delta = data.draw(_deltas(len(expected)))
+        rev = store.apply(*slot, delta, expected=rev)
+        apply_ops(expected, delta.ops)
+        assert store.read(*slot) == Snapshot(expected, True, rev)

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from redis.exceptions import RedisError
 
 from flowdrop_core.journal.record import JournalRecord
-from flowdrop_core.redis_store import RedisStore, slot_keys
+from flowdrop_core.storage.redis_store import RedisStore, slot_keys
 from flowdrop_core.storage import MemoryStore, Slot, SQLiteStore, StorageError, Store
 
 __all__ = ["Journal", "MemoryJournal", "RedisJournal", "SQLiteJournal", "journal_for"]
