@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -186,6 +187,16 @@ return {'ok', had}
 """
 )
 
+#: Take over a lease whose holder is gone, only if it is still that holder's.
+#: KEYS: lock. ARGV: the dead holder's value, ours, lease in ms.
+_STEAL = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  return 1
+end
+return 0
+"""
+
 #: Release a lease only if it is still ours. KEYS: lock. ARGV: token.
 _UNLOCK = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -195,9 +206,12 @@ return 0
 #: Poll interval bounds while waiting for another holder's lease.
 _POLL_MIN, _POLL_MAX = 0.0005, 0.005
 
-#: A lease outlives any append (an append is a few round trips), and expires by itself
-#: when its holder died, so a crashed writer blocks a slot for at most this long.
+#: A lease outlives any append (an append is a few round trips) and expires by itself.
+#: A waiter does not sit out the lease of a holder that died: see RedisStore.lock.
 LEASE_SECONDS = 10.0
+
+#: How often a waiter checks whether the lease holder's process is still connected.
+_LIVENESS_EVERY = 0.05
 
 _OPS = {"insert": "i", "replace": "r", "delete": "d"}
 
@@ -258,13 +272,20 @@ class RedisStore:
         self._apply = self.client.register_script(_APPLY)
         self._delete = self.client.register_script(_DELETE)
         self._unlock = self.client.register_script(_UNLOCK)
+        self._steal = self.client.register_script(_STEAL)
         self._locks = SlotLocks()
+        self._alive_guard = threading.Lock()
+        self._alive: tuple[int, Any, int] | None = None  # (pid, connection, its CLIENT ID)
 
     def __repr__(self) -> str:
         return f"RedisStore({self.server!r}, namespace={self.namespace!r})"
 
     def close(self) -> None:
         """Close the pool's connections (reopened on the next call)."""
+        with self._alive_guard:
+            alive, self._alive = self._alive, None
+        if alive is not None and alive[0] == os.getpid():
+            alive[1].disconnect()
         self.client.close()
 
     def __enter__(self) -> RedisStore:
@@ -449,33 +470,66 @@ class RedisStore:
 
     # -- MEM-12 ------------------------------------------------------------------------------
 
+    def _holder_id(self) -> int:
+        """This process's liveness connection's CLIENT ID (the connection is opened once).
+
+        The connection stays open, idle, for the life of the process: when the
+        process dies the kernel closes it and the server forgets the id, which
+        is how a waiter knows a lease's holder is gone.
+        """
+        with self._alive_guard:
+            pid = os.getpid()
+            if self._alive is None or self._alive[0] != pid:
+                conn = self.client.connection_pool.make_connection()
+                conn.connect()
+                conn.send_command("CLIENT", "ID")
+                self._alive = (pid, conn, int(conn.read_response()))
+            return self._alive[2]
+
+    def _holder_gone(self, value: bytes) -> bool:
+        """Whether the lease ``value`` (``<client id>:<token>``) belongs to a closed connection."""
+        holder = value.split(b":", 1)[0]
+        if not holder.isdigit():
+            return False
+        return not self.client.execute_command("CLIENT", "LIST", "ID", holder.decode())
+
     @contextmanager
     def lock(self, scope: str, scope_id: str, key: str, timeout: float = 5.0) -> Iterator[bool]:
         """MEM-12: the slot's thread lock, then a lease (``SET NX PX``), waiting at most ``timeout``.
 
         Yields whether both were acquired; never raises for a timeout. The
-        lease is a random token released only by its holder (a Lua
-        compare-and-delete); it expires by itself after :data:`LEASE_SECONDS`,
-        so a holder killed mid-append blocks nobody for long. The lease only
-        makes waiting cheap: correctness comes from the conditional writes,
-        which stay correct even when a lease expired under a slow holder.
+        lease's value is ``<holder's CLIENT ID>:<random token>``, released only
+        by its holder (a Lua compare-and-delete), and it expires by itself after
+        :data:`LEASE_SECONDS`. A waiter checks every 50 ms whether the holder's
+        connection still exists (``CLIENT LIST ID``); a holder killed
+        mid-append (SIGKILL) has none, so the waiter takes the lease over
+        at once instead of waiting for it to expire. The lease only makes
+        waiting cheap: correctness comes from the conditional writes, which
+        stay correct even when a lease is taken over under a slow holder.
         A lost connection while waiting yields ``False`` (unserialized: the
         write that follows fails with the connection error instead).
         """
         slot, (entries, _meta, _index) = self._keys(scope, scope_id, key)
         lock_key = entries[: -len(":entries")] + ":lock"
         deadline = time.monotonic() + check_timeout(timeout)
-        token = uuid.uuid4().hex
         tlock = self._locks.get(slot)
         got_thread = tlock.acquire(timeout=timeout)
         got = False
+        token = ""
+        lease = int(LEASE_SECONDS * 1000)
         try:
             delay = _POLL_MIN
+            next_check = time.monotonic() + _LIVENESS_EVERY
             while got_thread:
                 try:
-                    got = bool(
-                        self.client.set(lock_key, token, nx=True, px=int(LEASE_SECONDS * 1000))
-                    )
+                    if not token:
+                        token = f"{self._holder_id()}:{uuid.uuid4().hex}"
+                    got = bool(self.client.set(lock_key, token, nx=True, px=lease))
+                    if not got and time.monotonic() >= next_check:
+                        next_check = time.monotonic() + _LIVENESS_EVERY
+                        held = self.client.get(lock_key)
+                        if held is not None and self._holder_gone(held):
+                            got = bool(self._steal(keys=[lock_key], args=[held, token, lease]))
                 except RedisError as exc:
                     _log.warning(
                         "MEM-12: cannot take the lease on slot %s (%s)", slot_label(*slot), exc
