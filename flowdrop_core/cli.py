@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from flowdrop_core import cli_store
 from flowdrop_core.importers import (
     FORMATS,
     ConversationFormatError,
@@ -680,6 +681,8 @@ def build_parser() -> argparse.ArgumentParser:
     lnt.add_argument("path", metavar="PATH")
     lnt.add_argument("--format", metavar="F", help=fmt_help)
     lnt.set_defaults(handler=cmd_lint)
+
+    cli_store.register(sub)  # ``store``: its own module (flowdrop_core/cli_store.py)
     return parser
 
 

@@ -9,17 +9,19 @@ under the slot lock (MEM-12), so their order is the slot's write order.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import weakref
 from collections import deque
 from typing import Any, Protocol
+from urllib.parse import quote
 
 from redis.exceptions import RedisError
 
 from flowdrop_core.journal.record import JournalRecord
-from flowdrop_core.storage.redis_store import RedisStore, slot_keys
 from flowdrop_core.storage import MemoryStore, Slot, SQLiteStore, StorageError, Store
+from flowdrop_core.storage.redis_store import RedisStore, slot_keys
 
 __all__ = ["Journal", "MemoryJournal", "RedisJournal", "SQLiteJournal", "journal_for"]
 
@@ -41,6 +43,10 @@ class Journal(Protocol):
 
     def slots(self) -> list[Slot]:
         """Every slot with at least one record, sorted."""
+        ...
+
+    def counts(self) -> dict[Slot, int]:
+        """How many records each journaled slot keeps."""
         ...
 
 
@@ -79,6 +85,11 @@ class MemoryJournal:
         with self._guard:
             return sorted(s for s, r in self._records.items() if r)
 
+    def counts(self) -> dict[Slot, int]:
+        """How many records each journaled slot keeps."""
+        with self._guard:
+            return {s: len(r) for s, r in self._records.items() if r}
+
 
 _JOURNAL_SCHEMA = """
 CREATE TABLE IF NOT EXISTS journal (
@@ -93,23 +104,55 @@ CREATE TABLE IF NOT EXISTS journal (
 """
 
 
+#: An in-memory database with an empty journal table: what a read-only file without one reads.
+_EMPTY = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+_EMPTY.execute(_JOURNAL_SCHEMA)
+
+
 class SQLiteJournal:
-    """A ``journal`` table in the store's own SQLite file; one short transaction per record."""
+    """A ``journal`` table in the store's own SQLite file; one short transaction per record.
+
+    Over a read-only store (``SQLiteStore(readonly=True)``, the inspector's
+    default) it opens the file read-only and never creates the table: a file
+    without one simply has an empty journal.
+    """
 
     def __init__(self, store: SQLiteStore) -> None:
         self.path = store.path
+        self.readonly = bool(getattr(store, "readonly", False))
         self._local = threading.local()
         self._ready = False
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            if self.readonly:
+                uri = f"file:{quote(os.fspath(self.path))}?mode=ro"
+                conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
+            else:
+                conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             self._local.conn = conn
         if not self._ready:
-            conn.execute(_JOURNAL_SCHEMA)
+            if self.readonly:
+                found = conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type='table' AND name='journal'"
+                ).fetchone()
+                if not found:
+                    return _EMPTY
+            else:
+                conn.execute(_JOURNAL_SCHEMA)
             self._ready = True
         return conn
+
+    def counts(self) -> dict[Slot, int]:
+        """How many records each journaled slot keeps."""
+        try:
+            rows = self._conn().execute(
+                "SELECT scope, scope_id, key, count(*) FROM journal GROUP BY 1, 2, 3"
+            )
+            return {(a, b, c): n for a, b, c, n in rows}
+        except sqlite3.Error as exc:
+            raise self._error("list the journal", None, exc) from exc
 
     def _error(self, what: str, slot: Slot | None, exc: Exception) -> StorageError:
         if slot is None:
@@ -222,6 +265,17 @@ class RedisJournal:
         except RedisError as exc:
             raise self.store._error("list the journals", None, exc) from exc
         return sorted(tuple(json.loads(m)) for m in members)  # type: ignore[misc]
+
+    def counts(self) -> dict[Slot, int]:
+        """How many records each journaled slot keeps (one XLEN per slot, pipelined)."""
+        slots = self.slots()
+        try:
+            pipe = self.store.client.pipeline(transaction=False)
+            for slot in slots:
+                pipe.xlen(self._key(slot))
+            return {s: int(n) for s, n in zip(slots, pipe.execute(), strict=True) if n}
+        except RedisError as exc:
+            raise self.store._error("list the journals", None, exc) from exc
 
 
 _journals: weakref.WeakKeyDictionary[Any, Journal] = weakref.WeakKeyDictionary()
