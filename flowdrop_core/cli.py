@@ -364,7 +364,10 @@ def _fit(text: str, width: int) -> str:
 
 
 def format_table(timeline: Timeline) -> str:
-    """The default ``replay`` output: a header, an aligned table, a summary and a legend."""
+    """The default ``replay`` output: a header, an aligned table, a summary and a legend.
+
+    One row per step, computed once (O(steps)); the buffer itself is never shown.
+    """
     scenario = timeline.scenario
     cfg = scenario.config
     window = f"{cfg.max_messages}" if cfg.max_messages else "0 (no cap)"
@@ -396,7 +399,7 @@ def format_table(timeline: Timeline) -> str:
     lines.append(render(["-" * w for w in widths]))
     lines.extend(render(r) for r in cells)
     lines.append("")
-    lines.append(_summary(timeline))
+    lines.append(_summary(timeline, rows))
     if any(row["mem14_flag"] for row in rows):
         lines.append(
             "* MEM-14: the change in count does not show what was appended "
@@ -406,8 +409,8 @@ def format_table(timeline: Timeline) -> str:
     return "\n".join(lines)
 
 
-def _summary(timeline: Timeline) -> str:
-    rows = timeline.rows()
+def _summary(timeline: Timeline, rows: list[dict[str, Any]] | None = None) -> str:
+    rows = timeline.rows() if rows is None else rows
     total = {
         key: sum(row[key] for row in rows)
         for key in ("appended", "duplicates", "replaced", "inserted", "evicted")
@@ -429,7 +432,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     timeline = _run(scenario, args.refire, origins)
     out = sys.stdout
     if args.json:
-        for line in timeline.to_json_lines():
+        # Each line's events are the step's delta (kind, position, entry); the
+        # whole buffer after each step only with --buffer (O(steps x buffer)).
+        for line in timeline.to_json_lines(include_messages=args.buffer):
             out.write(line)
             out.write("\n")
     else:
@@ -612,7 +617,8 @@ def build_parser() -> argparse.ArgumentParser:
         "replay",
         help="replay a scenario or recorded conversation and print the timeline",
         description="Replay PATH (a scenario file or a recorded conversation) through the "
-        "buffer and print one row per append. Options override the file; --session-id "
+        "buffer and print one row per append (or, with --json, one JSON line per append "
+        "carrying its events: the delta). Options override the file; --session-id "
         "and --user-id apply to every step. Rows marked * are the MEM-14 cases.",
         epilog=EPILOG,
     )
@@ -637,7 +643,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="re-fire: 'steps' (the default of a bare --refire) replays every step a second "
         "time; 'results' re-sends each step carrying a tool result right after it",
     )
-    rep.add_argument("--json", action="store_true", help="one JSON object per step per line")
+    rep.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per step per line: the MEM-14 report and the step's events, "
+        "which are its delta (each event's kind, position and entry; applying them in order "
+        "to the buffer before the step gives the buffer after it). The whole buffer is not "
+        "repeated on every line unless --buffer is given",
+    )
+    rep.add_argument(
+        "--buffer",
+        action="store_true",
+        help='with --json, also put the whole buffer after each step under "messages" '
+        "(output grows with steps x buffer size: for short replays)",
+    )
     rep.add_argument(
         "--save",
         metavar="SCENARIO",

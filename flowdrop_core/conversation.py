@@ -32,8 +32,9 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -48,7 +49,17 @@ from flowdrop_core.context import (
 from flowdrop_core.engine import AppendResult, Buffer, check_window
 from flowdrop_core.events import Event, EventKind
 from flowdrop_core.journal.recorder import start as journal_start
-from flowdrop_core.storage import MemoryStore, Slot, StorageError, Store, slot_label
+from flowdrop_core.messages import InvalidMessagesError
+from flowdrop_core.storage import (
+    MemoryStore,
+    RevisionConflict,
+    Slot,
+    StorageError,
+    Store,
+    StoreBusyError,
+    delta_from_events,
+    slot_label,
+)
 
 __all__ = [
     "ConversationBuffer",
@@ -61,6 +72,7 @@ __all__ = [
 logger = logging.getLogger("flowdrop_core")
 
 ContextLike = ExecutionContext | Mapping[str, Any] | None
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class ScopedAppendResult(AppendResult):
@@ -78,6 +90,99 @@ class ScopedAppendResult(AppendResult):
     refused: bool = False
     refusal_reason: str | None = None
     serialized: bool = True
+
+
+_new_object = object.__new__
+_set_dict = object.__setattr__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def fast_model(cls: type[_M], fields: dict[str, Any]) -> _M:
+    """``cls.model_construct(**fields)`` with every field given, at a fraction of its cost.
+
+    For results the library computed itself (nothing to validate), built once
+    per append on the replay path, where ``model_construct`` was the largest cost.
+    """
+    obj = _new_object(cls)
+    _set_dict(obj, "__dict__", fields)
+    _set_fields_set(obj, set(fields))
+    _set_extra(obj, None)
+    _set_private(obj, None)
+    return obj
+
+
+class _LazyMessages:
+    """The buffer after an append, built from the live engine buffer only when read.
+
+    The conversation buffer calls :meth:`detach` before it changes that
+    engine buffer again, so a result that is still alive keeps its own
+    snapshot; a result nobody kept costs nothing. A lock makes the one-time
+    build safe against a concurrent :meth:`detach`.
+    """
+
+    __slots__ = ("__weakref__", "_buf", "_guard", "_value")
+
+    def __init__(self, buf: Buffer) -> None:
+        self._buf: Buffer | None = buf
+        self._value: list[dict[str, Any]] | None = None
+        self._guard = threading.Lock()
+
+    def get(self) -> list[dict[str, Any]]:
+        """The entries (built once, O(buffer))."""
+        with self._guard:
+            if self._buf is not None:
+                self._value = self._buf.messages()
+                self._buf = None
+            return self._value  # type: ignore[return-value]
+
+    detach = get
+
+
+class _MessagesField:
+    """``ScopedAppendResult.messages``: a stored list, or a :class:`_LazyMessages` built on read."""
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__.get("messages")
+        if type(value) is _LazyMessages:
+            value = obj.__dict__["messages"] = value.get()
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__["messages"] = value
+
+
+def _materialized(method: Any) -> Any:
+    """Wrap a pydantic method that reads ``__dict__`` so it sees the built ``messages``."""
+
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _ = self.messages
+        return method(self, *args, **kwargs)
+
+    wrapper.__name__ = method.__name__
+    wrapper.__doc__ = method.__doc__
+    return wrapper
+
+
+for _name in (
+    "model_dump",
+    "model_dump_json",
+    "model_copy",
+    "__eq__",
+    "__repr_args__",
+    "__iter__",
+    "__getstate__",
+    "__copy__",
+    "__deepcopy__",
+):
+    setattr(ScopedAppendResult, _name, _materialized(getattr(ScopedAppendResult, _name)))
+ScopedAppendResult.messages = _MessagesField()  # type: ignore[assignment]  # after pydantic's setup
+
+#: Conditional writes that may find the slot changed before an append gives up.
+_MAX_CONFLICTS = 1000
 
 
 class MemoryReadResult(BaseModel):
@@ -157,12 +262,13 @@ class ConversationBuffer:
 
     ``scope`` and ``key`` name the slot together with the resolved scope id;
     ``max_messages`` is the window (0 = no cap); ``store`` defaults to a new
-    :class:`MemoryStore`; ``lock_timeout`` bounds the MEM-12 wait in seconds; ``journal`` > 0 records every append in
-    the store's journal (see :mod:`flowdrop_core.journal`), keeping that many per slot.
-    Besides its configuration the object holds a live cache of the buffers of
-    the ``cache_slots`` slots it wrote most recently (see the module
-    docstring; 0 disables it), guarded by a lock, so one instance may be
-    shared by any number of threads.
+    :class:`MemoryStore`; ``lock_timeout`` bounds the MEM-12 wait in seconds,
+    both for the slot lock and for the store's own write lock. Besides its
+    configuration the object holds a live cache of the buffers of the
+    ``cache_slots`` slots it wrote most recently (see the module docstring;
+    0 disables it), guarded by a lock, so one instance may be shared by any
+    number of threads. ``journal`` > 0 records every append in the store's
+    journal (see :mod:`flowdrop_core.journal`), keeping that many per slot.
     """
 
     def __init__(
@@ -191,31 +297,30 @@ class ConversationBuffer:
         self._reset_cache()
 
     def _reset_cache(self) -> None:
-        # slot -> (revision token, live Buffer whose entries are the slot's value
-        # at that revision). A Buffer is only mutated after being taken out.
-        self._cache: dict[Slot, tuple[str, Buffer]] = {}
+        # slot -> (revision, live Buffer whose entries are the slot's value at that
+        # revision, the lazy ``messages`` of the last result built from it). A
+        # Buffer is only mutated after being taken out.
+        self._cache: dict[Slot, tuple[str, Buffer, weakref.ref[_LazyMessages] | None]] = {}
         self._cache_guard = threading.Lock()
         self._cache_pid = os.getpid()
 
-    def _cache_take(self, slot: Slot) -> tuple[str, Buffer] | None:
+    def _cache_take(
+        self, slot: Slot
+    ) -> tuple[str, Buffer, weakref.ref[_LazyMessages] | None] | None:
         """Remove and return the slot's cache entry (a fork starts with an empty cache)."""
         if self._cache_pid != os.getpid():
             self._reset_cache()
         with self._cache_guard:
             return self._cache.pop(slot, None)
 
-    def _cache_put(self, slot: Slot, token: Any, buf: Buffer) -> None:
+    def _cache_put(self, slot: Slot, token: Any, buf: Buffer, lazy: _LazyMessages | None) -> None:
         """Cache ``buf`` as the slot's value at ``token``, dropping the least recently written."""
         if isinstance(token, str) and self.cache_slots and self._cache_pid == os.getpid():
             with self._cache_guard:
-                self._cache[slot] = (token, buf)  # taken out before, so now the newest
+                ref = None if lazy is None else weakref.ref(lazy)
+                self._cache[slot] = (token, buf, ref)  # taken out before, so now the newest
                 while len(self._cache) > self.cache_slots:
                     del self._cache[next(iter(self._cache))]
-
-    def _revision(self, slot: Slot) -> str | None:
-        """The store's revision of ``slot``; ``None`` (no caching) for a store without revisions."""
-        revision = getattr(self.store, "revision", None)
-        return None if revision is None else revision(*slot)
 
     def __repr__(self) -> str:
         return (
@@ -225,41 +330,66 @@ class ConversationBuffer:
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _load(self, scope_id: str) -> list[dict[str, Any]]:
-        """Read the slot's buffer; anything but a list of objects is a :class:`StorageError`."""
-        value, found = self.store.get(str(self.scope), scope_id, self.key, None)
+    def _snapshot(self, slot: Slot) -> tuple[list[dict[str, Any]], str | None]:
+        """Read the slot's buffer and revision; anything but a list of objects is a StorageError."""
+        value, found, revision = self.store.read(*slot)
         if not found:
-            return []
+            return [], revision
         if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
-            raise StorageError(
-                f"stored value is not a conversation buffer (a list of message objects), "
-                f"got {type(value).__name__}",
-                scope=str(self.scope),
-                scope_id=scope_id,
-                key=self.key,
+            bad = (
+                type(value).__name__
+                if not isinstance(value, list)
+                else next(
+                    f"entry {n} is {type(e).__name__}"
+                    for n, e in enumerate(value)
+                    if not isinstance(e, dict)
+                )
             )
-        return value
+            raise StorageError.for_slot(
+                f"stored value is not a conversation buffer (a list of message objects): {bad}",
+                slot,
+            )
+        return value, revision
+
+    def _load(self, scope_id: str) -> list[dict[str, Any]]:
+        """Read the slot's buffer (see :meth:`_snapshot`)."""
+        return self._snapshot((str(self.scope), scope_id, self.key))[0]
+
+    def _build(self, slot: Slot, entries: list[dict[str, Any]]) -> Buffer:
+        """The engine buffer of stored entries; a bad stored entry names the slot (issue 9)."""
+        try:
+            return Buffer(entries, self.max_messages)
+        except InvalidMessagesError as exc:
+            raise StorageError.for_slot(
+                f"the stored buffer holds a bad entry ({exc}); the incoming messages were not "
+                "appended",
+                slot,
+            ) from exc
 
     def _scoped(
         self,
         base: AppendResult,
         res: ScopeResolution,
+        messages: Any,
         events: tuple[Event, ...] | None = None,
         serialized: bool = True,
     ) -> ScopedAppendResult:
-        return ScopedAppendResult.model_construct(
-            count=base.count,
-            appended=base.appended,
-            appended_any=base.appended_any,
-            messages=base.messages,
-            events=base.events if events is None else events,
-            max_messages=base.max_messages,
-            scope=res.scope,
-            key=self.key,
-            resolved_scope_id=res.resolved_scope_id,
-            refused=res.refused,
-            refusal_reason=res.reason,
-            serialized=serialized,
+        return fast_model(
+            ScopedAppendResult,
+            {
+                "count": base.count,
+                "appended": base.appended,
+                "appended_any": base.appended_any,
+                "messages": messages,
+                "events": base.events if events is None else events,
+                "max_messages": base.max_messages,
+                "scope": res.scope,
+                "key": self.key,
+                "resolved_scope_id": res.resolved_scope_id,
+                "refused": res.refused,
+                "refusal_reason": res.reason,
+                "serialized": serialized,
+            },
         )
 
     def _refused(
@@ -293,7 +423,8 @@ class ConversationBuffer:
         Raises :class:`~flowdrop_core.messages.InvalidMessagesError` (nothing
         written) for a malformed message, and :class:`StorageError` when the
         slot holds a corrupt value or the write fails; the slot lock is
-        released on every path.
+        released on every path. The result's ``messages`` (the whole buffer
+        after the append) is built only when read.
         """
         ctx = as_context(context)
         res = resolve_scope(self.scope, ctx)
@@ -304,53 +435,89 @@ class ConversationBuffer:
             if not acquired:
                 logger.warning(
                     "MEM-12: lock on slot %s not acquired within %.3g s (node %r); "
-                    "appending unserialized rather than fail or drop the turn.",
+                    "appending unserialized, with a write conditional on the revision read, "
+                    "rather than fail or drop the turn.",
                     slot_label(str(self.scope), scope_id, self.key),
                     self.lock_timeout,
                     None if ctx is None else ctx.node_id,
                 )
-            result = self._append_locked(scope_id, messages, cache=acquired, context=ctx)
+            result, lazy = self._append_cas(
+                (str(self.scope), scope_id, self.key), messages, ctx, acquired
+            )
         if acquired:
-            return self._scoped(result, res)
+            return self._scoped(result, res, lazy)
         unserialized = Event(kind=EventKind.UNSERIALIZED, rule="MEM-12")
-        return self._scoped(result, res, (unserialized, *result.events), serialized=False)
+        return self._scoped(result, res, lazy, (unserialized, *result.events), serialized=False)
 
-    def _append_locked(
-        self, scope_id: str, messages: Any, cache: bool, context: ExecutionContext | None = None
-    ) -> AppendResult:
-        """Read (or reuse), append, write when changed; the caller holds the slot lock if ``cache``.
+    def _append_cas(
+        self,
+        slot: Slot,
+        messages: Any,
+        context: ExecutionContext | None = None,
+        serialized: bool = True,
+    ) -> tuple[AppendResult, _LazyMessages]:
+        """Read (or reuse), append, and write the change conditionally on the revision read.
 
-        The cached buffer is taken out of the cache before anything can fail,
-        and put back only after the store accepted the write, so an exception
-        (invalid message, failed write) never leaves a cache entry ahead of or
-        behind the store. Without the lock the cache is neither used nor filled.
+        MEM-12: the write is a compare and set. When another writer got there
+        first (:class:`RevisionConflict`) the slot is read again and the
+        incoming messages applied again, so the result describes what was
+        stored; a write the store could not start in time (:class:`StoreBusyError`,
+        bounded by ``lock_timeout``) is retried once. A cached buffer is taken
+        out of the cache before anything can fail, and put back only after the
+        store accepted the write, so an exception never leaves the cache ahead
+        of or behind the store.
         """
-        slot: Slot = (str(self.scope), scope_id, self.key)
-        buf: Buffer | None = None
-        token: str | None = None
-        if cache:
-            token = self._revision(slot)
-            entry = self._cache_take(slot)
-            if (
-                token is not None
-                and entry is not None
-                and entry[0] == token
-                and entry[1].max_messages == self.max_messages
-            ):
-                buf = entry[1]
-        if buf is None:
-            buf = Buffer(self._load(scope_id), self.max_messages)
-        recorder = journal_start(self.store, self.journal, slot, buf) if self.journal else None
-        result = buf.append(messages)  # validates first: raises with ``buf`` unchanged
-        after = buf.messages()
-        if result.changed:  # a call that changed nothing writes nothing
-            token = self.store.set(*slot, after)
-        if recorder is not None:  # the append journal (off by default)
-            recorder.finish(messages, context, result, self._revision(slot), serialized=cache)
-        if cache:
-            self._cache_put(slot, token, buf)
-        result.__dict__["messages"] = after  # set once, before anyone sees the result
-        return result
+        busy_retries = 1
+        for _ in range(_MAX_CONFLICTS):
+            buf, token, fresh = self._current(slot)
+            rec = (
+                journal_start(self.store, self.journal, slot, buf, token) if self.journal else None
+            )
+            result = buf.append(messages)  # validates first: raises with ``buf`` unchanged
+            if not result.changed:  # a call that changed nothing writes nothing
+                if not fresh and self.store.revision(*slot) != token:
+                    continue  # the cached copy is stale: read again, run again
+                if rec is not None:  # the append journal (off by default)
+                    rec.finish(messages, context, result, token, serialized=serialized)
+                lazy = _LazyMessages(buf)
+                self._cache_put(slot, token, buf, lazy)
+                return result, lazy
+            delta = delta_from_events(result.events, result.count)
+            try:
+                token = self.store.apply(*slot, delta, expected=token, timeout=self.lock_timeout)
+            except RevisionConflict:
+                continue
+            except StoreBusyError:
+                if busy_retries:
+                    busy_retries -= 1
+                    continue
+                raise
+            if rec is not None:
+                rec.finish(messages, context, result, token, serialized=serialized)
+            lazy = _LazyMessages(buf)
+            self._cache_put(slot, token, buf, lazy)
+            return result, lazy
+        raise StorageError.for_slot(
+            f"{_MAX_CONFLICTS} conditional writes in a row found the slot changed by another "
+            "writer; nothing of this append was written",
+            slot,
+        )
+
+    def _current(self, slot: Slot) -> tuple[Buffer, str | None, bool]:
+        """The slot's engine buffer and its revision, from the cache or read; and whether read.
+
+        A cached buffer is trusted without asking the store: the conditional
+        write tells whether it was still current.
+        """
+        entry = self._cache_take(slot)
+        if entry is not None and entry[1].max_messages == self.max_messages:
+            token, buf, ref = entry
+            lazy = None if ref is None else ref()
+            if lazy is not None:
+                lazy.detach()  # a kept result keeps its buffer: copy it before changing it
+            return buf, token, False
+        entries, token = self._snapshot(slot)
+        return self._build(slot, entries), token, True
 
     def read(self, context: ContextLike = None) -> ScopedAppendResult:
         """Read the buffer without appending: the same result shape, ``appended`` 0, no events.
@@ -363,9 +530,10 @@ class ConversationBuffer:
         if res.refused:
             return self._refused("read", res, ctx)
         scope_id = res.resolved_scope_id
-        entries = self._cached_messages((str(self.scope), scope_id, self.key))
+        slot: Slot = (str(self.scope), scope_id, self.key)
+        entries = self._cached_messages(slot)
         if entries is None:
-            entries = self._load(scope_id)
+            entries = self._snapshot(slot)[0]
         return ScopedAppendResult.model_construct(
             count=len(entries),
             appended=0,
@@ -393,6 +561,10 @@ class ConversationBuffer:
             if entry is None or entry[0] != token:
                 return None
             return entry[1].messages()
+
+    def _revision(self, slot: Slot) -> str | None:
+        """The store's revision of ``slot``."""
+        return self.store.revision(*slot)
 
     def messages(self, context: ContextLike = None) -> list[dict[str, Any]]:
         """Just the stored entries (``[]`` when empty or refused)."""

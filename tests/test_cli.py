@@ -124,7 +124,7 @@ def test_replay_imported_conversation(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_replay_json_lines_carry_every_field(capsys: pytest.CaptureFixture[str]) -> None:
     path = SAMPLES / "recorded-crash-resume.json"
-    code, out, _ = run(capsys, "replay", path, "--json")
+    code, out, _ = run(capsys, "replay", path, "--json", "--buffer")
     assert code == 0
     lines = json_lines(out)
     scenario = load_scenario(path)
@@ -144,6 +144,28 @@ def test_replay_json_lines_carry_every_field(capsys: pytest.CaptureFixture[str])
         "chat_history",
         "demo",
     )
+
+
+def test_replay_json_lines_carry_the_delta_not_the_buffer(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without --buffer a line has no buffer; its events rebuild it from the line before."""
+    path = SAMPLES / "recorded-crash-resume.json"
+    code, out, _ = run(capsys, "replay", path, "--json")
+    assert code == 0
+    timeline = replay(load_scenario(path))
+    buffer = timeline.buffer_after(0)
+    for line in json_lines(out):
+        assert "messages" not in line
+        for event in line["events"]:
+            if event["kind"] in ("appended", "placeholder_inserted"):
+                buffer.insert(event["position"], event["entry"])
+            elif event["kind"] == "placeholder_replaced":
+                buffer[event["position"]] = event["entry"]
+            elif event["kind"] == "evicted":
+                del buffer[event["position"]]
+        assert buffer == timeline.buffer_after(line["step"])
+        assert len(buffer) == line["count"]
 
 
 def test_replay_json_matches_the_timeline_serializer(capsys: pytest.CaptureFixture[str]) -> None:

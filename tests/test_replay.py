@@ -67,7 +67,7 @@ def test_json_lines_carry_the_buffer_after_each_step() -> None:
         context={"session_id": "s"},
         steps=[ScenarioStep(append={"role": "user", "content": c}) for c in "ab"],
     )
-    lines = list(replay(scenario).to_json_lines())
+    lines = list(replay(scenario).to_json_lines(include_messages=True))
     import json
 
     second = json.loads(lines[1])
@@ -82,11 +82,11 @@ def test_json_lines_reuse_encoded_entries_without_changing_them() -> None:
     conv = load_conversation(LONG)
     del conv.messages[300:], conv.origins[300:]
     timeline = replay_conversation(conv, config=ScenarioConfig(max_messages=9), refire="results")
-    for step, line in enumerate(timeline.to_json_lines(), start=1):
+    for step, line in enumerate(timeline.to_json_lines(include_messages=True), start=1):
         data = json.loads(line)
         assert data["step"] == step
         assert data["messages"] == json.loads(json.dumps(timeline.buffer_after(step)))
-    bare = json.loads(next(timeline.to_json_lines(include_messages=False)))
+    bare = json.loads(next(timeline.to_json_lines()))  # the default: the delta only
     assert "messages" not in bare and bare["count"] == 1
 
 

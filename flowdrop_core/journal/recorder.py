@@ -68,13 +68,11 @@ class Recorder:
         self.journal.add(record, self.limit)
 
 
-def start(store: Store, limit: int, slot: Slot, buf: Buffer) -> Recorder:
-    """Begin recording an append to ``slot`` whose buffer before is ``buf``."""
+def start(store: Store, limit: int, slot: Slot, buf: Buffer, revision: str | None) -> Recorder:
+    """Begin recording an append to ``slot``, whose buffer is ``buf`` at ``revision``."""
     journal = journal_for(store)
     seq = journal.last_seq(slot) + 1
-    revision = getattr(store, "revision", None)
-    before = None if revision is None else revision(*slot)
     # A checkpoint at least every limit/2 records: the newest ``limit`` always hold one.
     every = max(1, min(CHECKPOINT_EVERY, limit // 2))
     base = buf.messages() if (seq - 1) % every == 0 else None
-    return Recorder(journal, limit, slot, seq, before, base)
+    return Recorder(journal, limit, slot, seq, revision, base)

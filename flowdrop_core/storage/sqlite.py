@@ -89,6 +89,19 @@ _SCHEMA = (
         PRIMARY KEY (slot, ord)
     ) WITHOUT ROWID
     """,
+    *(
+        # Any change of a row gives its slot a fresh revision, so a write that
+        # bypasses this class (a manual UPDATE) never leaves a cached copy
+        # current; our own writes then set the revision they return.
+        f"""
+        CREATE TRIGGER IF NOT EXISTS entry_{op.lower()}_rev AFTER {op} ON entry
+        BEGIN
+            UPDATE slot SET rev = 'external-' || lower(hex(randomblob(16)))
+            WHERE id = {row}.slot;
+        END
+        """
+        for op, row in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD"))
+    ),
 )
 
 #: Poll interval bounds while waiting for another process's slot file lock.
@@ -367,11 +380,14 @@ class SQLiteStore:
     def _decode_rows(self, bodies: list[Any], slot: Slot) -> list[Any]:
         """Decode every row in one ``json.loads``; on failure, name the bad row."""
         try:
-            return json.loads("[" + ",".join(bodies) + "]")
+            entries = json.loads("[" + ",".join(bodies) + "]")
+            if len(entries) == len(bodies):  # an empty or comma-laden body shifts the count
+                return entries
         except (TypeError, ValueError):
-            return [
-                _decode(body, slot, self.path, f"stored entry {n}") for n, body in enumerate(bodies)
-            ]
+            pass
+        return [
+            _decode(body, slot, self.path, f"stored entry {n}") for n, body in enumerate(bodies)
+        ]
 
     def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
         """Return ``(value, found)``; a corrupt value raises :class:`StorageError`."""
@@ -475,6 +491,7 @@ class SQLiteStore:
                     "INSERT INTO entry (slot, ord, body) VALUES (?, ?, ?)",
                     ((sid, n * GAP, body) for n, body in enumerate(rows)),
                 )
+                conn.execute("UPDATE slot SET rev=? WHERE id=?", (token, sid))
         return token
 
     def apply(
