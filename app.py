@@ -1,61 +1,349 @@
-"""FlowDrop buffer inspector: the Streamlit entry point and router.
+"""FlowDrop buffer inspector, entry page: the Playground.
 
-Run with ``make run`` (or ``streamlit run app.py``). The pages live in
-``app_pages/`` (not ``pages/``: Streamlit treats a ``pages/`` folder next to
-the entry point as the legacy multipage layout and bypasses ``st.navigation``).
-They hold no buffer logic: they call ``flowdrop_core`` and render its results.
+Run with ``make run`` (or ``streamlit run app.py``). Streamlit's classic
+multipage layout: this file is the root page, ``pages/*.py`` are the other
+pages, and the code they share lives in the ``inspector_ui`` package (see
+``inspector_ui.registry``). No page holds buffer logic: they call
+``flowdrop_core`` and render its results.
+
+Playground: append messages under a chosen window, scope and identity; watch MEM-14.
+
+The session is a recipe (starting buffer + the appends made so far). The
+timeline shown is the library's replay of that recipe under the sidebar's
+current settings, so changing the window, the scope or the identity shows at
+once what every append would have reported under them.
 """
+
+from __future__ import annotations
+
+import copy
+from typing import Any
 
 import streamlit as st
 
-st.set_page_config(
-    page_title="FlowDrop buffer inspector",
-    page_icon=":material/inventory_2:",
-    layout="wide",
+from flowdrop_core import InvalidMessagesError
+from flowdrop_core.context import resolve_scope
+from flowdrop_core.engine import as_batch
+from flowdrop_core.importers import ConversationFormatError
+from flowdrop_core.messages import read_messages
+from flowdrop_core.replay import ReplayError, conversation_to_scenario
+from flowdrop_core.scenario import SCOPES, Scenario, ScenarioConfig, ScenarioStep, dump_scenario
+from flowdrop_core.view import (
+    CONTEXT_PRESETS,
+    SAMPLE_DIR,
+    InputProblem,
+    compose_message,
+    context_from_fields,
+    md_escape,
+    parse_pasted,
+)
+from inspector_ui.cache import cached_conversation, cached_replay, samples
+from inspector_ui.inspector import show_inspector
+from inspector_ui.playground_state import (
+    DEFAULTS,
+    apply_preset,
+    empty_recipe,
+    load_scenario_into_playground,
+)
+from inspector_ui.shell import page_shell
+from inspector_ui.timeline import step_selector
+
+SAMPLE_CONVERSATION = SAMPLE_DIR / "imports" / "openai_chat.json"
+PRESET_ICONS = {
+    "no identity": ":material/person_off:",
+    "the no-user id 0": ":material/exposure_zero:",
+    "a real user": ":material/person:",
+}
+
+
+def modified() -> None:
+    """The recipe no longer matches a sample file: drop it from the URL."""
+    st.session_state.pg_recipe["source"] = None
+    if "scenario" in st.query_params:
+        del st.query_params["scenario"]
+
+
+# --------------------------------------------------------------------------- callbacks
+
+
+def add_step(append: Any, label: str) -> None:
+    st.session_state.pg_recipe["steps"].append({"label": label, "append": append})
+    st.session_state.pg_error = None
+    modified()
+
+
+def on_append_pasted() -> None:
+    text = st.session_state.get("pg_paste", "")
+    try:
+        batch = parse_pasted(text)
+        read_messages(as_batch(batch))  # the engine's own check; names incoming[i]
+    except InputProblem as exc:  # names its source itself
+        st.session_state.pg_error = str(exc)
+        return
+    except (InvalidMessagesError, ValueError, RecursionError) as exc:
+        # Whatever else a reader refuses in the text is bad input too: shown, never a traceback.
+        st.session_state.pg_error = f"pasted text: {exc}"
+        return
+    n = len(batch)
+    add_step(batch[0] if n == 1 else batch, f"pasted ({n} message{'s' if n != 1 else ''})")
+
+
+def on_append_composed() -> None:
+    s = st.session_state
+    message = compose_message(s.pg_role, s.pg_content, s.pg_call_id, s.pg_declare)
+    if message is None:
+        s.pg_error = (
+            "composer: empty content makes no message (MEM-16); type some text, or declare "
+            "tool call ids on an assistant turn"
+        )
+        return
+    add_step(message, f"composed {message['role']}")
+
+
+def on_refire() -> None:
+    steps = st.session_state.pg_recipe["steps"]
+    if steps:
+        last = copy.deepcopy(steps[-1])
+        last["label"] = f"re-fire of step {len(steps)}"
+        last["refire"] = True
+        steps.append(last)
+        modified()
+
+
+def on_undo() -> None:
+    if st.session_state.pg_recipe["steps"]:
+        st.session_state.pg_recipe["steps"].pop()
+        modified()
+
+
+def on_reset() -> None:
+    st.session_state.pg_recipe = empty_recipe()
+    st.session_state.pg_error = None
+    modified()
+
+
+def on_preset(name: str) -> None:
+    apply_preset(name)
+
+
+def on_load_example() -> None:
+    choice = st.session_state.get("pg_example")
+    for sample in samples():
+        if sample.scenario is not None and sample.name == choice:
+            load_scenario_into_playground(sample.scenario, source=sample.name)
+            st.query_params["scenario"] = sample.name
+            return
+
+
+def on_load_conversation() -> None:
+    """The sample recording, one append per message, under the current settings."""
+    try:
+        conv = cached_conversation(SAMPLE_CONVERSATION.read_bytes(), SAMPLE_CONVERSATION.name)
+    except (OSError, ConversationFormatError) as exc:
+        st.session_state.pg_error = str(exc)
+        return
+    scenario = conversation_to_scenario(conv, per="message")
+    recipe = empty_recipe()
+    recipe.update(
+        name=SAMPLE_CONVERSATION.stem,
+        title=scenario.title,
+        steps=[step.model_dump(exclude_none=True) for step in scenario.steps],
+    )
+    st.session_state.pg_recipe = recipe
+    st.session_state.pg_error = None
+    if not st.session_state.get("session"):
+        on_preset("a real user")
+    if "scenario" in st.query_params:
+        del st.query_params["scenario"]
+
+
+# --------------------------------------------------------------------------- state
+
+page_shell("playground")
+
+if "pg_recipe" not in st.session_state:
+    st.session_state.pg_recipe = empty_recipe()
+    st.session_state.pg_error = None
+    for name, value in DEFAULTS.items():
+        if name not in st.query_params:
+            st.session_state[name] = value
+
+wanted = st.query_params.get("scenario")
+if wanted and st.session_state.pg_recipe.get("source") != wanted:
+    match = [s for s in samples() if s.scenario is not None and s.name == wanted]
+    if match:
+        load_scenario_into_playground(
+            match[0].scenario,  # type: ignore[arg-type]
+            source=wanted,
+            keep=frozenset(st.query_params),  # a copied link's own settings win
+        )
+    else:
+        st.session_state.pg_error = f"URL: no sample scenario named {wanted!r} in sample_data/"
+
+# --------------------------------------------------------------------------- sidebar
+
+with st.sidebar:
+    st.header("Buffer node", divider="gray")
+    window = st.number_input(
+        "Window size (max_messages)",
+        min_value=0,
+        step=1,
+        key="window",
+        bind="query-params",
+        help="0 means no cap. Past the window the oldest entries are evicted (GR-MEM step 6).",
+    )
+    scope = st.selectbox("Scope", SCOPES, key="scope", bind="query-params")
+    key = st.text_input("Key", key="key", bind="query-params")
+    storage = st.segmented_control(
+        "Storage backend",
+        ["memory", "sqlite"],
+        required=True,
+        key="storage",
+        bind="query-params",
+        help="SQLite writes every append to a real file (a fresh temporary one per run).",
+    )
+    st.header("Execution context", divider="gray")
+    st.caption("One-click presets")
+    for name in CONTEXT_PRESETS:
+        st.button(
+            name,
+            key=f"preset_{name}",
+            on_click=on_preset,
+            args=(name,),
+            width="stretch",
+            icon=PRESET_ICONS[name],
+        )
+    st.text_input("Session id", key="session", bind="query-params")
+    st.text_input("User id", key="user", bind="query-params")
+    st.text_input(
+        "Session owner",
+        key="owner",
+        bind="query-params",
+        help="MEM-8: when set, the user scope resolves to the owner, never the caller.",
+    )
+    recipe = st.session_state.pg_recipe
+    context = context_from_fields(
+        st.session_state.session, st.session_state.user, st.session_state.owner
+    )
+    if recipe.get("extra_context"):
+        context = {**recipe["extra_context"], **(context or {})}
+    resolution = resolve_scope(scope, context)
+    if resolution.refused:
+        st.error(f"{scope} scope refuses: {md_escape(resolution.reason)}", icon=":material/block:")
+    else:
+        st.success(
+            f"{scope} scope resolves to {md_escape(repr(resolution.resolved_scope_id))}",
+            icon=":material/key:",
+        )
+
+# --------------------------------------------------------------------------- main
+
+st.caption(
+    "Append messages to a conversation buffer and read what each append reports. "
+    "`count` is the buffer's size; `appended` is how many incoming messages became "
+    "new entries (MEM-14). The timeline is recomputed under the sidebar's settings."
 )
 
-page = st.navigation(
-    [
-        st.Page(
-            "app_pages/playground.py",
-            title="Playground",
-            icon=":material/science:",
-            default=True,
-            help=(
-                "Append messages under a window, scope and identity of your choice and watch "
-                "count and appended per step, with the events that explain them."
-            ),
-        ),
-        st.Page(
-            "app_pages/replay.py",
-            title="Replay",
-            icon=":material/replay:",
-            help=(
-                "Upload a recorded conversation or pick a sample, replay it per message or per "
-                "turn, and travel through its timeline step by step."
-            ),
-        ),
-        st.Page(
-            "app_pages/spec_examples.py",
-            title="Spec examples",
-            icon=":material/fact_check:",
-            help=(
-                "Every example of the GR-MEM rules as a runnable scenario, grouped by rule, "
-                "with expected and actual results. Open any of them in the playground."
-            ),
-        ),
-        st.Page(
-            "app_pages/learn_mem14.py",
-            title="Learn MEM-14",
-            icon=":material/school:",
-            help=(
-                "A short guided walk through MEM-14's two examples: the count stays the same "
-                "while appended tells whether a turn landed."
-            ),
-        ),
-    ],
-    position="top",
+start = st.container(horizontal=True, vertical_alignment="bottom")
+options = [s.name for s in samples() if s.scenario is not None]
+if options:
+    if st.session_state.get("pg_example") not in options:
+        st.session_state.pg_example = (
+            "mem-14-full-window" if "mem-14-full-window" in options else options[0]
+        )
+    start.selectbox("Spec example", options, key="pg_example", width=320)
+    start.button(
+        "Load example", key="pg_load_example", on_click=on_load_example, icon=":material/menu_book:"
+    )
+start.button(
+    "Load sample conversation",
+    key="pg_load_conversation",
+    on_click=on_load_conversation,
+    icon=":material/forum:",
+    type="primary",
+    help=f"{SAMPLE_CONVERSATION.name}: a recorded OpenAI chat with a re-fired result and a dangling call.",
 )
 
-st.title(page.title, anchor=False)
-page.run()
+if recipe.get("title"):
+    st.markdown(f"**{md_escape(recipe['name'])}**: {md_escape(recipe['title'])}")
+
+paste_tab, compose_tab = st.tabs(["Paste", "Compose"])
+with paste_tab:
+    st.text_area(
+        "One message, a list of messages, or a recorded conversation (any importable format)",
+        key="pg_paste",
+        height=110,
+        placeholder='{"role": "user", "content": "hello"}',
+    )
+    st.button(
+        "Append", key="pg_append", on_click=on_append_pasted, type="primary", icon=":material/add:"
+    )
+with compose_tab:
+    c1, c2 = st.columns([1, 3])
+    c1.selectbox("Role", ["user", "assistant", "tool", "system"], key="pg_role")
+    c2.text_input("Content", key="pg_content")
+    c3, c4 = st.columns(2)
+    c3.text_input(
+        "Tool call id (answered, role tool)",
+        key="pg_call_id",
+        help="Kept only on role tool (MEM-16).",
+    )
+    c4.text_input("Declare call ids (assistant, comma-separated)", key="pg_declare")
+    st.button(
+        "Append message",
+        key="pg_compose_append",
+        on_click=on_append_composed,
+        type="primary",
+        icon=":material/add:",
+    )
+
+if st.session_state.get("pg_error"):
+    st.error(
+        f"Nothing was appended. {md_escape(st.session_state.pg_error)}", icon=":material/error:"
+    )
+
+actions = st.container(horizontal=True)
+has_steps = bool(recipe["steps"])
+actions.button(
+    "Re-fire last append",
+    key="pg_refire",
+    on_click=on_refire,
+    disabled=not has_steps,
+    icon=":material/replay:",
+)
+actions.button(
+    "Undo", key="pg_undo", on_click=on_undo, disabled=not has_steps, icon=":material/undo:"
+)
+actions.button("Reset", key="pg_reset", on_click=on_reset, icon=":material/restart_alt:")
+
+config_error = None
+try:
+    config = ScenarioConfig(
+        scope=scope,
+        key=(key or "").strip() or "chat_history",
+        max_messages=int(window),
+        storage=storage or "memory",
+    )
+    scenario = Scenario(
+        name=recipe["name"],
+        title=recipe["title"],
+        rules=recipe["rules"],
+        description=recipe["description"],
+        config=config,
+        context=context,
+        buffer=recipe["buffer"],
+        steps=[ScenarioStep.model_validate(s) for s in recipe["steps"]],
+    )
+    timeline = cached_replay(dump_scenario(scenario))
+except (ReplayError, ValueError) as exc:
+    st.error(f"Cannot run this session: {md_escape(exc)}", icon=":material/error:")
+    st.stop()
+
+if not timeline.steps:
+    st.info(
+        "No appends yet. Paste or compose a message and press Append, load a spec example, "
+        "or load the sample conversation.",
+        icon=":material/arrow_upward:",
+    )
+step = step_selector(timeline, "step")
+show_inspector(timeline, step, prefix="pg", name=recipe["name"])

@@ -37,14 +37,14 @@ def metrics(at: AppTest) -> dict[str, str]:
 
 
 def test_replay_renders_a_sample_by_default():
-    at = open_page("app_pages/replay.py")
+    at = open_page("pages/replay.py")
     assert at.success and "step(s)" in shown(at.success[0].value)
     assert metrics(at)["count"] != "0"
     assert len(at.dataframe[0].value) > 0
 
 
 def test_replay_upload_per_message_then_per_turn_and_refire():
-    at = open_page("app_pages/replay.py")
+    at = open_page("pages/replay.py")
     data = (SAMPLES / "imports" / "openai_chat.json").read_bytes()
     at.file_uploader(key="r_upload").upload("openai_chat.json", data, "application/json").run()
     assert not at.exception, at.exception
@@ -71,7 +71,7 @@ def test_replay_upload_per_message_then_per_turn_and_refire():
 
 
 def test_replay_a_scenario_file_and_a_bad_file():
-    at = open_page("app_pages/replay.py")
+    at = open_page("pages/replay.py")
     data = (SAMPLES / "mem-14-full-window.json").read_bytes()
     at.file_uploader(key="r_upload").upload(
         "mem-14-full-window.json", data, "application/json"
@@ -80,7 +80,7 @@ def test_replay_a_scenario_file_and_a_bad_file():
     assert metrics(at)["count"] == "3"
     assert metrics(at)["appended"] == "1"
 
-    at = open_page("app_pages/replay.py")
+    at = open_page("pages/replay.py")
     at.file_uploader(key="r_upload").upload(
         "broken.json", b'{"messages": [', "application/json"
     ).run()
@@ -105,7 +105,7 @@ def test_replay_a_scenario_file_and_a_bad_file():
 )
 def test_replay_upload_json_refuses_is_an_error_not_a_traceback(data, problem):
     """json.loads raises ValueError / RecursionError for these, not a JSONDecodeError."""
-    at = open_page("app_pages/replay.py")
+    at = open_page("pages/replay.py")
     at.file_uploader(key="r_upload").upload("big.json", data, "application/json").run()
     assert not at.exception, at.exception
     errors = [shown(e.value) for e in at.error]
@@ -114,7 +114,7 @@ def test_replay_upload_json_refuses_is_an_error_not_a_traceback(data, problem):
 
 
 def test_replay_window_changes_results():
-    at = open_page("app_pages/replay.py")
+    at = open_page("pages/replay.py")
     at.selectbox(key="r_sample").select("imports/openai_chat.json").run()
     assert at.dataframe[0].value["count"].max() == 13
     at.number_input(key="r_window").set_value(3).run()
@@ -125,7 +125,7 @@ def test_replay_window_changes_results():
 
 
 def test_replay_long_conversation_travels_and_stays_paged():
-    at = open_page("app_pages/replay.py")
+    at = open_page("pages/replay.py")
     at.selectbox(key="r_sample").select("long_conversation.jsonl").run()
     assert not at.exception, at.exception
     assert shown(at.success[0].value).startswith("long_conversation.jsonl: 5002 step(s)")
@@ -143,7 +143,7 @@ def test_replay_long_conversation_travels_and_stays_paged():
 
 
 def test_spec_examples_all_pass_and_every_rule_scenario_has_a_card():
-    at = open_page("app_pages/spec_examples.py")
+    at = open_page("pages/spec_examples.py")
     cited = [s for s in sample_scenarios() if s.rules]
     assert len(cited) >= 10
     assert shown(at.success[0].value) == f"All {len(cited)} examples pass."
@@ -161,7 +161,7 @@ def test_spec_examples_all_pass_and_every_rule_scenario_has_a_card():
 
 
 def test_spec_example_opens_in_playground():
-    at = open_page("app_pages/spec_examples.py")
+    at = open_page("pages/spec_examples.py")
     at.button(key="open_mem-14-full-window").click().run()
     assert not at.exception, at.exception
     assert metrics(at) == {
@@ -177,7 +177,7 @@ def test_spec_example_opens_in_playground():
 
 
 def test_learn_mem14_walkthrough():
-    at = open_page("app_pages/learn_mem14.py")
+    at = open_page("pages/learn_mem14.py")
     assert not at.metric  # nothing pressed yet
     at.button(key="learn_full_press").click().run()
     assert [m.value for m in at.metric[:3]] == ["3", "1", "true"]
@@ -200,7 +200,7 @@ def test_a_saved_session_loads_back_on_the_replay_page():
     from flowdrop_core.scenario import dump_scenario, load_scenario
 
     saved = replay(load_scenario(SAMPLES / "mem-14-refired-result.json")).to_scenario("session")
-    at = open_page("app_pages/replay.py")
+    at = open_page("pages/replay.py")
     at.file_uploader(key="r_upload").upload(
         "session.json", dump_scenario(saved).encode(), "application/json"
     ).run()

@@ -11,6 +11,7 @@ a reason where Chromium or Playwright is missing. See
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -24,6 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from inspector_ui.registry import PAGES
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("FLOWDROP_CHROMIUM", "/usr/bin/chromium")
@@ -39,6 +42,7 @@ ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+NAV_LINK = ".st-key-nav a[data-testid='stPageLink-NavLink']"
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 
 playwright_sync = pytest.importorskip(
@@ -58,8 +62,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
+@contextlib.contextmanager
+def serve() -> Iterator[str]:
+    """A freshly started ``streamlit run app.py`` on a free port; its URL once healthy."""
     port = free_port()
     streamlit = shutil.which("streamlit", path=str(Path(sys.executable).parent)) or "streamlit"
     proc = subprocess.Popen(
@@ -100,6 +105,12 @@ def server() -> Iterator[str]:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    with serve() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -233,3 +244,42 @@ def test_screenshots_of_every_page(server, page):
     assert values[:6] == ["3", "1", "true", "2", "0", "false"]
     shot(page, "learn-mem14.png")
     assert page.locator("[data-testid='stException']").count() == 0
+
+
+def nav_labels(page) -> list[str]:
+    """The page links of the navigation bar, in order."""
+    links = page.locator(f"{NAV_LINK}:visible [data-testid='stMarkdownContainer']")
+    return [link.inner_text().strip() for link in links.all()]
+
+
+@pytest.mark.parametrize("spec", PAGES, ids=[p.key for p in PAGES])
+def test_deep_link_is_the_first_request_to_a_fresh_server(browser, spec):
+    """Issue 10 item 10: no legacy sidebar listing pages/ files, the right page at once."""
+    with serve() as url:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        try:
+            page.goto(f"{url}/{spec.url_path}")
+            settle(page)
+            expect(page.locator("h1").first).to_have_text(spec.title)
+            expect(page.locator(f"{NAV_LINK}:visible")).to_have_count(len(PAGES))
+            settle(page)
+            assert page.locator("[data-testid='stSidebarNav']").count() == 0
+            assert page.locator("[data-testid='stSidebarNavLink']").count() == 0
+            assert nav_labels(page) == [p.title for p in PAGES]
+            assert page.locator("[data-testid='stException']").count() == 0
+            text = page.locator("[data-testid='stApp']").inner_text()
+            for helper in ("common", "playground_state", "app_pages", "inspector_ui"):
+                assert helper not in text
+            assert page.url.rstrip("/") == f"{url}/{spec.url_path}".rstrip("/") or (
+                page.url.startswith(f"{url}/{spec.url_path}?")
+            )
+            shot(page, f"deep-link-{spec.key}.png")
+            # The navigation bar then leads to every other page.
+            other = PAGES[-1] if spec is not PAGES[-1] else PAGES[0]
+            page.locator(f"{NAV_LINK}:visible", has_text=other.title).click()
+            settle(page)
+            expect(page.locator("h1").first).to_have_text(other.title)
+        finally:
+            context.close()

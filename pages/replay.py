@@ -6,17 +6,16 @@ from pathlib import Path
 
 import streamlit as st
 
-from app_pages.common import (
-    cached_conversation,
-    cached_conversation_replay,
-    cached_replay,
-    show_inspector,
-    step_selector,
-)
 from flowdrop_core.importers import ConversationFormatError
 from flowdrop_core.replay import ReplayError, Timeline
 from flowdrop_core.scenario import dump_scenario, parse_scenario
 from flowdrop_core.view import SAMPLE_DIR, conversation_samples, md_escape
+from inspector_ui.cache import cached_conversation, cached_conversation_replay, cached_replay
+from inspector_ui.inspector import show_inspector
+from inspector_ui.shell import page_shell
+from inspector_ui.timeline import step_selector
+
+page_shell("replay")
 
 MAX_UPLOAD_MB = int(st.get_option("server.maxUploadSize"))
 REFIRE_LABELS = {

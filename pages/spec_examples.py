@@ -7,17 +7,18 @@ import re
 
 import streamlit as st
 
-from app_pages.common import cached_check, follow_goto_playground, samples, show_entries
 from flowdrop_core.replay import CheckResult
 from flowdrop_core.scenario import Scenario
 from flowdrop_core.view import group_by_rule, md_escape, rule_summary
+from inspector_ui.cache import cached_check, samples
+from inspector_ui.entries import show_entries
+from inspector_ui.playground_state import load_scenario_into_playground
+from inspector_ui.shell import follow_goto_playground, page_shell
 
 RULE_ID = re.compile(r"[A-Z]+-[0-9]+")
 
 
 def open_in_playground(scenario: Scenario) -> None:
-    from app_pages.playground_state import load_scenario_into_playground
-
     load_scenario_into_playground(scenario, source=scenario.name)
     st.session_state.goto_playground = scenario.name  # switched below, after callbacks
 
@@ -26,6 +27,7 @@ def run_all() -> None:
     cached_check.clear()
 
 
+page_shell("spec_examples")
 follow_goto_playground()
 
 all_samples = samples()

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages.common import follow_goto_playground, show_entries
-from app_pages.playground_state import load_scenario_into_playground
 from flowdrop_core.replay import RULE_SUMMARIES, new_timeline
 from flowdrop_core.scenario import load_scenario, step_context
 from flowdrop_core.view import SAMPLE_DIR
+from inspector_ui.entries import show_entries
+from inspector_ui.playground_state import load_scenario_into_playground
+from inspector_ui.shell import follow_goto_playground, page_shell
 
 EXAMPLES = {
     "full": ("mem-14-full-window", "Append the new message"),
@@ -45,6 +46,7 @@ def open_in_playground(which: str) -> None:
     st.session_state.goto_playground = scenario.name  # switched below, after callbacks
 
 
+page_shell("learn_mem14")
 follow_goto_playground()
 
 for which in EXAMPLES:

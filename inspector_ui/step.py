@@ -1,0 +1,96 @@
+"""The selected step: its MEM-14 metrics and its buffer before and after, with events."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from flowdrop_core.replay import Timeline
+from flowdrop_core.view import event_frame, md_escape
+from inspector_ui.entries import show_entries
+
+
+def show_metrics(timeline: Timeline, step: int) -> None:
+    """The MEM-14 report of the selected step: count (with its change), appended, appended_any."""
+    cols = st.columns(4)
+    if step == 0:
+        start = timeline.buffer_after(0)
+        cols[0].metric("count", len(start), help="Entries in the starting buffer.")
+        cols[1].metric("appended", "n/a")
+        cols[2].metric("appended_any", "n/a")
+        cols[3].metric("resolved_scope_id", "n/a")
+        return
+    record = timeline.steps[step - 1]
+    cols[0].metric(
+        "count",
+        record.count,
+        delta=record.count_delta,
+        delta_color="off",
+        help="Entries in the buffer after the append. Its change is NOT what was appended (MEM-14).",
+    )
+    cols[1].metric(
+        "appended",
+        record.appended,
+        help="Incoming messages that became new entries (MEM-14).",
+    )
+    cols[2].metric("appended_any", "true" if record.appended_any else "false")
+    cols[3].metric(
+        "resolved_scope_id",
+        "refused" if record.refused else (repr(record.resolved_scope_id)),
+        help="The storage slot's scope id; a refused identity scope touches no storage (MEM-7).",
+    )
+    if record.refused:
+        st.error(
+            f"Refused: {md_escape(record.refusal_reason or 'the identity scope has no usable id')}. "
+            "The buffer reads empty; count 0, appended 0 (MEM-7, MEM-14 point 4).",
+            icon=":material/block:",
+        )
+    elif record.mem14_flag:
+        st.warning(
+            f"MEM-14: {record.mem14_flag}. The count changed by {record.count_delta:+d} "
+            f"while {record.appended} incoming message(s) became new entries; only "
+            "`appended` tells whether the turn landed.",
+            icon=":material/visibility:",
+        )
+
+
+def show_step_detail(timeline: Timeline, step: int, prefix: str) -> None:
+    """Buffer before and after the selected step, tagged, with the events and their rules."""
+    mode = st.segmented_control(
+        "Show entries as",
+        ["Chat", "JSON"],
+        default="Chat",
+        required=True,
+        key=f"{prefix}_mode",
+    )
+    if step == 0:
+        st.markdown("**Starting buffer**")
+        show_entries(
+            [(e, "kept") for e in timeline.buffer_after(0)], mode or "Chat", "Empty buffer."
+        )
+        return
+    before, after, dropped = timeline.tagged(step)
+    record = timeline.steps[step - 1]
+    st.markdown(f"**Incoming at step {step}**")
+    st.text(record.label or "(no label)")
+    show_entries([(m, "incoming") for m in record.incoming], mode or "Chat", "Nothing incoming.")
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**Before** ({len(before)} entries)")
+        show_entries(before, mode or "Chat", "Empty buffer.")
+    with right:
+        st.markdown(f"**After** ({len(after)} entries)")
+        show_entries(
+            after,
+            mode or "Chat",
+            "Empty buffer (refused scope)." if record.refused else "Empty buffer.",
+        )
+    if dropped:
+        st.markdown(f"**Dropped as duplicates** ({len(dropped)})")
+        st.dataframe(event_frame(dropped), hide_index=True, alt="Incoming messages dropped")
+    st.markdown("**Events** (each cites its rule)")
+    st.dataframe(
+        event_frame(record.events),
+        hide_index=True,
+        alt="The engine's decisions for this step, with their rule ids",
+        column_config={"reason": st.column_config.TextColumn("reason", width="large")},
+    )
