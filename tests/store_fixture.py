@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from flowdrop_core.conversation import ConversationBuffer
+from flowdrop_core.journal import journal_for
 from flowdrop_core.scenario import load_scenario, step_context
 from flowdrop_core.storage import SQLiteStore, Store
 
@@ -39,5 +40,6 @@ def make_store_file(path: Path) -> Path:
     """Create the file at ``path`` and return it."""
     store = SQLiteStore(path)
     fill(store)
-    store.close()
+    journal_for(store).close()  # type: ignore[attr-defined]
+    store.close()  # the last connection: the WAL is checkpointed into the file
     return path

@@ -144,6 +144,14 @@ class SQLiteJournal:
             self._ready = True
         return conn
 
+    def close(self) -> None:
+        """Close this thread's connection (the store's own are closed by the store)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+            self._ready = False
+
     def counts(self) -> dict[Slot, int]:
         """How many records each journaled slot keeps."""
         try:
