@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import signal
@@ -14,8 +15,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from flowdrop_core.conversation import ConversationBuffer
-from flowdrop_core.storage.redis_store import RedisStore
+from flowdrop_core.events import EventKind
+from flowdrop_core.storage.redis_store import LEASE_SECONDS, RedisStore
 
 REPO = Path(__file__).resolve().parents[1]
 CTX = {"session_id": "s1"}
@@ -101,7 +105,10 @@ def test_eight_threads_lose_no_turn(redis_url: str) -> None:
 
 WORKER = """
 import json, os, sys, time
+import pytest
+
 from flowdrop_core.conversation import ConversationBuffer
+from flowdrop_core.events import EventKind
 from flowdrop_core.storage.redis_store import RedisStore
 url, wid, n, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 buf = ConversationBuffer(store=RedisStore(url), lock_timeout=30)
@@ -144,7 +151,10 @@ def test_four_processes_lose_no_turn(redis_url: str, tmp_path: Path) -> None:
 
 APPEND_FOREVER = """
 import sys
+import pytest
+
 from flowdrop_core.conversation import ConversationBuffer
+from flowdrop_core.events import EventKind
 from flowdrop_core.storage.redis_store import RedisStore
 url, wid = sys.argv[1], sys.argv[2]
 buf = ConversationBuffer(store=RedisStore(url), lock_timeout=30)
@@ -185,6 +195,48 @@ def test_writer_killed_mid_append_twenty_times(redis_url: str) -> None:
         assert written == [c for pair in pairs for c in pair]  # whole turns, in order
         start = time.monotonic()
         res = checker.append(user(f"check {kill}"), CTX)
-        assert res.serialized is True and time.monotonic() - start < MARGIN
+        # a lease sat out would take up to LEASE_SECONDS; taken over, it takes milliseconds
+        assert res.serialized is True and time.monotonic() - start < LEASE_SECONDS / 2
         assert [m["content"] for m in res.messages or []] == [*contents, f"check {kill}"]
         expected = [*contents, f"check {kill}"]
+
+
+HOLDER = """
+import sys, time
+from flowdrop_core.storage.redis_store import RedisStore
+store = RedisStore(sys.argv[1])
+with store.lock("session", "s1", "chat_history", 5.0) as held:
+    print("held" if held else "not held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_lease_held_by_a_live_process_is_a_bounded_wait(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Past the bound the append lands unserialized (warning + event), as with SQLite."""
+    holder = _python(HOLDER, redis_url, str(10 * LONG_WAIT))
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        buf = ConversationBuffer(store=RedisStore(redis_url), lock_timeout=0.3)
+        start = time.monotonic()
+        with caplog.at_level(logging.WARNING, logger="flowdrop_core"):
+            res = buf.append(user("while another process holds the lease"), CTX)
+        assert 0.25 < time.monotonic() - start < MARGIN  # its own bound, not the holder's
+        assert res.serialized is False and (res.appended, res.appended_any) == (1, True)
+        assert (res.events[0].kind, res.events[0].rule) == (EventKind.UNSERIALIZED, "MEM-12")
+        assert any("MEM-12" in r.getMessage() for r in caplog.records)
+        assert buf.append(user("other slot"), {"session_id": "s2"}).serialized is True
+    finally:
+        holder.kill()
+        holder.wait()
+    # the killed holder's lease is taken over at once, not sat out
+    start = time.monotonic()
+    res = ConversationBuffer(store=RedisStore(redis_url), lock_timeout=LONG_WAIT).append(
+        user("after"), CTX
+    )
+    assert res.serialized is True and time.monotonic() - start < LEASE_SECONDS / 2
+    assert [m["content"] for m in res.messages or []] == [
+        "while another process holds the lease",
+        "after",
+    ]
