@@ -21,12 +21,14 @@ option), reported on stderr in one message and never as a traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -427,6 +429,30 @@ def _summary(timeline: Timeline, rows: list[dict[str, Any]] | None = None) -> st
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """``replay PATH``: the timeline as a table, or JSON lines with ``--json``."""
+    with _gc_paused():
+        return _replay_command(args)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for one command.
+
+    A long replay allocates millions of small acyclic objects (steps, events,
+    entries) that all stay alive until the output is written; the collector
+    would re-scan them again and again for nothing (about a third of a
+    100,000-message replay). Reference counting still frees everything; the
+    collector is switched back on, as it was, afterwards.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _replay_command(args: argparse.Namespace) -> int:
     source = load_source(args.path, args.format)
     scenario, origins = build_replay(source, args)
     timeline = _run(scenario, args.refire, origins)

@@ -30,8 +30,8 @@ cache and results, and are immutable by contract (see
 from __future__ import annotations
 
 import logging
-import os
 import threading
+import time
 import weakref
 from collections.abc import Mapping
 from typing import Any, TypeVar
@@ -60,6 +60,7 @@ from flowdrop_core.storage import (
     delta_from_events,
     slot_label,
 )
+from flowdrop_core.storage.base import fork_generation
 
 __all__ = [
     "ConversationBuffer",
@@ -184,6 +185,9 @@ ScopedAppendResult.messages = _MessagesField()  # type: ignore[assignment]  # af
 #: Conditional writes that may find the slot changed before an append gives up.
 _MAX_CONFLICTS = 1000
 
+#: Seconds without any commit, at the least, before a busy store counts as stalled (MEM-12).
+STALL_FLOOR = 1.0
+
 
 class MemoryReadResult(BaseModel):
     """A memory read (MEM-7, MEM-13): a refused scope yields the default, ``found=False``."""
@@ -302,20 +306,20 @@ class ConversationBuffer:
         # Buffer is only mutated after being taken out.
         self._cache: dict[Slot, tuple[str, Buffer, weakref.ref[_LazyMessages] | None]] = {}
         self._cache_guard = threading.Lock()
-        self._cache_pid = os.getpid()
+        self._cache_pid = fork_generation()
 
     def _cache_take(
         self, slot: Slot
     ) -> tuple[str, Buffer, weakref.ref[_LazyMessages] | None] | None:
         """Remove and return the slot's cache entry (a fork starts with an empty cache)."""
-        if self._cache_pid != os.getpid():
+        if self._cache_pid != fork_generation():
             self._reset_cache()
         with self._cache_guard:
             return self._cache.pop(slot, None)
 
     def _cache_put(self, slot: Slot, token: Any, buf: Buffer, lazy: _LazyMessages | None) -> None:
         """Cache ``buf`` as the slot's value at ``token``, dropping the least recently written."""
-        if isinstance(token, str) and self.cache_slots and self._cache_pid == os.getpid():
+        if isinstance(token, str) and self.cache_slots and self._cache_pid == fork_generation():
             with self._cache_guard:
                 ref = None if lazy is None else weakref.ref(lazy)
                 self._cache[slot] = (token, buf, ref)  # taken out before, so now the newest
@@ -427,7 +431,15 @@ class ConversationBuffer:
         after the append) is built only when read.
         """
         ctx = as_context(context)
-        res = resolve_scope(self.scope, ctx)
+        return self.append_resolved(messages, resolve_scope(self.scope, ctx), ctx)
+
+    def append_resolved(
+        self, messages: Any, res: ScopeResolution, ctx: ExecutionContext | None = None
+    ) -> ScopedAppendResult:
+        """:meth:`append` for a caller that already resolved this buffer's scope (:meth:`resolve`).
+
+        The replay timeline resolves each step once and passes it here.
+        """
         if res.refused:
             return self._refused("append", res, ctx)
         scope_id = res.resolved_scope_id
@@ -461,14 +473,20 @@ class ConversationBuffer:
         MEM-12: the write is a compare and set. When another writer got there
         first (:class:`RevisionConflict`) the slot is read again and the
         incoming messages applied again, so the result describes what was
-        stored; a write the store could not start in time (:class:`StoreBusyError`,
-        bounded by ``lock_timeout``) is retried once. A cached buffer is taken
-        out of the cache before anything can fail, and put back only after the
-        store accepted the write, so an exception never leaves the cache ahead
-        of or behind the store.
+        stored. A write the store could not start within ``lock_timeout``
+        (:class:`StoreBusyError`) is tried again at once when other writers
+        committed meanwhile (contention: the store is moving); when nothing
+        was committed, it is tried again until nothing has moved for
+        ``2 * lock_timeout`` and at least :data:`STALL_FLOOR` seconds (a
+        scheduling pause on a loaded machine is not a stall), and then the
+        error is raised: nothing was written, and the caller is told. A cached
+        buffer is taken out of the cache before anything can fail, and put
+        back only after the store accepted the write, so an exception never
+        leaves the cache ahead of or behind the store.
         """
-        busy_retries = 1
-        for _ in range(_MAX_CONFLICTS):
+        conflicts = 0
+        still_since: float | None = None  # when the store was last seen not moving
+        while True:
             buf, token, fresh = self._current(slot)
             rec = (
                 journal_start(self.store, self.journal, slot, buf, token) if self.journal else None
@@ -486,10 +504,22 @@ class ConversationBuffer:
             try:
                 token = self.store.apply(*slot, delta, expected=token, timeout=self.lock_timeout)
             except RevisionConflict:
+                conflicts += 1
+                if conflicts >= _MAX_CONFLICTS:
+                    raise StorageError.for_slot(
+                        f"{_MAX_CONFLICTS} conditional writes found the slot changed by another "
+                        "writer; nothing of this append was written",
+                        slot,
+                    ) from None
                 continue
-            except StoreBusyError:
-                if busy_retries:
-                    busy_retries -= 1
+            except StoreBusyError as busy:
+                now = time.monotonic()
+                if busy.progressed:  # others committed meanwhile: contention, not a stall
+                    still_since = None
+                    continue
+                if still_since is None:
+                    still_since = now - self.lock_timeout  # the attempt that just waited
+                if now - still_since < max(2 * self.lock_timeout, STALL_FLOOR):
                     continue
                 raise
             if rec is not None:
@@ -497,11 +527,6 @@ class ConversationBuffer:
             lazy = _LazyMessages(buf)
             self._cache_put(slot, token, buf, lazy)
             return result, lazy
-        raise StorageError.for_slot(
-            f"{_MAX_CONFLICTS} conditional writes in a row found the slot changed by another "
-            "writer; nothing of this append was written",
-            slot,
-        )
 
     def _current(self, slot: Slot) -> tuple[Buffer, str | None, bool]:
         """The slot's engine buffer and its revision, from the cache or read; and whether read.
@@ -551,7 +576,7 @@ class ConversationBuffer:
 
     def _cached_messages(self, slot: Slot) -> list[dict[str, Any]] | None:
         """The slot's entries from the live cache when it holds the store's revision, else None."""
-        if not self._cache or self._cache_pid != os.getpid():
+        if not self._cache or self._cache_pid != fork_generation():
             return None
         token = self._revision(slot)
         if token is None:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from flowdrop_core.context import ExecutionContext, as_context
+from flowdrop_core.context import ExecutionContext, ScopeResolution, as_context
 from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult, fast_model
 from flowdrop_core.engine import as_batch
 from flowdrop_core.events import Event, EventKind, apply_events
@@ -203,7 +203,11 @@ class Timeline:
         self._slot_steps: dict[Slot, list[int]] = {}  # slot -> step numbers touching it
         self._checkpoints: dict[Slot, dict[int, list[dict[str, Any]]]] = {}  # step -> after
         self._since: dict[Slot, int] = {}  # slot -> its steps since its last checkpoint
-        self._ctx_memo: tuple[Any, ExecutionContext | None] = (object(), None)
+        self._ctx_memo: tuple[Any, ExecutionContext | None, ScopeResolution | None] = (
+            object(),
+            None,
+            None,
+        )
         self._start = self._seed()
 
     # -- building ---------------------------------------------------------------------
@@ -216,17 +220,17 @@ class Timeline:
         buffer with no slot at all is an error: it would be silently lost.
         """
         start: dict[Slot, list[dict[str, Any]]] = {}
-        contexts = [self.scenario.context] + [
-            step_context(self.scenario, step) for step in self.scenario.steps
-        ]
-        resolutions = [self.buffer.resolve(ctx) for ctx in contexts]
-        res = next((r for r in resolutions if not r.refused), None)
+        first = self.buffer.resolve(self.scenario.context)
+        res: ScopeResolution | None = first
+        if first.refused:  # look further only when needed: one resolution per step is O(steps)
+            contexts = (step_context(self.scenario, step) for step in self.scenario.steps)
+            res = next((r for r in map(self.buffer.resolve, contexts) if not r.refused), None)
         if res is None:
             if self.scenario.buffer:
                 raise ReplayError(
                     f"{self.scenario.name}: buffer: no context of the scenario or its steps "
                     f"resolves the {self.buffer.scope} scope, so the starting buffer has no "
-                    f"slot ({resolutions[0].reason})"
+                    f"slot ({first.reason})"
                 )
             return start
         slot = (str(res.scope), res.resolved_scope_id, self.buffer.key)
@@ -260,23 +264,30 @@ class Timeline:
             context = base  # the same object step after step: validated once (below)
         elif base is not None:
             context = {**base, **context}  # the step overrides key by key
-        ctx = self._execution_context(context)
-        slot = self._slot(ctx)
+        ctx, resolution = self._resolved(context)
+        slot = (
+            None
+            if resolution.refused
+            else (str(resolution.scope), resolution.resolved_scope_id, self.buffer.key)
+        )
         if slot is not None and slot not in self._start and slot not in self._slot_steps:
             # First touch of a slot the scenario did not seed: remember what the
             # store already held, so every step of it can be rebuilt.
             self._start[slot] = self.buffer.read(ctx).messages or []
-        res = self.buffer.append(batch, ctx)
+        res = self.buffer.append_resolved(batch, resolution, ctx)
         return self._record(res, batch, context, label, refire, origins or [])
 
-    def _execution_context(self, context: dict[str, Any] | None) -> ExecutionContext | None:
-        """The validated context, reused while the steps share one context dict."""
-        memo, ctx = self._ctx_memo
-        if context is memo:
-            return ctx
+    def _resolved(
+        self, context: dict[str, Any] | None
+    ) -> tuple[ExecutionContext | None, ScopeResolution]:
+        """The validated context and the scope it resolves to, reused while steps share a dict."""
+        memo, ctx, resolution = self._ctx_memo
+        if context is memo and resolution is not None:
+            return ctx, resolution
         ctx = as_context(context)
-        self._ctx_memo = (context, ctx)
-        return ctx
+        resolution = self.buffer.resolve(ctx)
+        self._ctx_memo = (context, ctx, resolution)
+        return ctx, resolution
 
     def _slot(self, context: ExecutionContext | dict[str, Any] | None) -> Slot | None:
         res = self.buffer.resolve(context)

@@ -39,6 +39,7 @@ import os
 import threading
 import uuid
 import weakref
+from collections import deque
 from collections.abc import Iterable, MutableSequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -129,8 +130,13 @@ class RevisionConflict(StorageError):
 class StoreBusyError(StorageError):
     """The backend's own write lock was not obtained within the write's ``timeout``.
 
-    Nothing was written; the write may be retried.
+    Nothing was written; the write may be retried. ``progressed`` is True when
+    other writers committed while this one waited (contention: the store is
+    moving, so retrying is safe and cheap); False when nothing was committed
+    for the whole wait (a stalled writer).
     """
+
+    progressed: bool = False
 
 
 class _Any:
@@ -322,8 +328,23 @@ def _reseed_tokens() -> None:
     _token_counter = itertools.count(1)
 
 
+#: Bumped in a forked child: per-process state (connections, caches) compares it
+#: instead of calling ``os.getpid()`` (a system call) on every append.
+_fork_generation = [0]
+
+
+def _after_fork_in_child() -> None:
+    _reseed_tokens()
+    _fork_generation[0] += 1
+
+
+def fork_generation() -> int:
+    """A number that changes in a child process after ``fork`` (0 in the first process)."""
+    return _fork_generation[0]
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reseed_tokens)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def new_revision() -> str:
@@ -347,6 +368,9 @@ class SlotLocks:
     def __init__(self) -> None:
         self._guard = threading.Lock()
         self._locks: weakref.WeakValueDictionary[Slot, Any] = weakref.WeakValueDictionary()
+        # Strong references to the recently used locks, so a slot appended to
+        # over and over keeps one lock instead of making a new one every time.
+        self._recent: deque[Any] = deque(maxlen=256)
 
     def get(self, slot: Slot) -> Any:
         """The slot's lock (the same object while anyone holds a reference)."""
@@ -355,4 +379,5 @@ class SlotLocks:
             if lock is None:
                 lock = threading.Lock()
                 self._locks[slot] = lock
+                self._recent.append(lock)
             return lock

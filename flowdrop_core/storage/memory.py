@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from flowdrop_core.storage.base import (
@@ -143,13 +141,24 @@ class MemoryStore:
         with self._guard:
             return sorted(self._data)
 
-    @contextmanager
-    def lock(self, scope: str, scope_id: str, key: str, timeout: float = 5.0) -> Iterator[bool]:
+    def lock(self, scope: str, scope_id: str, key: str, timeout: float = 5.0) -> _Held:
         """MEM-12: hold the slot's thread lock, waiting at most ``timeout`` seconds."""
-        lock = self._locks.get((str(scope), scope_id, key))
-        acquired = lock.acquire(timeout=check_timeout(timeout))
-        try:
-            yield acquired
-        finally:
-            if acquired:
-                lock.release()
+        return _Held(self._locks.get((str(scope), scope_id, key)), check_timeout(timeout))
+
+
+class _Held:
+    """The slot lock as a context manager yielding whether it was acquired (no generator)."""
+
+    __slots__ = ("_acquired", "_lock", "_timeout")
+
+    def __init__(self, lock: Any, timeout: float) -> None:
+        self._lock, self._timeout, self._acquired = lock, timeout, False
+
+    def __enter__(self) -> bool:
+        self._acquired = self._lock.acquire(timeout=self._timeout)
+        return self._acquired
+
+    def __exit__(self, *exc: object) -> None:
+        if self._acquired:
+            self._acquired = False
+            self._lock.release()

@@ -47,6 +47,7 @@ from flowdrop_core.storage.base import (
     check_ops,
     check_timeout,
     conflict_check,
+    fork_generation,
     new_revision,
     slot_label,
 )
@@ -298,13 +299,13 @@ class SQLiteStore:
 
     def _after_fork(self) -> None:
         """Start fresh per-process state: connections and thread locks never cross a fork."""
-        self._pid = os.getpid()
+        self._pid = fork_generation()
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._locks = SlotLocks()
 
     def _conn(self) -> sqlite3.Connection:
-        if self._pid != os.getpid():
+        if self._pid != fork_generation():
             self._after_fork()
         conn = getattr(self._local, "conn", None)
         if conn is None:
@@ -427,10 +428,13 @@ class SQLiteStore:
             )
         conn = self._conn()
         wait = self.busy_timeout if timeout is None else check_timeout(timeout)
+        version = None
         try:
             if self._local.busy != wait:
                 conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
                 self._local.busy = wait
+            # Changes when another connection commits: tells contention from a stall.
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -443,11 +447,17 @@ class SQLiteStore:
                 raise
         except sqlite3.Error as exc:
             if _is_busy(exc):
-                raise StoreBusyError.for_slot(
+                busy = StoreBusyError.for_slot(
                     f"SQLite's write lock was not obtained within {wait:.3g} s; nothing was written",
                     slot,
                     self.path,
-                ) from exc
+                )
+                try:
+                    now = conn.execute("PRAGMA data_version").fetchone()[0]
+                except sqlite3.Error:  # pragma: no cover - the connection itself failed
+                    now = version
+                busy.progressed = version is not None and now != version
+                raise busy from exc
             raise StorageError.for_slot(f"cannot write the slot ({exc})", slot, self.path) from exc
 
     def set(
@@ -599,7 +609,7 @@ class SQLiteStore:
         """
         slot = (str(scope), scope_id, key)
         deadline = time.monotonic() + check_timeout(timeout)
-        if self._pid != os.getpid():
+        if self._pid != fork_generation():
             self._after_fork()
         tlock = self._locks.get(slot)
         got_thread = tlock.acquire(timeout=timeout)
