@@ -137,13 +137,16 @@ _APPLY = (
 local kind = redis.call('HGET', KEYS[2], 'kind')
 if kind and kind ~= 'list' then return {'error', 'stored value is not a conversation buffer (a plain value)'} end
 local size = redis.call('LLEN', KEYS[1])
+local names = {i = 'insert', r = 'replace', d = 'delete'}
 for i = 6, #ARGV, 3 do
   local op, pos = ARGV[i], tonumber(ARGV[i + 1])
   if op == 'i' then
     if pos < 0 or pos > size then return {'error', 'insert at ' .. pos .. ' in a buffer of ' .. size} end
     size = size + 1
   else
-    if pos < 0 or pos >= size then return {'error', op .. ' at ' .. pos .. ' in a buffer of ' .. size} end
+    if pos < 0 or pos >= size then
+      return {'error', names[op] .. ' at ' .. pos .. ' in a buffer of ' .. size}
+    end
     if op == 'd' then size = size - 1 end
   end
 end
