@@ -130,7 +130,8 @@ class StoreBrowser:
         store = self.store
         if isinstance(store, RedisStore):
             times = store.slot_times()
-            return {slot: (store.count(*slot), at) for slot, at in times}
+            counts = store.counts([slot for slot, _ in times])
+            return {slot: (n, at) for (slot, at), n in zip(times, counts, strict=True)}
         if isinstance(store, SQLiteStore):
             return _sqlite_slot_rows(store.path)
         if isinstance(store, MemoryStore):

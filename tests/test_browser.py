@@ -303,8 +303,9 @@ def test_store_page_browses_a_file_and_replays_its_journal(server, page, tmp_pat
     settle(page)
     expect(page.get_by_text("Records 1..9 replayed")).to_be_visible()
     assert page.locator("[data-testid='stException']").count() == 0
-    values = metric_values(page)
-    assert values["count"] == "4"  # the window of 4 after the ninth record
+    # the window of 4 after the ninth record (waits for the tab's metrics to render)
+    expect(page.locator("[data-testid='stMetricValue']:visible").first).to_have_text("4")
+    assert metric_values(page)["count"] == "4"
     shot(page, "store-journal.png")
     page.get_by_role("tab", name="Buffer").click()
     settle(page)

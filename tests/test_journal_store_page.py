@@ -115,3 +115,16 @@ def test_writes_need_the_switch(store_file: Path) -> None:
 def test_bad_target_is_a_clear_error(tmp_path: Path) -> None:
     at = open_store_page(str(tmp_path / "missing.sqlite3"))
     assert at.error and "no SQLite store at" in shown(at.error[0].value)
+
+
+def test_browses_a_redis_server_too(redis_url: str) -> None:
+    from store_fixture import fill
+
+    from flowdrop_core.storage.redis_store import RedisStore
+
+    fill(RedisStore(redis_url))
+    at = open_store_page(redis_url)
+    frame = at.dataframe[0].value
+    assert list(frame["count"]) == [4, 1, 2] and list(frame["journal"]) == [9, 0, 0]
+    assert "3 slot(s), redis store, read-only." in at.caption[1].value
+    assert any("Records 1..9 replayed" in shown(s.value) for s in at.success)

@@ -386,6 +386,22 @@ class RedisStore:
             out.append(((scope, scope_id, key), float(score)))
         return out
 
+    def counts(self, slots: list[Slot]) -> list[int | None]:
+        """Each slot's entry count (``None``: a plain value or empty), in one pipelined trip."""
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for slot in slots:
+                entries, meta, _journal = slot_keys(slot, self.namespace)
+                pipe.hget(meta, "kind")
+                pipe.llen(entries)
+            replies = pipe.execute()
+        except RedisError as exc:
+            raise self._error("list the slots", None, exc) from exc
+        return [
+            int(size) if kind == b"list" else None
+            for kind, size in zip(replies[::2], replies[1::2], strict=True)
+        ]
+
     def count(self, scope: str, scope_id: str, key: str) -> int | None:
         """The number of entries of a buffer (LLEN), ``None`` for a plain value or empty slot."""
         slot, (entries, meta, _index) = self._keys(scope, scope_id, key)
