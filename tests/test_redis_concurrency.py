@@ -111,7 +111,7 @@ from flowdrop_core.conversation import ConversationBuffer
 from flowdrop_core.events import EventKind
 from flowdrop_core.storage.redis_store import RedisStore
 url, wid, n, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-buf = ConversationBuffer(store=RedisStore(url), lock_timeout=30)
+buf = ConversationBuffer(store=RedisStore(url), lock_timeout=float(sys.argv[5]))
 ctx = {"session_id": "s1"}
 buf.store.revision("session", "s1", "chat_history")  # connected
 print("ready", flush=True)
@@ -128,10 +128,22 @@ print(json.dumps({"appended": appended, "unserialized": unserialized, "links": l
 """
 
 
-def test_four_processes_lose_no_turn(redis_url: str, tmp_path: Path) -> None:
-    procs, per_proc = 4, 250
+@pytest.mark.parametrize(
+    ("per_proc", "lock_timeout"),
+    [(250, LONG_WAIT), (100, 0.0)],
+    ids=["serialized", "compare-and-set-only"],
+)
+def test_four_processes_lose_no_turn(
+    redis_url: str, tmp_path: Path, per_proc: int, lock_timeout: float
+) -> None:
+    """4 processes append to one slot; with ``lock_timeout=0`` most run unserialized and
+    only the conditional writes keep the history one chain."""
+    procs = 4
     go = tmp_path / "go"
-    children = [_python(WORKER, redis_url, str(p), str(per_proc), str(go)) for p in range(procs)]
+    children = [
+        _python(WORKER, redis_url, str(p), str(per_proc), str(go), str(lock_timeout))
+        for p in range(procs)
+    ]
     for c in children:
         assert c.stdout is not None and c.stdout.readline().strip() == "ready", c.stderr
     go.touch()
@@ -143,7 +155,8 @@ def test_four_processes_lose_no_turn(redis_url: str, tmp_path: Path) -> None:
         report = json.loads(out.strip().splitlines()[-1])
         links.update(report["links"])
         reports.append(report)
-    assert sum(r["unserialized"] for r in reports) == 0
+    if lock_timeout:
+        assert sum(r["unserialized"] for r in reports) == 0
     assert sum(r["appended"] for r in reports) == procs * per_proc
     final = [m["content"] for m in RedisStore(redis_url).get("session", "s1", "chat_history")[0]]
     _check_history(links, final, procs, per_proc)
