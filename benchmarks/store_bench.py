@@ -1,14 +1,14 @@
 """Store benchmark: appends per second to ONE slot through ConversationBuffer.
 
 Measures the full runtime path of an append (scope resolution, MEM-12 slot
-lock, read, engine, write) with the memory, SQLite and Redis backends at a
-window of 50 messages, with one writer and with 4 concurrent writers (threads;
-and processes for SQLite, which serializes across processes with a per-slot
-file lock, and for Redis, with a lease and conditional writes). Every writer
-appends to the same slot, so the figures are the serialized throughput of one
-conversation, the worst case. Redis runs on a ``redis-server`` the benchmark
-starts on a free port (or ``--redis-url``); without one its rows are skipped,
-saying so.
+lock, engine, conditional write of the changed rows) with the memory, SQLite
+and Redis backends at a window of 50 messages, with one writer and with 4
+concurrent writers (threads; and processes for SQLite, which serializes
+across processes with a per-slot file lock, and for Redis, with a lease and
+conditional writes). Every writer appends to the same slot, so the figures
+are the serialized throughput of one conversation, the worst case. Redis runs
+on a ``redis-server`` the benchmark starts on a free port (or
+``--redis-url``); without one its rows are skipped, saying so.
 
 Run: ``.venv/bin/python benchmarks/store_bench.py [--appends N] [--window W]``.
 """

@@ -381,21 +381,28 @@ def format_table(timeline: Timeline) -> str:
         "",
     ]
     rows = timeline.rows()
-    cells = [
-        [_fit(_cell(key, row, record), cap) for key, _, _, cap in _COLUMNS]
-        for row, record in zip(rows, timeline.steps, strict=True)
-    ]
+    caps = [cap for _, _, _, cap in _COLUMNS]
+    cells = []
+    for row, record in zip(rows, timeline.steps, strict=True):
+        values = [_cell(key, row, record) for key, _, _, _ in _COLUMNS]
+        cells.append(
+            [
+                v if len(v) <= cap else v[: cap - 1] + "…"
+                for v, cap in zip(values, caps, strict=True)
+            ]
+        )
     widths = [
-        max([len(header), *(len(r[i]) for r in cells)])
-        for i, (_, header, _, _) in enumerate(_COLUMNS)
+        max(len(header), max(map(len, column), default=0))
+        for (_, header, _, _), column in zip(
+            _COLUMNS, zip(*cells, strict=False) if cells else [()] * len(_COLUMNS), strict=False
+        )
     ]
+    pads = [str.rjust if align == ">" else str.ljust for _, _, align, _ in _COLUMNS]
 
     def render(values: Sequence[str]) -> str:
-        parts = [
-            f"{value:{align}{width}}"
-            for value, (_, _, align, _), width in zip(values, _COLUMNS, widths, strict=True)
-        ]
-        return "  ".join(parts).rstrip()
+        return "  ".join(
+            [pad(value, width) for value, pad, width in zip(values, pads, widths, strict=True)]
+        ).rstrip()
 
     lines.append(render([header for _, header, _, _ in _COLUMNS]))
     lines.append(render(["-" * w for w in widths]))

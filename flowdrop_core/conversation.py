@@ -32,7 +32,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import weakref
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -52,11 +51,13 @@ from flowdrop_core.journal.recorder import start as journal_start
 from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.storage import (
     MemoryStore,
+    Op,
     RevisionConflict,
     Slot,
     StorageError,
     Store,
     StoreBusyError,
+    apply_ops,
     delta_from_events,
     slot_label,
 )
@@ -115,30 +116,29 @@ def fast_model(cls: type[_M], fields: dict[str, Any]) -> _M:
 
 
 class _LazyMessages:
-    """The buffer after an append, built from the live engine buffer only when read.
+    """The buffer after an append, built only when read: a base list plus the ops since.
 
-    The conversation buffer calls :meth:`detach` before it changes that
-    engine buffer again, so a result that is still alive keeps its own
-    snapshot; a result nobody kept costs nothing. A lock makes the one-time
-    build safe against a concurrent :meth:`detach`.
+    ``base`` is a list the conversation buffer never changes (what it read
+    from the store, or a later copy) and ``log`` the ops of the appends made
+    since, in order; this result's buffer is ``base`` with the first ``upto``
+    ops applied. Later appends only add ops to ``log`` (or start a new base),
+    so a kept result keeps its own buffer and nothing is copied per append.
     """
 
-    __slots__ = ("__weakref__", "_buf", "_guard", "_value")
+    __slots__ = ("_base", "_log", "_upto", "_value")
 
-    def __init__(self, buf: Buffer) -> None:
-        self._buf: Buffer | None = buf
+    def __init__(self, base: list[dict[str, Any]], log: list[Op], upto: int) -> None:
+        self._base, self._log, self._upto = base, log, upto
         self._value: list[dict[str, Any]] | None = None
-        self._guard = threading.Lock()
 
     def get(self) -> list[dict[str, Any]]:
-        """The entries (built once, O(buffer))."""
-        with self._guard:
-            if self._buf is not None:
-                self._value = self._buf.messages()
-                self._buf = None
-            return self._value  # type: ignore[return-value]
-
-    detach = get
+        """The entries (built once, O(base + ops))."""
+        if self._value is None:
+            entries = list(self._base)
+            apply_ops(entries, self._log[: self._upto])
+            self._value = entries
+            self._base = self._log = None  # type: ignore[assignment]
+        return self._value
 
 
 class _MessagesField:
@@ -181,6 +181,9 @@ for _name in (
 ):
     setattr(ScopedAppendResult, _name, _materialized(getattr(ScopedAppendResult, _name)))
 ScopedAppendResult.messages = _MessagesField()  # type: ignore[assignment]  # after pydantic's setup
+
+#: A cached slot: (revision, live engine Buffer, lazy-result base, ops since the base).
+_CacheEntry = tuple[str | None, Buffer, list[dict[str, Any]], list[Op]]
 
 #: Conditional writes that may find the slot changed before an append gives up.
 _MAX_CONFLICTS = 1000
@@ -302,27 +305,24 @@ class ConversationBuffer:
 
     def _reset_cache(self) -> None:
         # slot -> (revision, live Buffer whose entries are the slot's value at that
-        # revision, the lazy ``messages`` of the last result built from it). A
-        # Buffer is only mutated after being taken out.
-        self._cache: dict[Slot, tuple[str, Buffer, weakref.ref[_LazyMessages] | None]] = {}
+        # revision, and the base list + ops log its lazy results are built from).
+        # A Buffer is only mutated after being taken out.
+        self._cache: dict[Slot, _CacheEntry] = {}
         self._cache_guard = threading.Lock()
         self._cache_pid = fork_generation()
 
-    def _cache_take(
-        self, slot: Slot
-    ) -> tuple[str, Buffer, weakref.ref[_LazyMessages] | None] | None:
+    def _cache_take(self, slot: Slot) -> _CacheEntry | None:
         """Remove and return the slot's cache entry (a fork starts with an empty cache)."""
         if self._cache_pid != fork_generation():
             self._reset_cache()
         with self._cache_guard:
             return self._cache.pop(slot, None)
 
-    def _cache_put(self, slot: Slot, token: Any, buf: Buffer, lazy: _LazyMessages | None) -> None:
-        """Cache ``buf`` as the slot's value at ``token``, dropping the least recently written."""
-        if isinstance(token, str) and self.cache_slots and self._cache_pid == fork_generation():
+    def _cache_put(self, slot: Slot, entry: _CacheEntry) -> None:
+        """Cache a slot's live buffer at its revision, dropping the least recently written."""
+        if isinstance(entry[0], str) and self.cache_slots and self._cache_pid == fork_generation():
             with self._cache_guard:
-                ref = None if lazy is None else weakref.ref(lazy)
-                self._cache[slot] = (token, buf, ref)  # taken out before, so now the newest
+                self._cache[slot] = entry  # taken out before, so now the newest
                 while len(self._cache) > self.cache_slots:
                     del self._cache[next(iter(self._cache))]
 
@@ -487,20 +487,19 @@ class ConversationBuffer:
         conflicts = 0
         still_since: float | None = None  # when the store was last seen not moving
         while True:
-            buf, token, fresh = self._current(slot)
+            token, buf, base, log, fresh = self._current(slot)
             rec = (
                 journal_start(self.store, self.journal, slot, buf, token) if self.journal else None
             )
             result = buf.append(messages)  # validates first: raises with ``buf`` unchanged
-            if not result.changed:  # a call that changed nothing writes nothing
+            delta = delta_from_events(result.events, result.count)
+            if not delta.ops:  # a call that changed nothing writes nothing
                 if not fresh and self.store.revision(*slot) != token:
                     continue  # the cached copy is stale: read again, run again
                 if rec is not None:  # the append journal (off by default)
                     rec.finish(messages, context, result, token, serialized=serialized)
-                lazy = _LazyMessages(buf)
-                self._cache_put(slot, token, buf, lazy)
-                return result, lazy
-            delta = delta_from_events(result.events, result.count)
+                self._cache_put(slot, (token, buf, base, log))
+                return result, _LazyMessages(base, log, len(log))
             try:
                 token = self.store.apply(*slot, delta, expected=token, timeout=self.lock_timeout)
             except RevisionConflict:
@@ -524,25 +523,26 @@ class ConversationBuffer:
                 raise
             if rec is not None:
                 rec.finish(messages, context, result, token, serialized=serialized)
-            lazy = _LazyMessages(buf)
-            self._cache_put(slot, token, buf, lazy)
+            log.extend(delta.ops)
+            lazy = _LazyMessages(base, log, len(log))
+            if len(log) > max(64, 2 * result.count):  # start a new base: O(1) per op amortized
+                base, log = buf.messages(), []
+            self._cache_put(slot, (token, buf, base, log))
             return result, lazy
 
-    def _current(self, slot: Slot) -> tuple[Buffer, str | None, bool]:
-        """The slot's engine buffer and its revision, from the cache or read; and whether read.
+    def _current(
+        self, slot: Slot
+    ) -> tuple[str | None, Buffer, list[dict[str, Any]], list[Op], bool]:
+        """The slot's revision, engine buffer, lazy-result base and log; and whether just read.
 
         A cached buffer is trusted without asking the store: the conditional
         write tells whether it was still current.
         """
         entry = self._cache_take(slot)
         if entry is not None and entry[1].max_messages == self.max_messages:
-            token, buf, ref = entry
-            lazy = None if ref is None else ref()
-            if lazy is not None:
-                lazy.detach()  # a kept result keeps its buffer: copy it before changing it
-            return buf, token, False
+            return (*entry, False)
         entries, token = self._snapshot(slot)
-        return self._build(slot, entries), token, True
+        return token, self._build(slot, entries), entries, [], True
 
     def read(self, context: ContextLike = None) -> ScopedAppendResult:
         """Read the buffer without appending: the same result shape, ``appended`` 0, no events.

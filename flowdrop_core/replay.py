@@ -136,19 +136,29 @@ class StepRecord(BaseModel):
 
     def row(self) -> dict[str, Any]:
         """A flat timeline row (tables, CSV)."""
-        tally = self.tally
+        duplicates = replaced = inserted = evicted = 0
+        for ev in self.events:  # one pass, no Counter: the CLI makes a row per step
+            kind = ev.kind
+            if kind is EventKind.EVICTED:
+                evicted += 1
+            elif kind is EventKind.DUPLICATE_RESULT or kind is EventKind.DUPLICATE_TURN:
+                duplicates += 1
+            elif kind is EventKind.PLACEHOLDER_INSERTED:
+                inserted += 1
+            elif kind is EventKind.PLACEHOLDER_REPLACED:
+                replaced += 1
         return {
             "step": self.step,
             "label": self.label,
             "incoming": _short(self.incoming),
             "count": self.count,
-            "count_delta": self.count_delta,
+            "count_delta": self.count - self.count_before,
             "appended": self.appended,
             "appended_any": self.appended_any,
-            "duplicates": sum(tally.get(k, 0) for k in _DUPLICATES),
-            "replaced": tally.get(str(EventKind.PLACEHOLDER_REPLACED), 0),
-            "inserted": tally.get(str(EventKind.PLACEHOLDER_INSERTED), 0),
-            "evicted": tally.get(str(EventKind.EVICTED), 0),
+            "duplicates": duplicates,
+            "replaced": replaced,
+            "inserted": inserted,
+            "evicted": evicted,
             "refused": self.refused,
             "resolved_scope_id": self.resolved_scope_id,
             "mem14_flag": self.mem14_flag or "",

@@ -42,7 +42,6 @@ import weakref
 from collections import deque
 from collections.abc import Iterable, MutableSequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple, Protocol, runtime_checkable
 
 __all__ = [
@@ -172,9 +171,11 @@ class Op(NamedTuple):
     entry: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Delta:
-    """What one append changed in a buffer: ordered ops and the length after them."""
+class Delta(NamedTuple):
+    """What one append changed in a buffer: ordered ops and the length after them.
+
+    A named tuple (immutable, and cheap to build once per append).
+    """
 
     ops: tuple[Op, ...]
     count: int

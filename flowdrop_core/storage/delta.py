@@ -16,7 +16,14 @@ from flowdrop_core.storage.base import Delta, Op
 
 __all__ = ["delta_from_events"]
 
-_INSERTS = (EventKind.APPENDED, EventKind.PLACEHOLDER_INSERTED)
+_APPENDED = EventKind.APPENDED
+_INSERTED = EventKind.PLACEHOLDER_INSERTED
+_EVICTED = EventKind.EVICTED
+_REPLACED = EventKind.PLACEHOLDER_REPLACED
+#: ``tuple.__new__``: builds an Op / Delta without the named tuple's Python-level
+#: constructor (this runs once per append). Event fields are read by index:
+#: kind 0, position 3, entry 5 (see :class:`~flowdrop_core.events.Event`).
+_new = tuple.__new__
 
 
 def delta_from_events(events: Iterable[Event], count: int) -> Delta:
@@ -28,11 +35,11 @@ def delta_from_events(events: Iterable[Event], count: int) -> Delta:
     """
     ops: list[Op] = []
     for ev in events:
-        kind = ev.kind
-        if kind in _INSERTS:
-            ops.append(Op("insert", ev.position, ev.entry))  # type: ignore[arg-type]
-        elif kind is EventKind.EVICTED:
-            ops.append(Op("delete", ev.position, ev.entry))  # type: ignore[arg-type]
-        elif kind is EventKind.PLACEHOLDER_REPLACED:
-            ops.append(Op("replace", ev.position, ev.entry))  # type: ignore[arg-type]
-    return Delta(tuple(ops), count)
+        kind = ev[0]
+        if kind is _APPENDED or kind is _INSERTED:
+            ops.append(_new(Op, ("insert", ev[3], ev[5])))
+        elif kind is _EVICTED:
+            ops.append(_new(Op, ("delete", ev[3], ev[5])))
+        elif kind is _REPLACED:
+            ops.append(_new(Op, ("replace", ev[3], ev[5])))
+    return _new(Delta, (tuple(ops), count))
