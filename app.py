@@ -34,11 +34,11 @@ from flowdrop_core.view import (
     InputProblem,
     compose_message,
     context_from_fields,
-    md_escape,
     parse_pasted,
 )
 from inspector_ui.cache import cached_conversation, cached_replay, samples
 from inspector_ui.inspector import show_inspector
+from inspector_ui.plain import md
 from inspector_ui.playground_state import (
     DEFAULTS,
     apply_preset,
@@ -47,7 +47,18 @@ from inspector_ui.playground_state import (
 )
 from inspector_ui.shell import page_shell
 from inspector_ui.timeline import step_selector
+from inspector_ui.urlparams import (
+    MAX_STEP,
+    MAX_WINDOW,
+    Param,
+    check_url,
+    mirror_to_url,
+    one_of,
+    seed_from_url,
+    whole_number,
+)
 
+STORAGES = ["memory", "sqlite"]
 SAMPLE_CONVERSATION = SAMPLE_DIR / "imports" / "openai_chat.json"
 PRESET_ICONS = {
     "no identity": ":material/person_off:",
@@ -160,6 +171,16 @@ def on_load_conversation() -> None:
 # --------------------------------------------------------------------------- state
 
 page_shell("playground")
+check_url(
+    [
+        Param("window", "a window size (0 to 1,000,000)", 0, whole_number(0, MAX_WINDOW)),
+        Param("scope", f"a scope ({', '.join(SCOPES)})", "session", one_of(SCOPES)),
+        Param("storage", "a storage backend (memory, sqlite)", "memory", one_of(STORAGES)),
+        Param("step", "a step number", "the newest step", whole_number(0, MAX_STEP)),
+    ],
+    defaults={name: DEFAULTS[name] for name in ("window", "scope", "storage")},
+)
+seed_from_url("window", int)
 
 if "pg_recipe" not in st.session_state:
     st.session_state.pg_recipe = empty_recipe()
@@ -187,16 +208,17 @@ with st.sidebar:
     window = st.number_input(
         "Window size (max_messages)",
         min_value=0,
+        max_value=MAX_WINDOW,
         step=1,
         key="window",
-        bind="query-params",
         help="0 means no cap. Past the window the oldest entries are evicted (GR-MEM step 6).",
     )
+    mirror_to_url("window", window, DEFAULTS["window"])
     scope = st.selectbox("Scope", SCOPES, key="scope", bind="query-params")
     key = st.text_input("Key", key="key", bind="query-params")
     storage = st.segmented_control(
         "Storage backend",
-        ["memory", "sqlite"],
+        STORAGES,
         required=True,
         key="storage",
         bind="query-params",
@@ -229,10 +251,10 @@ with st.sidebar:
         context = {**recipe["extra_context"], **(context or {})}
     resolution = resolve_scope(scope, context)
     if resolution.refused:
-        st.error(f"{scope} scope refuses: {md_escape(resolution.reason)}", icon=":material/block:")
+        st.error(f"{scope} scope refuses: {md(resolution.reason)}", icon=":material/block:")
     else:
         st.success(
-            f"{scope} scope resolves to {md_escape(repr(resolution.resolved_scope_id))}",
+            f"{scope} scope resolves to {md(repr(resolution.resolved_scope_id))}",
             icon=":material/key:",
         )
 
@@ -265,7 +287,7 @@ start.button(
 )
 
 if recipe.get("title"):
-    st.markdown(f"**{md_escape(recipe['name'])}**: {md_escape(recipe['title'])}")
+    st.markdown(f"**{md(recipe['name'])}**: {md(recipe['title'])}")
 
 paste_tab, compose_tab = st.tabs(["Paste", "Compose"])
 with paste_tab:
@@ -298,9 +320,7 @@ with compose_tab:
     )
 
 if st.session_state.get("pg_error"):
-    st.error(
-        f"Nothing was appended. {md_escape(st.session_state.pg_error)}", icon=":material/error:"
-    )
+    st.error(f"Nothing was appended. {md(st.session_state.pg_error)}", icon=":material/error:")
 
 actions = st.container(horizontal=True)
 has_steps = bool(recipe["steps"])
@@ -336,7 +356,7 @@ try:
     )
     timeline = cached_replay(dump_scenario(scenario))
 except (ReplayError, ValueError) as exc:
-    st.error(f"Cannot run this session: {md_escape(exc)}", icon=":material/error:")
+    st.error(f"Cannot run this session: {md(exc)}", icon=":material/error:")
     st.stop()
 
 if not timeline.steps:

@@ -22,12 +22,13 @@ from flowdrop_core.events import Event
 from flowdrop_core.ids import usable_id
 from flowdrop_core.importers import ConversationFormatError, loads_or_problem, parse_conversation
 from flowdrop_core.messages import read_call_id
-from flowdrop_core.provider import Finding
+from flowdrop_core.provider import Finding, NormalizeReport
 from flowdrop_core.replay import RULE_SUMMARIES
 from flowdrop_core.scenario import Scenario, ScenarioError, load_scenario
 from flowdrop_core.text import text_to_message
 
 __all__ = [
+    "CLIP",
     "CONTEXT_PRESETS",
     "ROLE_AVATARS",
     "SAMPLE_DIR",
@@ -35,6 +36,9 @@ __all__ = [
     "InputProblem",
     "SampleScenario",
     "chart_frame",
+    "clip_frame",
+    "clip_text",
+    "clip_value",
     "compose_message",
     "context_from_fields",
     "conversation_samples",
@@ -44,6 +48,7 @@ __all__ = [
     "findings_frame",
     "focus",
     "group_by_rule",
+    "lint_of",
     "md_escape",
     "page_count",
     "page_of",
@@ -98,17 +103,77 @@ class InputProblem(ValueError):
 
 # --------------------------------------------------------------------------- text
 
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+#: Every ASCII punctuation character: CommonMark lets each be backslash-escaped, and
+#: escaping all of them also breaks GFM auto-links (``www.``, ``http://``, ``a@b.c``),
+#: Streamlit's directives (``:red[...]``, ``:material/x:``) and LaTeX (``$``).
+_MARKDOWN_SPECIALS = re.compile(r"""([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])""")
+_NEWLINES = re.compile(r"\r\n|\r|\n")
+#: Where GFM would auto-link plain text (``http://``, ``www.``, ``a@b.c``): Streamlit's
+#: Markdown finds links in the text *after* escapes are read, so escaping cannot stop
+#: them; an invisible WORD JOINER (U+2060) before ``:`` / ``@`` and after ``www`` does.
+_AUTOLINK_POINTS = re.compile(r"(?=[:@])|(?<=www)(?=\.)", re.IGNORECASE)
+_LEADING_BLANKS = re.compile(r"^[ \t]+", re.MULTILINE)
+
+#: Characters of one value drawn on a page; past it a view shows the start and offers the rest.
+CLIP = 2_000
 
 
 def md_escape(text: object) -> str:
-    """``text`` with every Markdown (and Streamlit directive) character backslash-escaped.
+    """``text`` as Markdown that renders exactly as the text: THE one rule for data in the UI.
 
-    For messages that quote data (an id a person typed, a file name, a
-    problem citing a field) inside an alert, which Streamlit renders as
-    Markdown: the data then reads literally instead of turning into markup.
+    Everything that came from input (content, ids, names, file names,
+    reasons and errors quoting input) goes through this before it reaches
+    anything Streamlit renders as Markdown (alerts, captions, markdown): every
+    ASCII punctuation character is backslash-escaped, so no emphasis, link,
+    image, HTML, heading, list, code span, auto-link, directive or formula
+    can form; a WORD JOINER (invisible) goes before each ``:`` and ``@`` and
+    after ``www`` so no auto-link can form either. Newlines become hard line breaks and leading blanks become
+    no-break spaces, so no line can start a block (a code block, a
+    paragraph break that ends a span). Text shown with ``st.text``,
+    ``st.code``, ``st.json`` or in dataframe cells needs no escaping.
     """
-    return _MARKDOWN_SPECIALS.sub(r"\\\1", str(text)).replace("\n", "  \n")
+    escaped = _MARKDOWN_SPECIALS.sub(r"\\\1", _AUTOLINK_POINTS.sub("\u2060", str(text)))
+    escaped = _LEADING_BLANKS.sub(lambda m: "\u00a0" * len(m.group()), escaped)
+    lines = _NEWLINES.split(escaped)
+    return "\\\n".join(line if line else "\u00a0" for line in lines)
+
+
+def clip_text(text: str, limit: int = CLIP) -> tuple[str, int]:
+    """The first ``limit`` characters of ``text`` and how many were left out.
+
+    A view draws the clipped text and says how much is missing, so no value
+    (a 1 MB one-word message) can freeze the page; the whole is offered
+    separately (a download).
+    """
+    if len(text) <= limit:
+        return text, 0
+    return text[:limit], len(text) - limit
+
+
+def clip_value(value: Any, limit: int = CLIP) -> Any:
+    """A copy of a JSON-like value with every string longer than ``limit`` clipped.
+
+    A clipped string ends with ``… [N characters clipped]`` so the JSON views
+    say what they leave out. Containers are copied, leaves kept.
+    """
+    if isinstance(value, str):
+        head, rest = clip_text(value, limit)
+        return f"{head}… [{rest} characters clipped]" if rest else value
+    if isinstance(value, Mapping):
+        return {clip_value(k, limit): clip_value(v, limit) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clip_value(v, limit) for v in value]
+    return value
+
+
+def clip_frame(frame: pd.DataFrame, limit: int = CLIP) -> pd.DataFrame:
+    """Clip the long text cells of a table the same way (a cell is a view too; exports are not)."""
+    for column in frame.columns:
+        if frame[column].dtype == object:
+            frame[column] = [
+                clip_value(v, limit) if isinstance(v, str) else v for v in frame[column]
+            ]
+    return frame
 
 
 # --------------------------------------------------------------------------- input
@@ -388,7 +453,7 @@ def tagged_frame(tagged: Sequence[tuple[Any, str]]) -> pd.DataFrame:
             for k, (entry, tag) in enumerate(tagged)
         ],
         columns=["position", "tag", "role", "calls", "content"],
-    )
+    ).pipe(clip_frame)
 
 
 def event_frame(events: Iterable[Event]) -> pd.DataFrame:
@@ -406,7 +471,16 @@ def event_frame(events: Iterable[Event]) -> pd.DataFrame:
             for ev in events
         ],
         columns=["kind", "rule", "incoming", "position", "tool_call_id", "reason"],
-    )
+    ).pipe(clip_frame)
+
+
+def lint_of(report: NormalizeReport) -> list[Finding]:
+    """``lint(entries)`` from an already computed ``normalize_report(entries)``.
+
+    :func:`flowdrop_core.provider.lint` is exactly the report's findings in
+    buffer order; a view that shows both uses this to normalize once.
+    """
+    return sorted(report.findings, key=lambda f: f.index)
 
 
 def findings_frame(findings: Iterable[Finding]) -> pd.DataFrame:
@@ -424,4 +498,4 @@ def findings_frame(findings: Iterable[Finding]) -> pd.DataFrame:
             for f in findings
         ],
         columns=["entry", "kind", "rule", "dropped", "tool_call_id", "message"],
-    )
+    ).pipe(clip_frame)

@@ -10,19 +10,26 @@ import hashlib
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import streamlit as st
 
 from flowdrop_core.importers import ImportedConversation, load_conversation
 from flowdrop_core.replay import CheckResult, Timeline, check, replay, replay_conversation
-from flowdrop_core.scenario import ScenarioConfig, load_scenario, parse_scenario
+from flowdrop_core.scenario import Scenario, ScenarioConfig, load_scenario, parse_scenario
 from flowdrop_core.view import SAMPLE_DIR, SampleScenario, sample_scenarios
 
+T = TypeVar("T")
 
-@st.cache_data(max_entries=32, show_spinner=False)
+
+@st.cache_resource(max_entries=8, show_spinner=False)
 def cached_conversation(data: bytes, name: str) -> ImportedConversation:
-    """Parse uploaded or sample bytes once per (content, name)."""
+    """Parse uploaded or sample bytes once per (content, name); shared, read-only.
+
+    ``cache_resource``, not ``cache_data``: the latter pickles the result in
+    and out on every call, 0.6 s per rerun for a 20,000-message recording.
+    """
     return load_conversation(data, name=name)
 
 
@@ -79,6 +86,32 @@ def _replays() -> _TimelineLRU:
     return _TimelineLRU(size=8)
 
 
+def replays() -> _TimelineLRU:
+    """The shared store of replayed recordings (key: :func:`replay_key`)."""
+    return _replays()
+
+
+def digest_of(data: bytes) -> str:
+    """The content key of uploaded or sample bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def replay_key(digest: str, name: str, per: str, refire: str, max_messages: int) -> tuple[Any, ...]:
+    """What a recorded conversation's replay depends on: its content and the options."""
+    return (digest, name, per, refire, max_messages)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def cached_scenario(digest: str, name: str, _data: bytes) -> Scenario | None:
+    """The bytes read as a scenario file, or ``None`` when they are not one (once per content)."""
+    try:
+        return parse_scenario(_data.decode("utf-8-sig"), source=name)
+    except (ValueError, RecursionError):
+        # Not a scenario (ScenarioError), not UTF-8 (UnicodeDecodeError) or JSON the json
+        # module refuses (an integer too long, nesting too deep): the importers name it.
+        return None
+
+
 def cached_conversation_replay(
     data: bytes,
     name: str,
@@ -88,7 +121,7 @@ def cached_conversation_replay(
     progress: Any = None,
 ) -> Timeline:
     """Import and replay a recorded conversation, cached on its bytes' digest and the options."""
-    key = (hashlib.sha256(data).hexdigest(), name, per, refire, max_messages)
+    key = replay_key(digest_of(data), name, per, refire, max_messages)
     store = _replays()
     timeline = store.get(key)
     if timeline is None:
@@ -120,3 +153,34 @@ def rows_of(timeline: Timeline) -> list[dict[str, Any]]:
         rows = timeline.rows()
         _ROWS[timeline] = rows
     return rows
+
+
+#: Per timeline, the last few per-step views computed (tags, provider view, lint).
+_PER_STEP: weakref.WeakKeyDictionary[Timeline, OrderedDict[tuple[Any, ...], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+_PER_STEP_LOCK = threading.Lock()
+PER_STEP_SIZE = 8
+
+
+def per_step(timeline: Timeline, what: str, step: int, compute: Callable[[], T]) -> T:
+    """``compute()`` for one step of one timeline, remembered (a few steps per timeline).
+
+    The step views cost O(buffer) (the buffer rebuilt from a checkpoint, its
+    tags, the MEM-5 provider view and lint); a rerun that does not move the
+    step, or moves back to a recent one, reuses them instead of re-deriving
+    them from the whole buffer. Timelines shown here are read-only, and the
+    memo goes with the timeline (weak keys).
+    """
+    key = (what, step, len(timeline.steps))
+    with _PER_STEP_LOCK:
+        memo = _PER_STEP.setdefault(timeline, OrderedDict())
+        if key in memo:
+            memo.move_to_end(key)
+            return memo[key]  # type: ignore[no-any-return]
+    value = compute()
+    with _PER_STEP_LOCK:
+        memo[key] = value
+        while len(memo) > PER_STEP_SIZE:
+            memo.popitem(last=False)
+    return value

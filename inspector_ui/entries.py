@@ -6,7 +6,8 @@ from typing import Any
 
 import streamlit as st
 
-from flowdrop_core.view import ROLE_AVATARS, entry_call_ids, entry_text, focus
+from flowdrop_core.view import ROLE_AVATARS, clip_text, entry_call_ids, entry_text, focus
+from inspector_ui.plain import clip_value, md, show_text
 
 #: Tag colours for st.badge (fixed vocabulary from Timeline.tagged).
 TAG_COLORS = {
@@ -18,10 +19,14 @@ TAG_COLORS = {
 }
 
 
-def show_entry_bubble(entry: Any, tag: str | None = None) -> None:
-    """One buffer entry as a chat bubble: role, tag, call ids, content as plain text."""
+def show_entry_bubble(entry: Any, tag: str | None, key: str) -> None:
+    """One buffer entry as a chat bubble: role, tag, call ids, content as plain text.
+
+    ``key`` makes the entry's widgets (the download of a clipped content) unique.
+    """
     role = entry.get("role", "?") if isinstance(entry, dict) else "?"
-    with st.chat_message(str(role), avatar=ROLE_AVATARS.get(str(role), ":material/help:")):
+    name, _ = clip_text(str(role), 40)
+    with st.chat_message(name, avatar=ROLE_AVATARS.get(str(role), ":material/help:")):
         head = st.container(horizontal=True, gap="small")
         with head:
             if role in ROLE_AVATARS:  # fixed vocabulary only: badges render Markdown
@@ -29,30 +34,43 @@ def show_entry_bubble(entry: Any, tag: str | None = None) -> None:
             if tag in TAG_COLORS or tag == "incoming":
                 st.badge(tag, color=TAG_COLORS.get(tag, "blue"))
         ids = entry_call_ids(entry)
-        if ids:  # call ids are data: shown inside a code span, which renders literally
-            literal = ids.replace("`", "'")
-            st.caption(f"`{literal}`")
+        if ids:  # call ids are data: through the one plain-text rule, clipped
+            short, rest = clip_text(ids, 200)
+            st.caption(md(short + (f" … ({rest:,} more characters)" if rest else "")))
         text = entry_text(entry)
         if text:
-            st.text(text)
+            show_text(text, key)
         else:
             st.caption("*(empty content)*")
 
 
-def show_entries(tagged: list[tuple[Any, str]], mode: str, empty: str) -> None:
-    """Tagged entries as chat bubbles or raw JSON; a long buffer shows what changed and the end."""
-    if not tagged:
+def show_entries(tagged: list[tuple[Any, str]], mode: str, empty: str, key: str) -> None:
+    """Tagged entries as chat bubbles or raw JSON; a long buffer shows what changed and the end.
+
+    ``key`` names the place (``"r_before"``, ...) so widgets of two lists never collide.
+    """
+    show_focused(focus(tagged), mode, empty, key)
+
+
+#: An item of :func:`flowdrop_core.view.focus`: ``(position, entry, tag)`` or a skipped count.
+Focused = tuple[int, Any, str] | int
+
+
+def show_focused(items: list[Focused], mode: str, empty: str, key: str) -> None:
+    """Entries already reduced by ``focus`` (what changed, its neighbours, the end)."""
+    if not items:
         st.info(empty, icon=":material/inbox:")
         return
-    items = focus(tagged)
     if mode == "JSON":
         st.json(
-            [
-                {"position": item[0], "tag": item[2], "entry": item[1]}
-                if isinstance(item, tuple)
-                else {"skipped": f"{item} kept entries not shown"}
-                for item in items
-            ],
+            clip_value(
+                [
+                    {"position": item[0], "tag": item[2], "entry": item[1]}
+                    if isinstance(item, tuple)
+                    else {"skipped": f"{item} kept entries not shown"}
+                    for item in items
+                ]
+            ),
             expanded=2,
         )
         return
@@ -60,4 +78,4 @@ def show_entries(tagged: list[tuple[Any, str]], mode: str, empty: str) -> None:
         if isinstance(item, int):
             st.caption(f"… {item} kept entries not shown …")
         else:
-            show_entry_bubble(item[1], item[2])
+            show_entry_bubble(item[1], item[2], key=f"{key}_{item[0]}")

@@ -10,19 +10,30 @@ from inspector_ui.provider import show_provider_view
 from inspector_ui.step import show_metrics, show_step_detail
 from inspector_ui.timeline import show_chart, show_timeline_table
 
+TABS = ["Timeline", "Step before / after", "Provider view", "Export"]
+
 
 def show_inspector(timeline: Timeline, step: int, *, prefix: str, name: str) -> None:
-    """The centre of the playground and the replay page: metrics, timeline, detail, exports."""
+    """The centre of the playground and the replay page: metrics, timeline, detail, exports.
+
+    Only the open tab runs (``on_change="rerun"``): the step views cost
+    O(buffer), so a slider move on the Timeline tab never derives them.
+    The open tab is ``st.session_state[f"{prefix}_tab"]``.
+    """
     show_metrics(timeline, step)
     tab_timeline, tab_step, tab_provider, tab_export = st.tabs(
-        ["Timeline", f"Step {step} before / after", "Provider view", "Export"]
+        TABS, key=f"{prefix}_tab", on_change="rerun"
     )
-    with tab_timeline:
-        show_timeline_table(timeline, step, prefix)
-        show_chart(timeline, step)
-    with tab_step:
-        show_step_detail(timeline, step, prefix)
-    with tab_provider:
-        show_provider_view(timeline, step)
-    with tab_export:
-        show_exports(timeline, name, prefix)
+    if tab_timeline.open:
+        with tab_timeline:
+            show_timeline_table(timeline, step, prefix)
+            show_chart(timeline, step)
+    if tab_step.open:
+        with tab_step:
+            show_step_detail(timeline, step, prefix)
+    if tab_provider.open:
+        with tab_provider:
+            show_provider_view(timeline, step)
+    if tab_export.open:
+        with tab_export:
+            show_exports(timeline, name, prefix)

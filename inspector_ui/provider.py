@@ -2,37 +2,65 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import streamlit as st
 
-from flowdrop_core import lint, normalize_report
+from flowdrop_core import normalize_report
+from flowdrop_core.provider import Finding
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import findings_frame
+from flowdrop_core.view import clip_value, findings_frame, lint_of
+from inspector_ui.cache import per_step
 
 PROVIDER_TAIL = 50  # normalized messages drawn in the provider view
 
 
-def show_provider_view(timeline: Timeline, step: int) -> None:
-    """MEM-5: the normalized buffer a provider would get, its drop count and lint findings."""
+@dataclass(frozen=True)
+class ProviderView:
+    """What the provider tab shows of one step: sizes, the tail of the view, the findings."""
+
+    entries: int
+    sent: int
+    dropped: int
+    tail: list[dict[str, Any]]
+    findings: list[Finding]
+
+
+def provider_view(timeline: Timeline, step: int) -> ProviderView:
+    """The step's MEM-5 view, from one buffer rebuild and one normalization.
+
+    ``lint`` is the report's findings in buffer order
+    (:func:`flowdrop_core.view.lint_of`), so the buffer is normalized once,
+    not twice. Only what is drawn is kept (the memo holds a few steps).
+    """
     entries = timeline.buffer_after(step)
     report = normalize_report(entries)
+    return ProviderView(
+        entries=len(entries),
+        sent=len(report.messages),
+        dropped=report.dropped,
+        tail=report.messages[-PROVIDER_TAIL:],
+        findings=lint_of(report),
+    )
+
+
+def show_provider_view(timeline: Timeline, step: int) -> None:
+    """MEM-5: the normalized buffer a provider would get, its drop count and lint findings."""
+    view = per_step(timeline, "provider", step, lambda: provider_view(timeline, step))
     cols = st.columns(3)
-    cols[0].metric("entries in buffer", len(entries))
-    cols[1].metric("messages sent to provider", len(report.messages))
-    cols[2].metric("dropped (MEM-5)", report.dropped)
-    findings = lint(entries)
+    cols[0].metric("entries in buffer", view.entries)
+    cols[1].metric("messages sent to provider", view.sent)
+    cols[2].metric("dropped (MEM-5)", view.dropped)
     st.markdown("**Lint findings** (what a provider would reject, and the repair)")
-    if findings:
-        st.dataframe(findings_frame(findings), hide_index=True, alt="MEM-5 lint findings")
+    if view.findings:
+        st.dataframe(findings_frame(view.findings), hide_index=True, alt="MEM-5 lint findings")
     else:
         st.success("No findings: a provider accepts this buffer as is.", icon=":material/check:")
-    shown = report.messages[-PROVIDER_TAIL:]
+    shown = view.tail
     st.markdown(
         "**Normalized messages** (provider-flat"
-        + (
-            f", last {len(shown)} of {len(report.messages)}"
-            if len(shown) < len(report.messages)
-            else ""
-        )
+        + (f", last {len(shown)} of {view.sent}" if len(shown) < view.sent else "")
         + ")"
     )
-    st.json(shown, expanded=2 if len(shown) <= 20 else 1)
+    st.json(clip_value(shown), expanded=2 if len(shown) <= 20 else 1)

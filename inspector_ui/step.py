@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import streamlit as st
 
+from flowdrop_core.events import Event
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import event_frame, md_escape
-from inspector_ui.entries import show_entries
+from flowdrop_core.view import clip_text, event_frame, focus
+from inspector_ui.cache import per_step
+from inspector_ui.entries import Focused, show_entries, show_focused
+from inspector_ui.plain import md, show_text
 
 
 def show_metrics(timeline: Timeline, step: int) -> None:
@@ -35,12 +40,12 @@ def show_metrics(timeline: Timeline, step: int) -> None:
     cols[2].metric("appended_any", "true" if record.appended_any else "false")
     cols[3].metric(
         "resolved_scope_id",
-        "refused" if record.refused else (repr(record.resolved_scope_id)),
+        "refused" if record.refused else md(clip_text(repr(record.resolved_scope_id), 80)[0]),
         help="The storage slot's scope id; a refused identity scope touches no storage (MEM-7).",
     )
     if record.refused:
         st.error(
-            f"Refused: {md_escape(record.refusal_reason or 'the identity scope has no usable id')}. "
+            f"Refused: {md(record.refusal_reason or 'the identity scope has no usable id')}. "
             "The buffer reads empty; count 0, appended 0 (MEM-7, MEM-14 point 4).",
             icon=":material/block:",
         )
@@ -51,6 +56,23 @@ def show_metrics(timeline: Timeline, step: int) -> None:
             "`appended` tells whether the turn landed.",
             icon=":material/visibility:",
         )
+
+
+@dataclass(frozen=True)
+class StepView:
+    """What the step tab draws of one step: the focused tagged entries and the sizes."""
+
+    before: list[Focused]
+    before_count: int
+    after: list[Focused]
+    after_count: int
+    dropped: list[Event]
+
+
+def step_view(timeline: Timeline, step: int) -> StepView:
+    """``Timeline.tagged(step)`` reduced to what is drawn (the memo then holds little)."""
+    before, after, dropped = timeline.tagged(step)
+    return StepView(focus(before), len(before), focus(after), len(after), dropped)
 
 
 def show_step_detail(timeline: Timeline, step: int, prefix: str) -> None:
@@ -65,28 +87,37 @@ def show_step_detail(timeline: Timeline, step: int, prefix: str) -> None:
     if step == 0:
         st.markdown("**Starting buffer**")
         show_entries(
-            [(e, "kept") for e in timeline.buffer_after(0)], mode or "Chat", "Empty buffer."
+            [(e, "kept") for e in timeline.buffer_after(0)],
+            mode or "Chat",
+            "Empty buffer.",
+            key=f"{prefix}_start",
         )
         return
-    before, after, dropped = timeline.tagged(step)
+    view = per_step(timeline, "tagged", step, lambda: step_view(timeline, step))
     record = timeline.steps[step - 1]
     st.markdown(f"**Incoming at step {step}**")
-    st.text(record.label or "(no label)")
-    show_entries([(m, "incoming") for m in record.incoming], mode or "Chat", "Nothing incoming.")
+    show_text(record.label or "(no label)", f"{prefix}_label")
+    show_entries(
+        [(m, "incoming") for m in record.incoming],
+        mode or "Chat",
+        "Nothing incoming.",
+        key=f"{prefix}_incoming",
+    )
     left, right = st.columns(2)
     with left:
-        st.markdown(f"**Before** ({len(before)} entries)")
-        show_entries(before, mode or "Chat", "Empty buffer.")
+        st.markdown(f"**Before** ({view.before_count} entries)")
+        show_focused(view.before, mode or "Chat", "Empty buffer.", key=f"{prefix}_before")
     with right:
-        st.markdown(f"**After** ({len(after)} entries)")
-        show_entries(
-            after,
+        st.markdown(f"**After** ({view.after_count} entries)")
+        show_focused(
+            view.after,
             mode or "Chat",
             "Empty buffer (refused scope)." if record.refused else "Empty buffer.",
+            key=f"{prefix}_after",
         )
-    if dropped:
-        st.markdown(f"**Dropped as duplicates** ({len(dropped)})")
-        st.dataframe(event_frame(dropped), hide_index=True, alt="Incoming messages dropped")
+    if view.dropped:
+        st.markdown(f"**Dropped as duplicates** ({len(view.dropped)})")
+        st.dataframe(event_frame(view.dropped), hide_index=True, alt="Incoming messages dropped")
     st.markdown("**Events** (each cites its rule)")
     st.dataframe(
         event_frame(record.events),

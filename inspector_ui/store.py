@@ -18,9 +18,10 @@ from flowdrop_core.journal.replay import JournalReplay
 from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.storage import Slot, StorageError
 from flowdrop_core.store_browser import ReadOnlyError, SlotInfo, StoreBrowser, open_browser
-from flowdrop_core.view import md_escape
+from flowdrop_core.view import clip_text
 from inspector_ui.entries import show_entries
 from inspector_ui.inspector import show_inspector
+from inspector_ui.plain import md
 from inspector_ui.timeline import step_selector
 
 #: Where the page's connection comes from when nobody typed one.
@@ -67,7 +68,7 @@ def connect() -> StoreBrowser | None:
     try:
         return cached_browser(target.strip(), bool(writable))
     except (StorageError, ValueError, OSError) as exc:
-        st.error(f"Cannot open the store:\n\n{md_escape(exc)}", icon=":material/error:")
+        st.error(f"Cannot open the store:\n\n{md(exc)}", icon=":material/error:")
         return None
 
 
@@ -109,7 +110,9 @@ def slot_table(infos: list[SlotInfo]) -> None:
 def slot_label(slot: Slot) -> str:
     """A slot as one line of plain text (JSON strings, so blanks and separators show)."""
     scope, scope_id, key = slot
-    return f"{scope} · {json.dumps(scope_id, ensure_ascii=False)} · {json.dumps(key, ensure_ascii=False)}"
+    text = f"{scope} · {json.dumps(scope_id, ensure_ascii=False)} · {json.dumps(key, ensure_ascii=False)}"
+    short, rest = clip_text(text, 120)
+    return short + (f" … ({rest:,} more characters)" if rest else "")
 
 
 def pick_slot(infos: list[SlotInfo]) -> Slot | None:
@@ -131,7 +134,7 @@ def show_buffer(browser: StoreBrowser, slot: Slot) -> None:
         st.json(value)
         return
     st.markdown(f"**Buffer** ({len(value)} entries)")
-    show_entries([(e, "kept") for e in value], mode or "Chat", "Empty buffer.")
+    show_entries([(e, "kept") for e in value], mode or "Chat", "Empty buffer.", "s_buffer")
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -153,10 +156,10 @@ def show_journal(browser: StoreBrowser, slot: Slot) -> None:
     try:
         replayed = _replay(browser, browser.target, slot, records[-1].seq)
     except ValueError as exc:
-        st.error(md_escape(exc), icon=":material/error:")
+        st.error(md(exc), icon=":material/error:")
         return
     for note in replayed.notes:
-        st.warning(md_escape(note), icon=":material/info:")
+        st.warning(md(note), icon=":material/info:")
     if replayed.check.passed:
         st.success(
             f"Records {replayed.first_seq}..{records[-1].seq} replayed: every step reports "
@@ -166,7 +169,7 @@ def show_journal(browser: StoreBrowser, slot: Slot) -> None:
     else:
         st.error(
             "The replay differs from the record:\n\n"
-            + "\n\n".join(md_escape(m) for m in replayed.check.mismatches),
+            + "\n\n".join(md(m) for m in replayed.check.mismatches),
             icon=":material/error:",
         )
     timeline = replayed.timeline
@@ -197,7 +200,7 @@ def show_writes(browser: StoreBrowser, slot: Slot) -> None:
                 slot, json.loads(text), max_messages=int(window), journal=int(journal)
             )
         except (ValueError, InvalidMessagesError, StorageError, ReadOnlyError) as exc:
-            st.error(md_escape(exc), icon=":material/error:")
+            st.error(md(exc), icon=":material/error:")
         else:
             st.success(
                 f"count {res.count}, appended {res.appended}, appended_any {res.appended_any}",
@@ -207,7 +210,7 @@ def show_writes(browser: StoreBrowser, slot: Slot) -> None:
         try:
             st.success("Cleared." if browser.clear(slot) else "The slot was already empty.")
         except (StorageError, ReadOnlyError) as exc:
-            st.error(md_escape(exc), icon=":material/error:")
+            st.error(md(exc), icon=":material/error:")
 
 
 def show_store_page() -> None:
@@ -224,7 +227,7 @@ def show_store_page() -> None:
     try:
         infos = browser.slots(text)
     except StorageError as exc:
-        st.error(f"Cannot list the slots:\n\n{md_escape(exc)}", icon=":material/error:")
+        st.error(f"Cannot list the slots:\n\n{md(exc)}", icon=":material/error:")
         return
     st.caption(
         f"{len(infos)} slot(s), {browser.kind} store, {'writable' if browser.writable else 'read-only'}."
@@ -243,4 +246,4 @@ def show_store_page() -> None:
         with tab_write:
             show_writes(browser, slot)
     except StorageError as exc:
-        st.error(md_escape(exc), icon=":material/error:")
+        st.error(md(exc), icon=":material/error:")

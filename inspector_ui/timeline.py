@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import altair as alt
+import pandas as pd
 import streamlit as st
 
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import chart_frame, page_count, page_of, timeline_frame
-from inspector_ui.cache import rows_of
+from flowdrop_core.view import chart_frame, clip_frame, page_count, page_of, timeline_frame
+from inspector_ui.cache import per_step, rows_of
 
 PAGE_SIZE = 25
 
@@ -82,7 +83,7 @@ def show_timeline_table(timeline: Timeline, step: int, prefix: str) -> None:
     )
     page = right.number_input("Page", min_value=1, max_value=pages, step=1, key=page_key, width=140)
     shown = rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    frame = timeline_frame(shown)
+    frame = clip_frame(timeline_frame(shown))
     st.dataframe(
         frame.style.apply(_mark_rows, axis=1),
         hide_index=True,
@@ -99,13 +100,27 @@ def show_timeline_table(timeline: Timeline, step: int, prefix: str) -> None:
     )
 
 
-def show_chart(timeline: Timeline, step: int) -> None:
-    """count and cumulative appended per step; they part where MEM-14 matters."""
+CHART_POINTS = 2_000  # steps drawn per line at most
+
+
+def chart_data(timeline: Timeline) -> pd.DataFrame:
+    """The chart's data, once per timeline: every step, or every k-th (and the last) past 2,000.
+
+    The cumulative sum is taken over every step first, so thinning drops
+    points, never appends; the table and the step views stay exact.
+    """
     data = chart_frame(rows_of(timeline), start_count=len(timeline.buffer_after(0)))
-    if data.empty:
-        return
+    steps = len(timeline.steps)
+    if steps > CHART_POINTS:
+        k = -(-steps // CHART_POINTS)
+        data = data[(data["step"] % k == 0) | (data["step"] == steps)].reset_index(drop=True)
+    return data
+
+
+def chart_spec(timeline: Timeline) -> dict[str, Any]:
+    """The chart's lines as a Vega-Lite spec, built (and validated by Altair) once per timeline."""
     lines = (
-        alt.Chart(data)
+        alt.Chart(chart_data(timeline))
         .mark_line(point=len(timeline.steps) <= 200, strokeWidth=2)
         .encode(
             x=alt.X("step:Q", title="step", axis=alt.Axis(tickMinStep=1)),
@@ -120,13 +135,34 @@ def show_chart(timeline: Timeline, step: int) -> None:
             tooltip=["step:Q", "series:N", "value:Q"],
         )
     )
-    chart = lines
+    return lines.to_dict()
+
+
+def show_chart(timeline: Timeline, step: int) -> None:
+    """count and cumulative appended per step; they part where MEM-14 matters.
+
+    The lines are the same on every rerun of a timeline (built once); only
+    the marker of the selected step is added per rerun, as a plain layer.
+    """
+    if not timeline.steps:
+        return
+    spec = per_step(timeline, "chart", 0, lambda: chart_spec(timeline))
+    lines = {k: v for k, v in spec.items() if k not in ("$schema", "config", "datasets")}
+    layers: list[dict[str, Any]] = [lines]
     if step > 0:
-        rule = (
-            alt.Chart({"values": [{"step": step}]}).mark_rule(strokeDash=[4, 4]).encode(x="step:Q")
+        layers.append(
+            {
+                "data": {"values": [{"step": step}]},
+                "mark": {"type": "rule", "strokeDash": [4, 4]},
+                "encoding": {"x": {"field": "step", "type": "quantitative"}},
+            }
         )
-        chart = lines + rule
-    st.altair_chart(
-        chart.properties(height=280, title="count vs cumulative appended"),
-        alt="Buffer count and cumulative appended per step; where they part, the count hides appends",
+    st.vega_lite_chart(
+        {
+            "layer": layers,
+            "datasets": spec.get("datasets", {}),
+            "height": 280,
+            "title": "count vs cumulative appended",
+        },
+        width="stretch",
     )

@@ -13,6 +13,7 @@ from flowdrop_core.replay import RULE_SUMMARIES, new_timeline
 from flowdrop_core.scenario import load_scenario, step_context
 from flowdrop_core.view import SAMPLE_DIR
 from inspector_ui.entries import show_entries
+from inspector_ui.plain import md
 from inspector_ui.playground_state import load_scenario_into_playground
 from inspector_ui.shell import follow_goto_playground, page_shell
 
@@ -64,7 +65,7 @@ def example(which: str, number: int, intro: str, lesson: str) -> None:
     timeline = st.session_state[f"learn_{which}"]
     scenario = st.session_state[f"learn_{which}_scenario"]
     label = EXAMPLES[which][1]
-    st.subheader(f"{number}. {scenario.title}", anchor=False, divider="gray")
+    st.subheader(f"{number}. {md(scenario.title)}", anchor=False, divider="gray")
     st.markdown(intro)
     n = len(timeline.steps)
     before_col, incoming_col, after_col = st.columns(3)
@@ -74,7 +75,7 @@ def example(which: str, number: int, intro: str, lesson: str) -> None:
             before, _, _ = timeline.tagged(n)
         else:
             before = [(e, "kept") for e in timeline.buffer_after(0)]
-        show_entries(before, "Chat", "Empty buffer.")
+        show_entries(before, "Chat", "Empty buffer.", key=f"learn_{which}_before")
     with incoming_col:
         st.markdown("**Incoming**")
         step = scenario.steps[0]
@@ -85,6 +86,7 @@ def example(which: str, number: int, intro: str, lesson: str) -> None:
             ],
             "Chat",
             "Nothing incoming.",
+            key=f"learn_{which}_incoming",
         )
         st.button(
             label if not n else f"{label} again",
@@ -108,7 +110,7 @@ def example(which: str, number: int, intro: str, lesson: str) -> None:
         st.markdown("**Buffer after**")
         if n:
             _, after, _ = timeline.tagged(n)
-            show_entries(after, "Chat", "Empty buffer.")
+            show_entries(after, "Chat", "Empty buffer.", key=f"learn_{which}_after")
         else:
             st.caption("Press the button to append.")
     if n:

@@ -8,21 +8,54 @@ import streamlit as st
 
 from flowdrop_core.importers import ConversationFormatError
 from flowdrop_core.replay import ReplayError, Timeline
-from flowdrop_core.scenario import dump_scenario, parse_scenario
-from flowdrop_core.view import SAMPLE_DIR, conversation_samples, md_escape
-from inspector_ui.cache import cached_conversation, cached_conversation_replay, cached_replay
+from flowdrop_core.scenario import dump_scenario
+from flowdrop_core.view import SAMPLE_DIR, conversation_samples
+from inspector_ui.cache import (
+    cached_conversation,
+    cached_conversation_replay,
+    cached_replay,
+    cached_scenario,
+    digest_of,
+    replay_key,
+    replays,
+)
 from inspector_ui.inspector import show_inspector
+from inspector_ui.plain import md
 from inspector_ui.shell import page_shell
 from inspector_ui.timeline import step_selector
+from inspector_ui.urlparams import (
+    MAX_STEP,
+    MAX_WINDOW,
+    Param,
+    check_url,
+    mirror_to_url,
+    one_of,
+    seed_from_url,
+    whole_number,
+)
 
 page_shell("replay")
 
 MAX_UPLOAD_MB = int(st.get_option("server.maxUploadSize"))
+DEFAULT_SAMPLE = "imports/openai_chat.json"
 REFIRE_LABELS = {
     "none": "no re-fire",
     "results": "re-fire every tool result",
     "steps": "re-fire the whole run",
 }
+
+sample_paths = conversation_samples()
+names = [str(p.relative_to(SAMPLE_DIR)) for p in sample_paths]
+check_url(
+    [
+        Param("r_window", "a window size (0 to 1,000,000)", 0, whole_number(0, MAX_WINDOW)),
+        Param("r_per", "message or turn", "message", one_of(["message", "turn"])),
+        Param("r_refire", f"a re-fire ({', '.join(REFIRE_LABELS)})", "none", one_of(REFIRE_LABELS)),
+        Param("r_sample", "a sample in sample_data/", DEFAULT_SAMPLE, one_of(names)),
+        Param("rstep", "a step number", "the newest step", whole_number(0, MAX_STEP)),
+    ]
+)
+seed_from_url("r_window", int)
 
 st.caption(
     "Replay a recorded conversation through the buffer: one append per message or per "
@@ -38,11 +71,8 @@ with source_col:
         key="r_upload",
         help="OpenAI chat or responses, Anthropic messages, LangChain, JSONL, or a scenario file.",
     )
-    sample_paths = conversation_samples()
-    names = [str(p.relative_to(SAMPLE_DIR)) for p in sample_paths]
     if st.session_state.get("r_sample") not in names and names:
-        default = "imports/openai_chat.json"
-        st.session_state.r_sample = default if default in names else names[0]
+        st.session_state.r_sample = DEFAULT_SAMPLE if DEFAULT_SAMPLE in names else names[0]
     sample = st.selectbox(
         "…or pick a sample from sample_data/",
         names,
@@ -69,16 +99,17 @@ with options_col:
     window = st.number_input(
         "Window size (max_messages, 0 = no cap)",
         min_value=0,
+        max_value=MAX_WINDOW,
         step=1,
         key="r_window",
-        bind="query-params",
     )
+    mirror_to_url("r_window", window, 0)
 
 if uploaded is not None:
     data, name = uploaded.getvalue(), uploaded.name
     if len(data) > MAX_UPLOAD_MB * 1024 * 1024:  # the uploader enforces it too
         st.error(
-            f"{md_escape(name)} is larger than the {MAX_UPLOAD_MB} MB limit.",
+            f"{md(name)} is larger than the {MAX_UPLOAD_MB} MB limit.",
             icon=":material/error:",
         )
         st.stop()
@@ -89,23 +120,21 @@ else:
     path = SAMPLE_DIR / sample
     data, name = path.read_bytes(), str(sample)
 
+digest = digest_of(data)
+scenario = cached_scenario(digest, name, data)
+key = replay_key(digest, name, per or "message", refire or "none", int(window))
+
+
+def cancel(key: tuple[object, ...]) -> None:
+    """Stop the running replay: the button's rerun interrupts it at its next progress update."""
+    st.session_state.r_cancelled = key
+
+
+def retry() -> None:
+    st.session_state.pop("r_cancelled", None)
+
+
 timeline: Timeline | None = None
-scenario = None
-try:
-    scenario = parse_scenario(data.decode("utf-8-sig"), source=name)
-except (ValueError, RecursionError):
-    # Not a scenario (ScenarioError), not UTF-8 (UnicodeDecodeError) or JSON the json module
-    # refuses (an integer too long, nesting too deep): the importers below name the problem.
-    scenario = None
-
-bar = st.progress(0.0, text="Replaying…")
-
-
-def progress(done: int, total: int) -> None:
-    if done == total or done % 200 == 0:
-        bar.progress(done / max(total, 1), text=f"Replaying step {done} of {total}")
-
-
 try:
     if scenario is not None:
         st.caption(
@@ -114,18 +143,39 @@ try:
         )
         timeline = cached_replay(dump_scenario(scenario), refire or "none")
     else:
-        cached_conversation(data, name)  # a format error is reported before replaying
-        timeline = cached_conversation_replay(
-            data, name, per or "message", refire or "none", int(window), progress=progress
-        )
+        timeline = replays().get(key)
+        if timeline is None and st.session_state.get("r_cancelled") == key:
+            st.info(f"Replay of {md(name)} cancelled.", icon=":material/cancel:")
+            st.button("Replay it", key="r_retry", on_click=retry, icon=":material/play_arrow:")
+            st.stop()
+        if timeline is None:
+            conv = cached_conversation(data, name)  # a format error is reported first
+            slot = st.empty()  # the progress and its Cancel button, cleared when done
+            row = slot.container(horizontal=True, vertical_alignment="center")
+            bar = row.progress(0.0, text=f"Replaying {len(conv.messages):,} messages…")
+            row.button(
+                "Cancel",
+                key="r_cancel",
+                on_click=cancel,
+                args=(key,),
+                icon=":material/cancel:",
+                help="Stop this replay; nothing is kept.",
+            )
+
+            def progress(done: int, total: int) -> None:
+                if done == total or done % 200 == 0:
+                    bar.progress(done / max(total, 1), text=f"Replaying step {done:,} of {total:,}")
+
+            timeline = cached_conversation_replay(
+                data, name, per or "message", refire or "none", int(window), progress=progress
+            )
+            slot.empty()
 except (ConversationFormatError, ReplayError, ValueError) as exc:
-    bar.empty()
-    st.error(f"Cannot replay {md_escape(name)}:\n\n{md_escape(exc)}", icon=":material/error:")
+    st.error(f"Cannot replay {md(name)}:\n\n{md(exc)}", icon=":material/error:")
     st.stop()
-bar.empty()
 
 st.success(
-    f"{md_escape(Path(name).name)}: {len(timeline.steps)} step(s), "
+    f"{md(Path(name).name)}: {len(timeline.steps)} step(s), "
     f"{sum(r.appended for r in timeline.steps)} appended, "
     f"{sum(1 for r in timeline.steps if r.mem14_flag)} marked for MEM-14.",
     icon=":material/check_circle:",

@@ -9,9 +9,10 @@ import streamlit as st
 
 from flowdrop_core.replay import CheckResult
 from flowdrop_core.scenario import Scenario
-from flowdrop_core.view import group_by_rule, md_escape, rule_summary
+from flowdrop_core.view import group_by_rule, rule_summary
 from inspector_ui.cache import cached_check, samples
 from inspector_ui.entries import show_entries
+from inspector_ui.plain import md, show_text
 from inspector_ui.playground_state import load_scenario_into_playground
 from inspector_ui.shell import follow_goto_playground, page_shell
 
@@ -56,7 +57,7 @@ else:
         icon=":material/error:",
     )
 for sample in broken:
-    st.error(md_escape(f"{sample.path.name}: {sample.error}"))
+    st.error(md(f"{sample.path.name}: {sample.error}"))
 
 st.caption(
     "Each card is a scenario file in `sample_data/`: a starting buffer, the node's settings, "
@@ -64,8 +65,8 @@ st.caption(
 )
 
 for rule, members in groups.items():
-    st.subheader(rule, anchor=False, divider="gray")
-    st.markdown(f"*{rule_summary(rule)}*")
+    st.subheader(md(rule), anchor=False, divider="gray")
+    st.markdown(f"*{md(rule_summary(rule))}*")
     for sample in members:
         scenario = sample.scenario
         assert scenario is not None
@@ -76,21 +77,26 @@ for rule, members in groups.items():
                 head.badge("pass", icon=":material/check:", color="green")
             else:
                 head.badge("fail", icon=":material/close:", color="red")
-            head.markdown(f"**{scenario.title or scenario.name}**")
+            head.markdown(f"**{md(scenario.title or scenario.name)}**")
             for other in scenario.rules[1:]:
                 if RULE_ID.fullmatch(other):  # badges render Markdown: rule ids only
                     head.badge(other, color="gray", help=rule_summary(other))
             st.caption(
-                f"`{sample.path.name}` · scope {scenario.config.scope} · window "
+                f"{md(sample.path.name)} · scope {scenario.config.scope} · window "
                 f"{scenario.config.max_messages or 'no cap'} · context "
-                f"{md_escape(json.dumps(scenario.context))}"
+                f"{md(json.dumps(scenario.context))}"
             )
             with st.expander("What this example shows"):
-                st.text(scenario.description or "(no description)")
+                show_text(scenario.description or "(no description)", f"spec_{sample.name}_about")
             left, right = st.columns(2)
             with left:
                 st.markdown("**Starting buffer**")
-                show_entries([(e, "kept") for e in scenario.buffer], "Chat", "Empty buffer.")
+                show_entries(
+                    [(e, "kept") for e in scenario.buffer],
+                    "Chat",
+                    "Empty buffer.",
+                    key=f"spec_{sample.name}_buffer",
+                )
             with right:
                 st.markdown("**Append(s)**")
                 for k, step in enumerate(scenario.steps, start=1):
@@ -99,7 +105,12 @@ for rule, members in groups.items():
                         f"step {k}: {step.label}"
                         + (f"  context {json.dumps(step.context)}" if step.context else "")
                     )
-                    show_entries([(m, "incoming") for m in msgs], "Chat", "Nothing incoming.")
+                    show_entries(
+                        [(m, "incoming") for m in msgs],
+                        "Chat",
+                        "Nothing incoming.",
+                        key=f"spec_{sample.name}_step{k}",
+                    )
             rows = []
             for k, record in enumerate(result.timeline.steps):
                 expected = (
@@ -128,7 +139,7 @@ for rule, members in groups.items():
                 )
             st.dataframe(rows, hide_index=True, alt="Expected and actual report per step")
             for mismatch in result.mismatches:
-                st.error(md_escape(mismatch))
+                st.error(md(mismatch))
             st.button(
                 "Open in playground",
                 key=f"open_{sample.name}",

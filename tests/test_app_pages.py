@@ -17,8 +17,9 @@ TIMEOUT = 60
 
 
 def shown(markdown: str) -> str:
-    """An alert's text as a reader sees it: Markdown backslash escapes removed."""
-    return re.sub(r"\\(.)", r"\1", markdown)
+    """An alert's text as a reader sees it: escapes, hard breaks and word joiners read back."""
+    text = markdown.replace("\u2060", "").replace("\u00a0", " ").replace("\\\n", "\n")
+    return re.sub(r"\\(.)", r"\1", text)
 
 
 def open_page(page: str) -> AppTest:
@@ -30,7 +31,7 @@ def open_page(page: str) -> AppTest:
 
 
 def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric[:4]}
+    return {m.label: shown(m.value) for m in at.metric[:4]}
 
 
 # --------------------------------------------------------------------------- replay
@@ -136,6 +137,8 @@ def test_replay_long_conversation_travels_and_stays_paged():
     assert at.number_input(key="r_page").value == 100
     assert at.dataframe[0].value["step"].tolist()[-1] == 2500
     # The selected step's buffer is drawn around its changes, not whole.
+    at.session_state["r_tab"] = "Step before / after"
+    at.run()
     assert any("kept entries not shown" in c.value for c in at.caption)
 
 

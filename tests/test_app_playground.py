@@ -21,8 +21,9 @@ TIMEOUT = 60  # this machine is slow; a cold first run imports pandas and altair
 
 
 def shown(markdown: str) -> str:
-    """An alert's text as a reader sees it: Markdown backslash escapes removed."""
-    return re.sub(r"\\(.)", r"\1", markdown)
+    """An alert's text as a reader sees it: escapes, hard breaks and word joiners read back."""
+    text = markdown.replace("\u2060", "").replace("\u00a0", " ").replace("\\\n", "\n")
+    return re.sub(r"\\(.)", r"\1", text)
 
 
 def start(**query: str) -> AppTest:
@@ -36,7 +37,7 @@ def start(**query: str) -> AppTest:
 
 def metrics(at: AppTest) -> dict[str, str]:
     """The first four metrics: the selected step's MEM-14 report."""
-    return {m.label: m.value for m in at.metric[:4]}
+    return {m.label: shown(m.value) for m in at.metric[:4]}
 
 
 def timeline(at: AppTest):
@@ -54,6 +55,14 @@ def load_example(at: AppTest, name: str) -> AppTest:
 def paste(at: AppTest, text: str) -> AppTest:
     at.text_area(key="pg_paste").input(text)
     at.button(key="pg_append").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def open_tab(at: AppTest, label: str, prefix: str = "pg") -> AppTest:
+    """Open one of the inspector's tabs (only the open tab runs) and rerun."""
+    at.session_state[f"{prefix}_tab"] = label
+    at.run()
     assert not at.exception, at.exception
     return at
 
@@ -158,7 +167,9 @@ def test_scope_and_identity_change_results_and_refusal_is_empty():
     assert any("Refused" in shown(e.value) and "MEM-6" in shown(e.value) for e in at.error)
     row = timeline(at).iloc[-1]
     assert bool(row["refused"]) and row["count"] == 0 and row["resolved_scope_id"] == ""
+    open_tab(at, "Step before / after")
     assert any("Empty buffer (refused scope)" in i.value for i in at.info)
+    open_tab(at, "Timeline")
 
     at.button(key="preset_no identity").click().run()
     assert metrics(at)["resolved_scope_id"] == "refused"
@@ -240,14 +251,19 @@ def test_sqlite_storage_gives_the_same_report():
 def test_step_detail_and_provider_view_render():
     at = load_example(start(), "mem-3-heal-on-user-turn")
     assert not at.exception
+    # Only the open tab runs: the step views are not derived for the Timeline tab.
+    assert "dropped (MEM-5)" not in [m.label for m in at.metric]
     # Step detail: the events table cites rules; the provider view has its metrics.
+    open_tab(at, "Step before / after")
     frames = [d.value for d in at.dataframe]
     events = next(f for f in frames if "rule" in f.columns and "reason" in f.columns)
     assert set(events["kind"]) >= {"placeholder_inserted", "appended"}
     assert "MEM-3" in set(events["rule"])
+    open_tab(at, "Provider view")
     labels = [m.label for m in at.metric]
     assert "dropped (MEM-5)" in labels
     # JSON view toggle.
+    open_tab(at, "Step before / after")
     at.segmented_control(key="pg_mode").set_value("JSON").run()
     assert not at.exception
     assert at.json
@@ -259,8 +275,14 @@ def test_step_zero_is_the_starting_buffer_and_exports_are_offered():
     assert not at.exception
     assert metrics(at)["count"] == "3"
     assert metrics(at)["appended"] == "n/a"
+    open_tab(at, "Export")
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == ["Timeline CSV", "Timeline JSON lines", "Scenario file"]
+    assert labels == [
+        "Timeline CSV",
+        "Timeline JSON lines",
+        "Scenario file",
+        "JSON lines with buffers",
+    ]
 
 
 def test_typed_data_is_never_rendered_as_markup():
@@ -272,6 +294,7 @@ def test_typed_data_is_never_rendered_as_markup():
     success = next(s.value for s in at.success if "scope resolves to" in s.value)
     assert "\\*\\*bold\\*\\*" in success and "\\[link\\]" in success and "\\:red\\[x\\]" in success
     # Message content is plain text (st.text), never Markdown or HTML.
+    open_tab(at, "Step before / after")
     assert "<b>not html</b> **not bold**" in [t.value for t in at.text]
 
 

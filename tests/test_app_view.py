@@ -15,6 +15,8 @@ from flowdrop_core.view import (
     TIMELINE_COLUMNS,
     InputProblem,
     chart_frame,
+    clip_text,
+    clip_value,
     compose_message,
     context_from_fields,
     conversation_samples,
@@ -178,6 +180,25 @@ def test_focus_keeps_changes_neighbours_and_the_end():
 
 def test_md_escape_makes_markup_literal():
     assert md_escape("a*b_c [d](e) `f` $g$ :red[h] <i>") == (
-        "a\\*b\\_c \\[d\\]\\(e\\) \\`f\\` \\$g\\$ \\:red\\[h\\] \\<i\\>"
+        "a\\*b\\_c \\[d\\]\\(e\\) \\`f\\` \\$g\\$ \u2060\\:red\\[h\\] \\<i\\>"
     )
-    assert md_escape("plain words, 42") == "plain words, 42"
+    assert md_escape("plain words 42") == "plain words 42"
+
+
+def test_md_escape_breaks_autolinks_blocks_and_span_escapes():
+    """Issue 9 item 1: bare URLs, e-mail addresses, blank lines and indents lose their meaning."""
+    out = md_escape("see http://x.org/a www.x.org a@b.org")
+    assert "://" not in out and "www." not in out and "a@b" not in out
+    out = md_escape("`id\n\n![x](http://h/p.png)\n    code\n# head")
+    assert "\n\n" not in out  # no blank line: nothing ends a span or starts a block
+    lines = out.split("\n")
+    assert all(line.endswith("\\") for line in lines[:-1])  # hard line breaks
+    assert not any(line.startswith((" ", "#", "!")) for line in lines)
+    assert md_escape("a\\") == "a\\\\"  # a data backslash stays a backslash
+
+
+def test_clip_text_and_value_keep_the_start_and_say_what_is_missing():
+    assert clip_text("abc", 5) == ("abc", 0)
+    assert clip_text("abcdef", 4) == ("abcd", 2)
+    clipped = clip_value({"content": "x" * 10, "n": [1, "y" * 3]}, 8)
+    assert clipped == {"content": "xxxxxxxx… [2 characters clipped]", "n": [1, "yyy"]}

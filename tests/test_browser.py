@@ -12,6 +12,7 @@ a reason where Chromium or Playwright is missing. See
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import shutil
@@ -216,7 +217,7 @@ def test_mem14_full_window_through_the_ui(server, page):
 def test_screenshots_of_every_page(server, page):
     page.goto(f"{server}/?scenario=mem-3-heal-on-user-turn")
     settle(page)
-    page.get_by_role("tab", name="Step 1 before / after").click()
+    page.get_by_role("tab", name="Step before / after").click()
     settle(page)
     shot(page, "playground-step-detail.png")
     page.get_by_role("tab", name="Provider view").click()
@@ -314,3 +315,168 @@ def test_store_page_browses_a_file_and_replays_its_journal(server, page, tmp_pat
     settle(page)
     expect(page.get_by_text("Read-only. Switch on")).to_be_visible()
     shot(page, "store.png")
+
+
+# --------------------------------------------------------------------------- hostile data (issue 9)
+
+EVIL_HOST = "127.0.0.1:9"
+#: Every Markdown / HTML / auto-link trick at once, with blank lines to break out of spans.
+HOSTILE = (
+    "HOSTILE`\n\n![img](http://127.0.0.1:9/p.png)\n\n**BOLD** _ITALIC_ "
+    "[link](http://127.0.0.1:9/l) <b>HTMLB</b> http://127.0.0.1:9/auto "
+    "www.example.org x@example.org :red[RED]\n# HEADING\n    indented\n\n> quote"
+)
+MARKUP_FROM_DATA = ", ".join(
+    [
+        f"img[src*='{EVIL_HOST}']",
+        f"a[href*='{EVIL_HOST}']",
+        "a[href*='example.org']",
+        "a[href^='mailto:']",
+        "strong:has-text('BOLD')",
+        "b:has-text('BOLD')",
+        "b:has-text('HTMLB')",
+        "em:has-text('ITALIC')",
+        "h1:has-text('HEADING')",
+        "blockquote:has-text('quote')",
+        "span:has-text('RED')[class*='red']",
+    ]
+)
+
+
+def hostile_conversation() -> list[dict]:
+    """An agent exchange whose ids, contents and names are all HOSTILE."""
+    return [
+        {"role": "user", "content": HOSTILE},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": HOSTILE,
+                    "type": "function",
+                    "function": {"name": HOSTILE, "arguments": "{}"},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": HOSTILE, "content": HOSTILE},
+        {"role": "tool", "tool_call_id": HOSTILE, "content": HOSTILE},
+    ]
+
+
+def assert_no_markup_from_data(page, requests: list[str]) -> None:
+    """Nothing of HOSTILE became an element or a request; it is on the page as text."""
+    page.wait_for_timeout(500)
+    found = page.locator(MARKUP_FROM_DATA)
+    assert found.count() == 0, [
+        found.nth(k).evaluate(
+            "e => e.outerHTML + ' in ' + e.closest('[data-testid]:not([data-testid=stMarkdownContainer])')"
+            "?.getAttribute('data-testid')"
+        )
+        for k in range(min(3, found.count()))
+    ]
+    assert [u for u in requests if EVIL_HOST in u] == []
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert "**BOLD**" in page.locator("[data-testid='stApp']").inner_text()
+
+
+def test_hostile_ids_names_and_contents_never_become_markup(server, browser):
+    """Issue 9 item 1, in the real browser: Playground (sidebar, paste, every tab) and Replay."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    requests: list[str] = []
+    page.on("request", lambda req: requests.append(req.url))
+    try:
+        page.goto(server)
+        settle(page)
+        for label in ("Session id", "User id", "Session owner"):
+            box = page.get_by_label(label, exact=True)
+            box.fill(HOSTILE.replace("\n", " "))
+            box.press("Enter")
+            settle(page)
+        append_text(page, json.dumps(hostile_conversation()))
+        for tab in ("Timeline", "Step before / after", "Provider view"):
+            page.get_by_role("tab", name=tab).click()
+            settle(page)
+            assert_no_markup_from_data(page, requests)
+
+        page.goto(f"{server}/replay")
+        settle(page)
+        upload = page.locator("[data-testid='stFileUploaderDropzoneInput']")
+        name = "**BOLD** [l](http://127.0.0.1:9/f) ![i](http://127.0.0.1:9/i.png).json"
+        payload = json.dumps({"messages": hostile_conversation()}).encode()
+        upload.set_input_files(
+            files=[{"name": name, "mimeType": "application/json", "buffer": payload}]
+        )
+        settle(page)
+        expect(page.locator("[data-testid='stAlert']").first).to_contain_text("step(s)")
+        for tab in ("Step before / after", "Provider view"):
+            page.get_by_role("tab", name=tab).click()
+            settle(page)
+            assert_no_markup_from_data(page, requests)
+        shot(page, "hostile-replay.png")
+        # A file that fails to import quotes its name and the problem in an error box.
+        upload.set_input_files(
+            files=[{"name": name, "mimeType": "application/json", "buffer": b'{"x": "**BOLD**'}]
+        )
+        settle(page)
+        expect(page.locator("[data-testid='stAlert']").first).to_contain_text("Cannot replay")
+        assert_no_markup_from_data(page, requests)
+    finally:
+        context.close()
+
+
+def test_a_one_megabyte_word_does_not_freeze_the_page(server, page, tmp_path):
+    """Issue 9 item 5: a 1 MB one-word message is clipped in every view; the page stays usable."""
+    word = "x" * 1_000_000
+    payload = json.dumps(
+        [{"role": "user", "content": word}, {"role": "assistant", "content": word}]
+    )
+    page.goto(f"{server}/replay")
+    settle(page)
+    started = time.monotonic()
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(
+        files=[{"name": "long.json", "mimeType": "application/json", "buffer": payload.encode()}]
+    )
+    settle(page)
+    expect(page.locator("[data-testid='stAlert']").first).to_contain_text("2 step(s)")
+    for tab in ("Step before / after", "Provider view", "Timeline"):
+        page.get_by_role("tab", name=tab).click()
+        settle(page)
+    elapsed = time.monotonic() - started
+    assert elapsed < 45, f"the page took {elapsed:.0f} s"
+    # Nothing on the page holds the whole word; a way to get it whole is offered.
+    longest = page.evaluate(
+        "Math.max(...[...document.querySelectorAll('[data-testid=stApp] *')]"
+        ".map(e => e.childElementCount ? 0 : (e.textContent || '').length))"
+    )
+    assert longest < 20_000
+    assert page.get_by_text("characters clipped").count() >= 1
+
+
+def test_a_long_replay_shows_progress_and_can_be_cancelled(server, page):
+    """Issue 8 item 3: a replay of a large upload shows its progress and stops on Cancel."""
+    spec = importlib.util.spec_from_file_location(
+        "gen", ROOT / "scripts" / "gen_long_conversation.py"
+    )
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    sys.modules["gen"] = gen
+    spec.loader.exec_module(gen)
+    payload = gen.render(gen.generate(40_000)).encode()
+    page.goto(f"{server}/replay")
+    settle(page)
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(
+        files=[{"name": "big.jsonl", "mimeType": "application/jsonl", "buffer": payload}]
+    )
+    expect(page.get_by_text("Replaying step")).to_be_visible(timeout=60_000)
+    page.get_by_role("button", name="Cancel").click()
+    settle(page)
+    expect(page.get_by_text("Replay of big.jsonl cancelled.")).to_be_visible()
+    assert page.locator("[data-testid='stMetric']").count() == 0  # no timeline was kept
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.get_by_role("button", name="Replay it").click()
+    expect(page.get_by_text("Replaying step")).to_be_visible(timeout=60_000)
+    page.get_by_role("button", name="Cancel").click()  # leave the shared server idle
+    settle(page)
+    expect(page.get_by_text("Replay of big.jsonl cancelled.")).to_be_visible()

@@ -1,0 +1,47 @@
+"""Data shown as text, never as markup, and never so long that it freezes the page.
+
+The rule (issue 9): everything that came from input is drawn with
+``st.text`` / ``st.code`` / ``st.json`` / dataframe cells, or, inside an
+alert, caption or markdown, through :func:`flowdrop_core.view.md_escape`
+(re-exported here as :func:`md`), the one helper that neutralises every
+Markdown and HTML meaning. A value longer than
+:data:`~flowdrop_core.view.CLIP` characters is drawn clipped, with a note of
+how much is missing and a download of the whole.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from flowdrop_core.view import CLIP, clip_text, clip_value, md_escape
+
+__all__ = ["clip_value", "md", "show_text"]
+
+md = md_escape
+
+
+def show_text(text: str, key: str, *, limit: int = CLIP, file_name: str = "content.txt") -> None:
+    """``text`` as plain text, clipped past ``limit`` characters with the whole one click away."""
+    head, rest = clip_text(text, limit)
+    if not rest:
+        st.text(text)
+        return
+    st.text(head + " …")
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    row.caption(f"{rest:,} characters clipped (of {len(text):,}).")
+    row.download_button(
+        f"Whole content ({len(text):,} characters)",
+        data=_whole(text),
+        file_name=file_name,
+        mime="text/plain",
+        icon=":material/download:",
+        key=f"whole_{key}",
+        on_click="ignore",
+    )
+
+
+def _whole(text: str) -> Any:
+    """A deferred download: the text is sent only when the button is pressed."""
+    return lambda: text

@@ -1,0 +1,139 @@
+"""AppTest: careless and hostile input in the inspector (issue 9 items 1, 4, 5).
+
+URL values out of range or unknown are replaced by defaults with a visible
+notice; long content is clipped in every view with the whole of it one
+download away; ids and names from input reach Markdown only through the one
+plain-text helper.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+TIMEOUT = 60
+CLIP_BOUND = 10_000  # no element on a page carries more characters of one value
+
+
+def start(page: str | None = None, **query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    return at
+
+
+def notices(at: AppTest) -> str:
+    return " ".join(w.value for w in at.warning)
+
+
+# --------------------------------------------------------------------------- URL values
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ({"window": "1e309"}, ["window"]),
+        ({"window": "inf"}, ["window"]),
+        ({"window": "-3"}, ["window"]),
+        ({"window": "nan"}, ["window"]),
+        ({"scope": "banana", "storage": "disk"}, ["scope", "storage"]),
+        ({"step": "1e309"}, ["step"]),
+    ],
+    ids=["window-1e309", "window-inf", "window-negative", "window-nan", "scope-storage", "step"],
+)
+def test_playground_bad_url_values_become_defaults_with_a_notice(query, names):
+    at = start(**query)
+    assert not at.exception, at.exception
+    shown = notices(at)
+    for name in names:
+        assert f"URL: {name}=" in shown, shown
+    assert at.session_state["window"] == 0
+    assert at.session_state["scope"] == "session"
+    assert at.session_state["storage"] == "memory"
+    for name in names:  # the URL itself is corrected
+        assert at.query_params.get(name) in (None, [], ["0"], "0", "session", ["session"])
+    at.number_input(key="window").set_value(3).run()  # the page still works
+    assert not at.exception
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"r_window": "1e309"},
+        {"r_window": "inf"},
+        {"r_per": "banana"},
+        {"r_refire": "banana"},
+        {"r_sample": "../../etc/passwd"},
+        {"rstep": "1e309"},
+    ],
+    ids=lambda q: "-".join(f"{k}={v}" for k, v in q.items()),
+)
+def test_replay_bad_url_values_become_defaults_with_a_notice(query):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.switch_page("pages/replay.py").run()
+    assert not at.exception, at.exception
+    (name,) = query
+    assert f"URL: {name}=" in notices(at), notices(at)
+    assert at.success and "step(s)" in at.success[0].value
+
+
+# --------------------------------------------------------------------------- long content
+
+
+def longest_value(at: AppTest) -> int:
+    """The most characters any one rendered element carries of a single value."""
+    sizes = [0]
+    for kind in ("text", "code", "markdown", "caption", "error", "warning", "info", "success"):
+        sizes += [len(str(e.value)) for e in at.get(kind)]
+    for element in at.get("json"):
+        sizes.append(
+            max((len(s) for s in re.findall(r'"(?:[^"\\]|\\.)*"', element.proto.body)), default=0)
+        )
+    for frame in at.dataframe:
+        values = frame.value.astype(str).to_numpy().ravel().tolist()
+        sizes.append(max((len(v) for v in values), default=0))
+    return max(sizes)
+
+
+def test_a_one_megabyte_word_is_clipped_in_every_view_with_a_download():
+    word = "y" * 1_000_000
+    data = json.dumps([{"role": "user", "content": word}, {"role": "assistant", "content": word}])
+    at = start("pages/replay.py")
+    at.file_uploader(key="r_upload").upload("long.json", data.encode(), "application/json").run()
+    assert not at.exception, at.exception
+    assert at.success and "2 step(s)" in at.success[0].value
+    assert longest_value(at) < CLIP_BOUND  # the timeline tab
+    at.session_state["r_tab"] = "Provider view"
+    at.run()
+    assert longest_value(at) < CLIP_BOUND
+    at.session_state["r_tab"] = "Step before / after"
+    at.run()
+    assert longest_value(at) < CLIP_BOUND
+    assert any("characters clipped" in c.value for c in at.caption)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert any(label.startswith("Whole content") for label in labels), labels
+    at.segmented_control(key="r_mode").set_value("JSON").run()  # the JSON view too
+    assert not at.exception, at.exception
+    assert longest_value(at) < CLIP_BOUND
+
+
+def test_a_one_megabyte_word_pasted_in_the_playground_is_clipped():
+    at = start()
+    at.text_area(key="pg_paste").input(json.dumps({"role": "user", "content": "z" * 1_000_000}))
+    at.button(key="pg_append").click().run()
+    assert not at.exception, at.exception
+    for tab in ("Timeline", "Step before / after", "Provider view"):
+        at.session_state["pg_tab"] = tab
+        at.run()
+        assert longest_value(at) < CLIP_BOUND, tab
