@@ -237,13 +237,19 @@ def show_store_page() -> None:
     if slot is None:
         st.info("No slot matches.", icon=":material/search_off:")
         return
-    tab_buffer, tab_journal, tab_write = st.tabs(["Buffer", "Journal", "Write"])
+    # Only the open tab runs: replaying a journal costs O(records), reading a buffer O(entries).
+    tab_buffer, tab_journal, tab_write = st.tabs(
+        ["Buffer", "Journal", "Write"], key="s_tab", on_change="rerun"
+    )
     try:
-        with tab_buffer:
-            show_buffer(browser, slot)
-        with tab_journal:
-            show_journal(browser, slot)
-        with tab_write:
-            show_writes(browser, slot)
+        if tab_buffer.open:
+            with tab_buffer:
+                show_buffer(browser, slot)
+        if tab_journal.open:
+            with tab_journal:
+                show_journal(browser, slot)
+        if tab_write.open:
+            with tab_write:
+                show_writes(browser, slot)
     except StorageError as exc:
         st.error(md(exc), icon=":material/error:")

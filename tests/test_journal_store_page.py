@@ -42,6 +42,14 @@ def open_store_page(target: str) -> AppTest:
     return at
 
 
+def open_tab(at: AppTest, label: str) -> AppTest:
+    """Open one of the slot's tabs (only the open tab runs) and rerun."""
+    at.session_state["s_tab"] = label
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def test_lists_the_three_slots_with_counts_and_journal(store_file: Path) -> None:
     at = open_store_page(str(store_file))
     frame = at.dataframe[0].value
@@ -79,6 +87,8 @@ def test_replays_the_journal_in_the_timeline(store_file: Path) -> None:
     at = open_store_page(str(store_file))
     at.selectbox(key="s_slot").set_value(("session", "demo", "chat_history")).run()
     assert not at.exception, at.exception
+    assert not any("replayed" in shown(s.value) for s in at.success)  # the Buffer tab only
+    open_tab(at, "Journal")
     assert any(
         "Records 1..9 replayed: every step reports what was recorded." in shown(s.value)
         for s in at.success
@@ -95,6 +105,7 @@ def test_read_only_by_default_and_nothing_changes(store_file: Path) -> None:
     before = digest(store_file)
     at = open_store_page(str(store_file))
     at.selectbox(key="s_slot").set_value(("workflow", "wf-1", "notes")).run()
+    open_tab(at, "Write")
     assert any("Read-only" in i.value for i in at.info)
     assert not [b for b in at.button if b.key in ("s_append", "s_clear")]
     assert digest(store_file) == before
@@ -104,6 +115,7 @@ def test_writes_need_the_switch(store_file: Path) -> None:
     at = open_store_page(str(store_file))
     at.toggle(key="s_write").set_value(True).run()
     at.selectbox(key="s_slot").set_value(("workflow", "wf-1", "notes")).run()
+    open_tab(at, "Write")
     at.text_area(key="s_append_text").set_value('{"role": "user", "content": "note 3"}').run()
     at.button(key="s_append").click().run()
     assert not at.exception, at.exception
@@ -127,4 +139,5 @@ def test_browses_a_redis_server_too(redis_url: str) -> None:
     frame = at.dataframe[0].value
     assert list(frame["count"]) == [4, 1, 2] and list(frame["journal"]) == [9, 0, 0]
     assert "3 slot(s), redis store, read-only." in at.caption[1].value
+    open_tab(at, "Journal")
     assert any("Records 1..9 replayed" in shown(s.value) for s in at.success)
