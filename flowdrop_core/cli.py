@@ -13,6 +13,9 @@ Four subcommands, all thin layers over the library:
 - ``lint PATH``: what a provider would reject (orphan results, unanswered
   calls, duplicate ids, leading tool messages), with locations.
 
+``replay``, ``normalize`` and ``lint`` also list the import notes of a
+recorded conversation: what the importer left out, where and why (issue 13).
+
 Exit codes: 0 fine; 1 ``check`` found a mismatch or ``lint`` found something;
 2 bad input (missing file, bad JSON, unknown format, bad message, bad
 option), reported on stderr in one message and never as a traceback.
@@ -29,7 +32,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -38,6 +41,7 @@ from flowdrop_core.importers import (
     FORMATS,
     ConversationFormatError,
     ImportedConversation,
+    ImportNote,
     loads_or_problem,
     parse_conversation,
 )
@@ -95,7 +99,7 @@ class Source:
 
     ``entries`` and ``origins`` are every message in the file in order (a
     scenario's starting buffer, then its steps' messages, verbatim), for
-    ``normalize`` and ``lint``.
+    ``normalize`` and ``lint``. ``notes`` is what the import left out (issue 13).
     """
 
     path: str
@@ -103,6 +107,7 @@ class Source:
     conversation: ImportedConversation | None
     entries: list[Any]
     origins: list[str]
+    notes: list[ImportNote] = field(default_factory=list)
 
 
 def _read_text(path: str) -> str:
@@ -170,7 +175,21 @@ def load_source(path: str, fmt: str | None = None) -> Source:
         entries, origins = _scenario_entries(scenario)
         return Source(path, scenario, None, entries, origins)
     conv = parse_conversation(text, format=fmt, source_name=path)
-    return Source(path, None, conv, list(conv.messages), list(conv.origins))
+    return Source(path, None, conv, list(conv.messages), list(conv.origins), list(conv.notes))
+
+
+def _note_lines(notes: Sequence[ImportNote]) -> list[str]:
+    """The import notes as text: a heading, then ``where: what: why`` per note."""
+    if not notes:
+        return []
+    return [
+        f"import notes ({len(notes)}): left out of the imported messages",
+        *(f"  {note}" for note in notes),
+    ]
+
+
+def _notes_json(notes: Sequence[ImportNote]) -> list[dict[str, str]]:
+    return [note.to_dict() for note in notes]
 
 
 def _scenario_entries(scenario: Scenario) -> tuple[list[Any], list[str]]:
@@ -348,17 +367,25 @@ _COLUMNS: tuple[tuple[str, str, str, int], ...] = (
 )
 
 
-def _cell(key: str, row: dict[str, Any], record: StepRecord) -> str:
-    value = row[key]
-    if key == "step":
-        return f"{'*' if row['mem14_flag'] else ' '}{value}"
-    if key == "count_delta":
-        return f"{value:+d}"
-    if key == "appended_any":
-        return "yes" if value else "no"
-    if key == "resolved_scope_id":
-        return "REFUSED" if record.refused else (value if value else '""')
-    return str(value)
+def _cells(row: dict[str, Any], record: StepRecord) -> list[str]:
+    """One table row's cells, in :data:`_COLUMNS` order (one call per row, not per cell)."""
+    flag = row["mem14_flag"]
+    scope_id = row["resolved_scope_id"]
+    return [
+        f"{'*' if flag else ' '}{row['step']}",
+        row["label"],
+        row["incoming"],
+        str(row["count"]),
+        f"{row['count_delta']:+d}",
+        str(row["appended"]),
+        "yes" if row["appended_any"] else "no",
+        str(row["duplicates"]),
+        str(row["replaced"]),
+        str(row["inserted"]),
+        str(row["evicted"]),
+        "REFUSED" if record.refused else (scope_id if scope_id else '""'),
+        flag,
+    ]
 
 
 def _fit(text: str, width: int) -> str:
@@ -384,7 +411,7 @@ def format_table(timeline: Timeline) -> str:
     caps = [cap for _, _, _, cap in _COLUMNS]
     cells = []
     for row, record in zip(rows, timeline.steps, strict=True):
-        values = [_cell(key, row, record) for key, _, _, _ in _COLUMNS]
+        values = _cells(row, record)
         cells.append(
             [
                 v if len(v) <= cap else v[: cap - 1] + "…"
@@ -465,6 +492,9 @@ def _replay_command(args: argparse.Namespace) -> int:
     timeline = _run(scenario, args.refire, origins)
     out = sys.stdout
     if args.json:
+        if source.notes:  # one leading line, only when the import left something out
+            out.write(json.dumps({"import_notes": _notes_json(source.notes)}, ensure_ascii=False))
+            out.write("\n")
         # Each line's events are the step's delta (kind, position, entry); the
         # whole buffer after each step only with --buffer (O(steps x buffer)).
         for line in timeline.to_json_lines(include_messages=args.buffer):
@@ -472,6 +502,8 @@ def _replay_command(args: argparse.Namespace) -> int:
             out.write("\n")
     else:
         out.write(format_table(timeline) + "\n")
+        if source.notes:
+            out.write("\n".join(["", *_note_lines(source.notes)]) + "\n")
     if args.save:
         name = Path(args.save).stem
         try:
@@ -576,6 +608,7 @@ def cmd_normalize(args: argparse.Namespace) -> int:
             "dropped": report.dropped,
             "drops": [_finding_dict(source, f) for f in report.drops],
             "findings": [_finding_dict(source, f) for f in report.findings],
+            "import_notes": _notes_json(source.notes),
         }
         print(json.dumps(data, ensure_ascii=False, indent=2))
         return 0
@@ -596,6 +629,7 @@ def cmd_normalize(args: argparse.Namespace) -> int:
     if repairs:
         lines.append(f"repaired ({len(repairs)}):")
         lines.extend(f"  {_origin(source, f)} (entry {f.index}): {f.message}" for f in repairs)
+    lines.extend(_note_lines(source.notes))
     print("\n".join(lines))
     return 0
 
@@ -604,9 +638,22 @@ def cmd_lint(args: argparse.Namespace) -> int:
     """``lint PATH``: each finding with its location; exit 1 when there is any (like a linter)."""
     source = load_source(args.path, args.format)
     findings = sorted(normalize_report(source.entries).findings, key=lambda f: f.index)
+    if getattr(args, "json", False):
+        data = {
+            "source": source.path,
+            "findings": [_finding_dict(source, f) for f in findings],
+            "import_notes": _notes_json(source.notes),
+        }
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+        return 1 if findings else 0
     for f in findings:
         print(f"{source.path}: {_origin(source, f)} (entry {f.index}): {f.kind}: {f.message}")
-    print(_plural(len(findings), "finding") if findings else "no findings")
+    for note in source.notes:
+        print(f"{source.path}: {note.where or '(top level)'}: import note: {note.what}: {note.why}")
+    summary = _plural(len(findings), "finding") if findings else "no findings"
+    if source.notes:
+        summary += f", {_plural(len(source.notes), 'import note')}"
+    print(summary)
     return 1 if findings else 0
 
 
@@ -727,11 +774,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="what a provider would reject, with locations (exit 1 when anything is found)",
         description="List what a provider would reject in PATH: orphan results, unanswered "
         "calls, duplicate ids, leading tool messages, entries that are not messages. Each "
-        "finding names where the entry came from. Exit 1 when there is any finding.",
+        "finding names where the entry came from. Exit 1 when there is any finding. What the "
+        "import left out of a recording is listed too, as import notes (they do not change "
+        "the exit status).",
         epilog=EPILOG,
     )
     lnt.add_argument("path", metavar="PATH")
     lnt.add_argument("--format", metavar="F", help=fmt_help)
+    lnt.add_argument(
+        "--json", action="store_true", help="one JSON object: findings and import notes"
+    )
     lnt.set_defaults(handler=cmd_lint)
 
     cli_store.register(sub)  # ``store``: its own module (flowdrop_core/cli_store.py)

@@ -8,21 +8,24 @@ a scope (resolved only through :func:`resolve_scope`) and a :class:`Store`:
 2. Take the slot lock (MEM-12), bounded by ``lock_timeout``. Past the bound
    the append runs unserialized, with a warning and an ``unserialized``
    event; it never raises for that and never drops the turn.
-3. Read the slot, run the engine (which validates every incoming message
-   before doing anything), and write the slot back only when the buffer
-   changed: a call that appended nothing writes nothing.
+3. Read the slot (or reuse the live cache), run the engine (which
+   validates every incoming message before doing anything), turn its events
+   into a delta (:func:`~flowdrop_core.storage.delta_from_events`) and write
+   only that, conditionally on the revision read (``Store.apply``, compare
+   and set). A call that changed nothing writes nothing. On a conflict the
+   slot is read again and the messages applied again, so the report is what
+   was stored; the unserialized path uses the same conditional write, so it
+   never overwrites another turn.
 
-The live cache: a serialized append keeps the slot's engine :class:`Buffer`
-(with its indexes) next to the revision token its write returned. The next
-serialized append to that slot asks the store for the slot's revision (O(1),
-no decoding) and, when it is still that token, appends to the live buffer
-instead of decoding and rebuilding the whole slot, so a replay of N
-one-message steps no longer re-reads every entry at every step. Any other
-write (another instance, another process, a direct ``store.set``) changes the
-token, so the next append re-reads the store; an unserialized append (MEM-12
-timeout) never uses the cache. Entries are shared between the store, the
-cache and results, and are immutable by contract (see
-:mod:`flowdrop_core.storage`).
+The live cache: an append keeps the slot's engine :class:`Buffer` (with its
+indexes) next to the revision its write returned, and the next append to
+that slot appends to it without asking the store: the conditional write is
+the check. Any other write (another instance, another process, a direct
+``store.set``) changes the revision, so that write conflicts and the append
+re-reads the store. The result's ``messages`` (the whole buffer) is built
+only when read, from the list the cache was read from plus the ops since.
+Entries are shared between the store, the cache and results, and are
+immutable by contract (see :mod:`flowdrop_core.storage`).
 
 :func:`read_memory` is the MEM-7 / MEM-13 read of a plain memory value.
 """

@@ -71,6 +71,7 @@ RULE_SUMMARIES: dict[str, str] = {
 
 _DUPLICATES = (str(EventKind.DUPLICATE_RESULT), str(EventKind.DUPLICATE_TURN))
 _ADDS = (EventKind.APPENDED, EventKind.PLACEHOLDER_INSERTED)
+_APPENDED, _INSERTED, _EVICTED = (*_ADDS, EventKind.EVICTED)
 
 
 class ReplayError(ValueError):
@@ -314,8 +315,14 @@ class Timeline:
     ) -> StepRecord:
         number = len(self.steps) + 1
         # The size before, read off the events: +1 per entry added, -1 per eviction.
-        grew = sum((ev.kind in _ADDS) - (ev.kind is EventKind.EVICTED) for ev in res.events)
         events = res.events
+        grew = 0
+        for ev in events:
+            kind = ev[0]
+            if kind is _APPENDED or kind is _INSERTED:
+                grew += 1
+            elif kind is _EVICTED:
+                grew -= 1
         record = fast_model(
             StepRecord,
             {

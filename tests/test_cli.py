@@ -18,7 +18,7 @@ import pytest
 
 from flowdrop_core import cli
 from flowdrop_core.cli import Progress, main
-from flowdrop_core.importers import load_conversation
+from flowdrop_core.importers import FORMATS, load_conversation
 from flowdrop_core.replay import replay, replay_conversation
 from flowdrop_core.scenario import load_scenario
 
@@ -409,8 +409,7 @@ def test_lint_clean_file_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
         (["normalize", "sample_data"], "cannot read sample_data: is a directory"),
         (
             ["replay", "sample_data/imports/openai_chat.json", "--format", "xml"],
-            "unknown format 'xml'; known formats: openai-chat, openai-responses, anthropic, "
-            "langchain, scenario, jsonl",
+            f"unknown format 'xml'; known formats: {', '.join(FORMATS)}",
         ),
         (
             ["lint", "sample_data/imports/openai_chat.json", "--format", "anthropic"],
@@ -477,13 +476,16 @@ def test_unrecognized_conversation(capsys: pytest.CaptureFixture[str], tmp_path:
     path = write(tmp_path, "x.json", [{"rol": "user"}])
     code, _, err = run(capsys, "lint", path)
     assert code == 2
-    assert err.splitlines() == [
+    lines = err.splitlines()
+    assert lines[:3] == [
         f"flowdrop-buffer: error: no known format matched {path}:",
-        "- openai-chat, anthropic: [0]: missing 'role'",
+        "- openai-chat, anthropic, otel-genai, bedrock: [0]: missing 'role'",
         "- openai-responses, langchain: [0]: missing 'type'",
-        "- scenario: expected a scenario object, got list",
-        "- jsonl: line 1: [0]: missing 'role' (read as openai-chat)",
     ]
+    assert "- jsonl: line 1: [0]: missing 'role' (read as openai-chat)" in lines
+    # A JSON file of an unknown shape: what each format expects, one line each (issue 13).
+    shapes = lines[lines.index("what each format reads:") + 1 :]
+    assert [line.split(":")[0] for line in shapes] == [f"- {fmt}" for fmt in FORMATS]
 
 
 HUGE_INT = "9" * 5000  # past Python's 4300-digit limit: json.loads raises a plain ValueError
@@ -498,8 +500,9 @@ NOT_A_SCENARIO = (
 def _no_format_matched(path: Path, problem: str) -> str:
     return (
         f"flowdrop-buffer: error: no known format matched {path}:\n"
-        f"- openai-chat, openai-responses, anthropic, langchain, scenario: {problem}\n"
-        f"- jsonl: line 1: {problem}\n"
+        "- openai-chat, openai-responses, anthropic, otel-genai, gemini, bedrock, langchain, "
+        f"langfuse, sharegpt, scenario: {problem}\n"
+        f"- claude-code, jsonl: line 1: {problem}\n"
     )
 
 

@@ -1,8 +1,9 @@
 """ConversationBuffer's live cache: reused while the store's revision is its own, never stale.
 
-A serialized append keeps the slot's engine Buffer next to the revision its
-write returned; the next append reuses it only while the store still reports
-that revision. These tests show the cache is used (no ``get``), that every
+An append keeps the slot's engine Buffer next to the revision its write
+returned; the next append reuses it, and its conditional write (compare and
+set) fails when the store is at another revision, which makes it re-read.
+These tests show the cache is used (no ``read``), that every
 other writer (another instance, a direct ``store.set``, another SQLiteStore
 on the file, another process) invalidates it, that failures leave nothing
 stale behind, and that results are identical to the pure engine's.

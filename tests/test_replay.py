@@ -283,3 +283,22 @@ def test_provider_expectations_are_checked() -> None:
     )
     result = check(scenario)
     assert [str(m) for m in result.mismatches] == ["p: step 1: provider.dropped: expected 0, got 1"]
+
+
+def test_checkpoints_of_a_growing_buffer_stay_linear_and_rebuild_every_step() -> None:
+    """Checkpoints come at most every count/2 steps, and every step's buffer is still exact."""
+    n = 3000
+    scenario = Scenario(
+        name="growing",
+        context={"session_id": "s"},
+        steps=[ScenarioStep(append={"role": "user", "content": str(i)}) for i in range(n)],
+    )
+    timeline = replay(scenario)
+    timeline_marks = sorted(timeline._checkpoints[("session", "s", "chat_history")])
+    assert timeline_marks == [256, 512, 1023, 2045]  # about doubling: O(n) entries in all
+    for step in (1, 255, 256, 700, 1024, 2047, 2999, 3000):
+        assert [m["content"] for m in timeline.buffer_after(step)] == [str(i) for i in range(step)]
+    buffers = timeline.buffers_after()
+    first = next(buffers)
+    first.append({"role": "user", "content": "mine"})  # the caller's own list
+    assert [m["content"] for m in next(buffers)] == ["0", "1"]

@@ -236,8 +236,10 @@ class SQLiteStore:
         self.lock_dir = self.path.with_name(self.path.name + ".locks")
         self.busy_timeout = check_timeout(busy_timeout)
         self.on_write = on_write
-        if readonly is None:
-            readonly = self.path.exists() and not os.access(self.path, os.W_OK)
+        if readonly is None:  # an existing file we may not write (or whose folder we may not)
+            readonly = self.path.exists() and not (
+                os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)
+            )
         self.readonly = readonly
         self._conns_guard = threading.Lock()
         self._after_fork()
