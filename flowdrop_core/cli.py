@@ -28,6 +28,7 @@ import gc
 import json
 import logging
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -45,7 +46,7 @@ from flowdrop_core.importers import (
     loads_or_problem,
     parse_conversation,
 )
-from flowdrop_core.messages import InvalidMessagesError
+from flowdrop_core.messages import InvalidMessagesError, read_message
 from flowdrop_core.provider import Finding, normalize_report
 from flowdrop_core.replay import (
     ReplayError,
@@ -88,6 +89,35 @@ INPUT_ERRORS: tuple[type[Exception], ...] = (
 
 class CliError(Exception):
     """Bad input found by the command line itself (exit 2)."""
+
+
+#: What the last-resort handler says: an exception no layer turned into a located
+#: error is a bug in this tool; the user still gets one line, exit 2, no traceback.
+INTERNAL_ERROR = "internal error while handling this input"
+
+
+#: Characters a terminal would act on or hide rather than show: C0/C1 controls
+#: (ESC starts colour, cursor and title sequences) but the newline, bidi overrides
+#: (which reorder what is shown), zero-width characters, and lone surrogates
+#: (undecodable bytes in a file name), which no UTF-8 stream can encode.
+_UNPRINTABLE = re.compile(
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]"
+)
+
+
+def visible(text: str) -> str:
+    """``text`` for a terminal: data from input is shown, never obeyed (issue 9).
+
+    Each character of :data:`_UNPRINTABLE` becomes its escape (``\\x1b``,
+    ``\\u202e``), so a message or an id cannot recolour the terminal, move
+    the cursor, reorder a line or fail the write; newlines stay.
+    """
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def _say(text: str, stream: TextIO | None = None) -> None:
+    """Print one block of human-readable output through :func:`visible`."""
+    print(visible(text), file=stream or sys.stdout)
 
 
 # --------------------------------------------------------------------------- loading
@@ -197,7 +227,11 @@ def _scenario_entries(scenario: Scenario) -> tuple[list[Any], list[str]]:
     entries: list[Any] = list(scenario.buffer)
     origins = [f"buffer[{i}]" for i in range(len(entries))]
     for s, step in enumerate(scenario.steps):
-        if isinstance(step.append, list):
+        if step.text is not None:  # MEM-16: the message the text made, if any
+            made = step.append if isinstance(step.append, list) else [step.append]
+            entries.extend(made)
+            origins.extend(f"steps[{s}].text" for _ in made)
+        elif isinstance(step.append, list):
             entries.extend(step.append)
             origins.extend(f"steps[{s}].append[{k}]" for k in range(len(step.append)))
         else:
@@ -206,7 +240,27 @@ def _scenario_entries(scenario: Scenario) -> tuple[list[Any], list[str]]:
     return entries, origins
 
 
+def check_messages(path: str, entries: Sequence[Any], origins: Sequence[str]) -> None:
+    """Every message ``replay`` would append or start from is a message, or one located error.
+
+    Each problem names the file and the JSON path the entry came from
+    (``rec.json: steps[0].append[1]: unknown role 'bogus' ...``), so bad input
+    is found where it is written, before any step runs.
+    """
+    problems = []
+    for entry, origin in zip(entries, origins, strict=True):
+        problem = read_message(entry)
+        if isinstance(problem, str):
+            problems.append(f"{path}: {origin}: {problem}")
+    if problems:
+        more = f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise CliError("\n".join(problems[:20]) + more)
+
+
 # --------------------------------------------------------------------------- replay
+
+#: The context a recorded conversation replays under when no identity option is given.
+IMPLICIT_SESSION = "replay"
 
 
 def _context_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -215,7 +269,23 @@ def _context_overrides(args: argparse.Namespace) -> dict[str, Any]:
         out["session_id"] = args.session_id
     if args.user_id is not None:
         out["user_id"] = args.user_id
+    if args.session_owner_id is not None:
+        out["session_owner_id"] = args.session_owner_id
     return out
+
+
+def recording_context(scope: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The context a recorded conversation replays under (a recording names no context).
+
+    Under the ``session`` scope (the default) with no ``--session-id``, the
+    session is ``"replay"``, so the recording has a slot. No other scope gets
+    an implicit session: under ``user`` it would make MEM-8 take the (absent)
+    session owner as the identity and refuse every step, whatever
+    ``--user-id`` says. The options given are the rest of the context.
+    """
+    if scope == "session" and "session_id" not in options:
+        return {"session_id": IMPLICIT_SESSION, **options}
+    return dict(options)
 
 
 def _config_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -281,7 +351,7 @@ def build_replay(
         conv,
         per=per,  # type: ignore[arg-type]
         config=ScenarioConfig(**config),
-        context={"session_id": "replay", **context},
+        context=recording_context(config.get("scope", ScenarioConfig().scope), context),
         name=Path(source.path).stem,
     )
     return scenario, step_origins(conv, per)  # type: ignore[arg-type]
@@ -488,8 +558,12 @@ def _gc_paused() -> Iterator[None]:
 
 def _replay_command(args: argparse.Namespace) -> int:
     source = load_source(args.path, args.format)
+    check_messages(source.path, source.entries, source.origins)
     scenario, origins = build_replay(source, args)
-    timeline = _run(scenario, args.refire, origins)
+    try:
+        timeline = _run(scenario, args.refire, origins)
+    except INPUT_ERRORS as exc:
+        raise CliError(_in_file(args.path, exc)) from None
     out = sys.stdout
     if args.json:
         if source.notes:  # one leading line, only when the import left something out
@@ -501,9 +575,9 @@ def _replay_command(args: argparse.Namespace) -> int:
             out.write(line)
             out.write("\n")
     else:
-        out.write(format_table(timeline) + "\n")
+        out.write(visible(format_table(timeline)) + "\n")
         if source.notes:
-            out.write("\n".join(["", *_note_lines(source.notes)]) + "\n")
+            out.write(visible("\n".join(["", *_note_lines(source.notes)])) + "\n")
     if args.save:
         name = Path(args.save).stem
         try:
@@ -512,7 +586,7 @@ def _replay_command(args: argparse.Namespace) -> int:
             )
         except OSError as exc:
             raise CliError(f"cannot write {args.save}: {exc.strerror or exc}") from None
-        print(f"saved {args.save}", file=sys.stderr)
+        _say(f"saved {args.save}", sys.stderr)
     return 0
 
 
@@ -541,19 +615,20 @@ def cmd_check(args: argparse.Namespace) -> int:
     for path in args.paths:
         try:
             scenario = _scenario_only(path)
+            check_messages(path, *_scenario_entries(scenario))
             result = check(scenario)
         except (CliError, *INPUT_ERRORS) as exc:
-            _error(str(exc))
+            _error(_in_file(path, exc))
             errors += 1
             continue
         if result.passed:
             passed += 1
             if args.verbose:
-                print(f"ok {path} ({_plural(len(scenario.steps), 'step')})")
+                _say(f"ok {path} ({_plural(len(scenario.steps), 'step')})")
         else:
             failed += 1
             for mismatch in result.mismatches:
-                print(str(mismatch))
+                _say(str(mismatch))
     summary = f"{passed} passed, {failed} failed"
     if errors:
         summary += f", {_plural(errors, 'error')}"
@@ -610,7 +685,7 @@ def cmd_normalize(args: argparse.Namespace) -> int:
             "findings": [_finding_dict(source, f) for f in report.findings],
             "import_notes": _notes_json(source.notes),
         }
-        print(json.dumps(data, ensure_ascii=False, indent=2))
+        print(json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False))
         return 0
     lines = [
         f"MEM-5 provider view of {source.path}: {len(source.entries)} entries in, "
@@ -630,7 +705,7 @@ def cmd_normalize(args: argparse.Namespace) -> int:
         lines.append(f"repaired ({len(repairs)}):")
         lines.extend(f"  {_origin(source, f)} (entry {f.index}): {f.message}" for f in repairs)
     lines.extend(_note_lines(source.notes))
-    print("\n".join(lines))
+    _say("\n".join(lines))
     return 0
 
 
@@ -644,12 +719,12 @@ def cmd_lint(args: argparse.Namespace) -> int:
             "findings": [_finding_dict(source, f) for f in findings],
             "import_notes": _notes_json(source.notes),
         }
-        print(json.dumps(data, ensure_ascii=False, indent=2))
+        print(json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False))
         return 1 if findings else 0
     for f in findings:
-        print(f"{source.path}: {_origin(source, f)} (entry {f.index}): {f.kind}: {f.message}")
+        _say(f"{source.path}: {_origin(source, f)} (entry {f.index}): {f.kind}: {f.message}")
     for note in source.notes:
-        print(f"{source.path}: {note.where or '(top level)'}: import note: {note.what}: {note.why}")
+        _say(f"{source.path}: {note.where or '(top level)'}: import note: {note.what}: {note.why}")
     summary = _plural(len(findings), "finding") if findings else "no findings"
     if source.notes:
         summary += f", {_plural(len(source.notes), 'import note')}"
@@ -670,8 +745,17 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _text(text: str) -> str:
+    """An option value that is text: bytes that are not UTF-8 arrive as lone surrogates."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError("not UTF-8 text") from None
+    return text
+
+
 def _non_blank(text: str) -> str:
-    if not text.strip():
+    if not _text(text).strip():
         raise argparse.ArgumentTypeError("expected a non-blank string")
     return text
 
@@ -679,6 +763,19 @@ def _non_blank(text: str) -> str:
 EPILOG = """\
 exit status: 0 fine; 1 check found a mismatch or lint found something;
 2 bad input (missing file, bad JSON, unknown format, bad message, bad option).
+"""
+
+
+REPLAY_CONTEXT = """\
+context of a replay:
+  a scenario runs under its own context (each step's context overrides it key by
+  key); --session-id, --user-id and --session-owner-id replace those keys for
+  every step. A recorded conversation names no context: under the session scope
+  (the default) it runs as session "replay" unless --session-id is given; under
+  any other scope only the options given make its context, so
+  `--scope user --user-id 7` stores under user 7. MEM-8: when a session drives
+  the run, the user scope's identity is the session's owner (--session-owner-id),
+  never --user-id. Ids are read by GR-MEM's usable-id rule (see README).
 """
 
 
@@ -698,16 +795,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="replay a scenario or recorded conversation and print the timeline",
         description="Replay PATH (a scenario file or a recorded conversation) through the "
         "buffer and print one row per append (or, with --json, one JSON line per append "
-        "carrying its events: the delta). Options override the file; --session-id "
-        "and --user-id apply to every step. Rows marked * are the MEM-14 cases.",
-        epilog=EPILOG,
+        "carrying its events: the delta). Options override the file; --session-id, "
+        "--user-id and --session-owner-id apply to every step. Rows marked * are the "
+        "MEM-14 cases.",
+        epilog=REPLAY_CONTEXT + "\n" + EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     rep.add_argument("path", metavar="PATH")
     rep.add_argument("--max-messages", type=_non_negative_int, metavar="N", help="window; 0: none")
     rep.add_argument("--scope", choices=SCOPES, help="buffer scope")
     rep.add_argument("--key", type=_non_blank, metavar="K", help="storage key")
-    rep.add_argument("--session-id", metavar="ID", help="session id for every step")
-    rep.add_argument("--user-id", metavar="ID", help="user id for every step")
+    rep.add_argument("--session-id", type=_text, metavar="ID", help="session id for every step")
+    rep.add_argument("--user-id", type=_text, metavar="ID", help="user id for every step")
+    rep.add_argument(
+        "--session-owner-id",
+        type=_text,
+        metavar="ID",
+        help="owner of the session for every step (MEM-8: the user scope's identity when a "
+        "session drives the run)",
+    )
     rep.add_argument("--format", metavar="F", help=fmt_help)
     rep.add_argument(
         "--per",
@@ -791,7 +897,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _error(message: str) -> None:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    _say(f"{PROG}: error: {message}", sys.stderr)
+
+
+def _in_file(path: str, exc: Exception) -> str:
+    """``exc``'s message naming the file it is about (the library names the scenario)."""
+    text = str(exc)
+    return text if text.startswith(path) else f"{path}: {text}"
+
+
+def _paths(args: argparse.Namespace) -> str:
+    paths = getattr(args, "paths", None) or [getattr(args, "path", "")]
+    return ", ".join(str(p) for p in paths)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -824,5 +941,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug, not bad input: still one message, never a traceback
+        _error(
+            f"{_paths(args)}: {INTERNAL_ERROR} ({type(exc).__name__}: {exc}); "
+            "please report it with the file"
+        )
+        return 2
     finally:
         logger.removeHandler(warnings)

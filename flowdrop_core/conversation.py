@@ -192,7 +192,7 @@ _CacheEntry = tuple[str | None, Buffer, list[dict[str, Any]], list[Op]]
 _MAX_CONFLICTS = 1000
 
 #: Seconds without any commit, at the least, before a busy store counts as stalled (MEM-12).
-STALL_FLOOR = 1.0
+STALL_FLOOR = 2.0
 
 
 class MemoryReadResult(BaseModel):

@@ -488,7 +488,9 @@ class Timeline:
         each. With ``include_messages`` each line also carries the whole
         buffer under ``messages`` (O(buffer) per line): the buffers are
         rebuilt incrementally from the events, and each entry is serialized
-        once and reused while it stays in the buffer.
+        once and reused while it stays in the buffer. The output is strict
+        JSON: a non-finite number a library caller put in a message raises
+        ``ValueError`` rather than writing ``NaN`` (issue 9).
         """
         encoded: dict[int, tuple[dict[str, Any], str]] = {}
 
@@ -496,7 +498,7 @@ class Timeline:
             hit = encoded.get(id(entry))
             if hit is not None and hit[0] is entry:
                 return hit[1]
-            text = json.dumps(entry, ensure_ascii=False, default=str)
+            text = json.dumps(entry, ensure_ascii=False, default=str, allow_nan=False)
             encoded[id(entry)] = (entry, text)
             return text
 
@@ -504,7 +506,7 @@ class Timeline:
             self._live_buffers() if include_messages else iter([None] * len(self.steps))
         )
         for record, messages in zip(self.steps, buffers, strict=True):
-            head = json.dumps(record.to_dict(), ensure_ascii=False, default=str)
+            head = json.dumps(record.to_dict(), ensure_ascii=False, default=str, allow_nan=False)
             if messages is None:
                 yield head
                 continue

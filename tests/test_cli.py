@@ -467,9 +467,8 @@ def test_bad_message(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
     )
     code, out, err = run(capsys, "replay", path)
     assert (code, out) == (2, "")
-    assert err == (
-        "flowdrop-buffer: error: badmsg: step 2: 1 invalid message: incoming[1]: missing 'role'\n"
-    )
+    # issue 9: the file and the JSON path of the bad entry
+    assert err == f"flowdrop-buffer: error: {path}: steps[1].append[1]: missing 'role'\n"
 
 
 def test_unrecognized_conversation(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -514,7 +513,7 @@ def _no_format_matched(path: Path, problem: str) -> str:
             '[{"role": "user", "content": "x", "n": ' + HUGE_INT + "}]",
             "not JSON (integer too long: more than 4300 digits)",
         ),
-        (DEEP, "not JSON (nested too deeply)"),
+        (DEEP, "not JSON (nested too deeply): more than 100 levels at line 1, column 101"),
     ],
     ids=["huge-integer", "deep-nesting"],
 )
@@ -575,8 +574,10 @@ def test_non_string_role_in_a_scenario_step_exits_2(
     path = write(tmp_path, "role.json", {"name": "role", "steps": [{"append": BAD_ROLE}]})
     code, _, err = run(capsys, command, path)
     assert code == 2
-    assert err.splitlines()[0].startswith("flowdrop-buffer: error: role: step 1: ")
-    assert "role" in err.splitlines()[0].removeprefix("flowdrop-buffer: error: role")
+    # issue 9: the file and the JSON path of the entry, not the scenario's name and step
+    assert err == (
+        f"flowdrop-buffer: error: {path}: steps[0].append: 'role' must be a string, got list\n"
+    )
 
 
 def test_non_string_role_in_a_scenario_step_is_a_lint_finding(

@@ -208,7 +208,7 @@ def test_write_transaction_held_for_good_fails_loudly_and_writes_nothing(tmp_pat
     """Held with no commit for 2 x ``lock_timeout`` (and STALL_FLOOR): an error, not a hang."""
     path = tmp_path / "db.sqlite3"
     lock_timeout = 0.2
-    hold = 3 * max(2 * lock_timeout, STALL_FLOOR)
+    hold = 2.5 * max(2 * lock_timeout, STALL_FLOOR)
     buf = ConversationBuffer(store=SQLiteStore(path), lock_timeout=lock_timeout)
     buf.append(user("before"), CTX)
     started = threading.Event()

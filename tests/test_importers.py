@@ -429,8 +429,11 @@ DEEP = "[" * 100_000  # past the json module's recursion limit
     [
         ("[1]", None),
         ('{"n": ' + HUGE_INT + "}", "not JSON (integer too long: more than 4300 digits)"),
-        (DEEP, "not JSON (nested too deeply)"),
-        (DEEP + "]" * 100_000, "not JSON (nested too deeply)"),
+        (DEEP, "not JSON (nested too deeply): more than 100 levels at line 1, column 101"),
+        (
+            DEEP + "]" * 100_000,
+            "not JSON (nested too deeply): more than 100 levels at line 1, column 101",
+        ),
         ("[1,", "not JSON (Expecting value at line 1, column 4)"),
     ],
 )
@@ -454,7 +457,11 @@ def test_loads_or_problem_turns_every_json_refusal_into_one_error(
             "not JSON (integer too long: more than 4300 digits)",
             "line 1: not JSON (integer too long: more than 4300 digits)",
         ),
-        (DEEP, "not JSON (nested too deeply)", "line 1: not JSON (nested too deeply)"),
+        (
+            DEEP,
+            "not JSON (nested too deeply): more than 100 levels at line 1, column 101",
+            "line 1: not JSON (nested too deeply): more than 100 levels at line 1, column 101",
+        ),
     ],
 )
 def test_json_refused_without_a_decode_error_names_the_file(
@@ -477,16 +484,14 @@ def test_json_refused_without_a_decode_error_names_the_file(
     [
         (
             '{"role": "user", "content": ' + HUGE_INT + "}",
-            "integer too long: more than 4300 digits",
+            "not JSON (integer too long: more than 4300 digits)",
         ),
-        (DEEP, "nested too deeply"),
+        (DEEP, "not JSON (nested too deeply): more than 100 levels at line 1, column 101"),
     ],
 )
 def test_jsonl_line_refused_without_a_decode_error_names_its_line(line: str, problem: str) -> None:
     text = '{"role": "user", "content": "hi"}\n' + line + "\n"
-    assert error_of(text, format="jsonl") == (
-        f"rec.json is not valid jsonl: line 2: not JSON ({problem})"
-    )
+    assert error_of(text, format="jsonl") == (f"rec.json is not valid jsonl: line 2: {problem}")
 
 
 def test_message_with_no_role() -> None:

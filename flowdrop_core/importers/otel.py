@@ -97,7 +97,10 @@ def _read_spans(spans: list[tuple[str, dict[str, Any]]], out: Out) -> None:
     """Spans in start order; the conversation is what the last one carrying messages saw."""
     calls: list[tuple[str, Out]] = []
     for where, span in sorted(spans, key=lambda item: _start(item[1])):
-        attributes = _attributes(span["attributes"], f"{where}.attributes")
+        raw = span.get("attributes", [])  # a span without attributes carries no messages
+        if not isinstance(raw, dict | list):
+            raise Problem(f"{where}.attributes", f"expected a list or object, got {json_type(raw)}")
+        attributes = _attributes(raw, f"{where}.attributes")
         if not any(k in attributes for k in (INPUT, OUTPUT)):
             continue
         call = Out()

@@ -447,6 +447,7 @@ class SQLiteStore:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+            self._local.busy_version = None
         except sqlite3.Error as exc:
             if _is_busy(exc):
                 busy = StoreBusyError.for_slot(
@@ -458,7 +459,12 @@ class SQLiteStore:
                     now = conn.execute("PRAGMA data_version").fetchone()[0]
                 except sqlite3.Error:  # pragma: no cover - the connection itself failed
                     now = version
-                busy.progressed = version is not None and now != version
+                # Progress is any commit since this attempt began or since the last
+                # busy attempt of this thread: commits made while the caller re-read
+                # between attempts count too.
+                last = getattr(self._local, "busy_version", None)
+                busy.progressed = now != version or (last is not None and now != last)
+                self._local.busy_version = now
                 raise busy from exc
             raise StorageError.for_slot(f"cannot write the slot ({exc})", slot, self.path) from exc
 
