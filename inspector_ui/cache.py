@@ -11,6 +11,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import streamlit as st
@@ -34,15 +35,15 @@ def cached_conversation(data: bytes, name: str) -> ImportedConversation:
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
-def cached_samples(stamp: tuple[tuple[str, float], ...]) -> list[SampleScenario]:
-    """The sample scenarios; ``stamp`` (names and mtimes) invalidates on edits."""
-    return sample_scenarios()
+def cached_samples(stamp: tuple[tuple[str, float], ...], folder: str) -> list[SampleScenario]:
+    """The sample scenarios of ``folder``; ``stamp`` (names and mtimes) invalidates on edits."""
+    return sample_scenarios(Path(folder))
 
 
 def samples() -> list[SampleScenario]:
-
+    """The sample scenarios in ``SAMPLE_DIR``, re-read when a file changes."""
     stamp = tuple((p.name, p.stat().st_mtime) for p in sorted(SAMPLE_DIR.glob("*.json")))
-    return cached_samples(stamp)
+    return cached_samples(stamp, str(SAMPLE_DIR))
 
 
 # Timelines hold a live store (locks, maybe a SQLite file), so they cannot be

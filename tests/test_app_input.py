@@ -137,3 +137,120 @@ def test_a_one_megabyte_word_pasted_in_the_playground_is_clipped():
         at.session_state["pg_tab"] = tab
         at.run()
         assert longest_value(at) < CLIP_BOUND, tab
+
+
+# --------------------------------------------------------------------------- data is never markup
+
+HOSTILE = (
+    "HOSTILE`\n\n![img](http://127.0.0.1:9/p.png)\n\n**BOLD** [link](http://127.0.0.1:9/l) "
+    "<b>HTMLB</b> http://127.0.0.1:9/auto www.example.org x@example.org :red[RED]\n# HEAD"
+)
+#: HOSTILE on one line: ids with a line break are unusable (GR-MEM), so ids use this one.
+ONE_LINE = HOSTILE.replace("\n", " ")
+#: What HOSTILE would be as markup; none may reach a Markdown body unescaped.
+MARKUP = (
+    "![img]",
+    "](http",
+    "**BOLD**",
+    "<b>HTMLB",
+    "http://",
+    "www.example",
+    "x@example",
+    ":red[",
+)
+
+
+def markdown_bodies(at: AppTest) -> list[str]:
+    """Every string the page hands to Streamlit's Markdown renderer."""
+    bodies = []
+    for kind in (
+        "markdown",
+        "caption",
+        "error",
+        "warning",
+        "info",
+        "success",
+        "subheader",
+        "title",
+    ):
+        bodies += [str(e.value) for e in at.get(kind)]
+    bodies += [str(m.value) for m in at.metric] + [str(m.label) for m in at.metric]
+    return bodies
+
+
+def assert_data_is_text(at: AppTest, *, shown: bool = True) -> None:
+    assert not at.exception, at.exception
+    bodies = markdown_bodies(at)
+    leaks = [(token, b[:200]) for b in bodies for token in MARKUP if token in b]
+    assert not leaks, leaks
+    # Not vacuous: the hostile data is on the page, as text or escaped Markdown.
+    texts = bodies + [t.value for t in at.text]
+    for frame in at.dataframe:
+        texts += frame.value.astype(str).to_numpy().ravel().tolist()
+    assert any("BOLD" in t for t in texts) or not shown
+
+
+def hostile_scenario(name: str) -> dict:
+    data = json.loads((ROOT / "sample_data" / f"{name}.json").read_text())
+    data["title"] = HOSTILE
+    data["description"] = HOSTILE
+    for entry in data["buffer"]:
+        entry["content"] = HOSTILE
+    return data
+
+
+def test_hostile_sample_files_never_become_markup_on_spec_examples_and_learn(tmp_path, monkeypatch):
+    """Spec examples and Learn MEM-14 show only sample files: point them at hostile ones."""
+    import flowdrop_core.view
+    import inspector_ui.cache
+
+    for name in ("mem-14-full-window", "mem-14-refired-result"):
+        (tmp_path / f"{name}.json").write_text(json.dumps(hostile_scenario(name)))
+    monkeypatch.setattr(flowdrop_core.view, "SAMPLE_DIR", tmp_path)
+    monkeypatch.setattr(inspector_ui.cache, "SAMPLE_DIR", tmp_path)
+    at = start("pages/spec_examples.py")
+    assert_data_is_text(at)
+    assert len(at.get("expander")) == 2  # the two hostile cards were drawn
+    at = start("pages/learn_mem14.py")
+    at.button(key="learn_full_press").click().run()
+    assert_data_is_text(at)
+
+
+def test_hostile_ids_names_and_contents_never_become_markup_on_playground_and_replay():
+    conversation = [
+        {"role": "user", "content": HOSTILE},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": ONE_LINE,
+                    "type": "function",
+                    "function": {"name": HOSTILE, "arguments": "{}"},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": ONE_LINE, "content": HOSTILE},
+        {"role": "tool", "tool_call_id": ONE_LINE, "content": HOSTILE},
+    ]
+    at = start()
+    for box in ("session", "user", "owner"):
+        at.text_input(key=box).input(ONE_LINE).run()
+    at.text_area(key="pg_paste").input(json.dumps(conversation))
+    at.button(key="pg_append").click().run()
+    for tab in ("Timeline", "Step before / after", "Provider view", "Export"):
+        at.session_state["pg_tab"] = tab
+        at.run()
+        assert_data_is_text(at)
+    at = start("pages/replay.py")
+    name = "**BOLD** <b>HTMLB<b> ![img](p.png) www.example.org x@example.org.json"  # no "/"
+    at.file_uploader(key="r_upload").upload(
+        name, json.dumps(conversation).encode(), "application/json"
+    ).run()
+    for tab in ("Timeline", "Step before / after", "Provider view", "Export"):
+        at.session_state["r_tab"] = tab
+        at.run()
+        assert_data_is_text(at, shown=tab != "Export")  # Export: buttons only
+    at.file_uploader(key="r_upload").upload(name, b'{"x": "**BOLD**', "application/json").run()
+    assert at.error
+    assert_data_is_text(at)
