@@ -1,11 +1,14 @@
 """Store benchmark: appends per second to ONE slot through ConversationBuffer.
 
 Measures the full runtime path of an append (scope resolution, MEM-12 slot
-lock, engine, conditional write of the changed rows) with the memory and SQLite backends at a window of
-50 messages, with one writer and with 4 concurrent writers (threads; and
-processes for SQLite, which serializes across processes with a per-slot file
-lock). Every writer appends to the same slot, so the figures are the
-serialized throughput of one conversation, the worst case.
+lock, engine, conditional write of the changed rows) with the memory, SQLite
+and Redis backends at a window of 50 messages, with one writer and with 4
+concurrent writers (threads; and processes for SQLite, which serializes
+across processes with a per-slot file lock, and for Redis, with a lease and
+conditional writes). Every writer appends to the same slot, so the figures
+are the serialized throughput of one conversation, the worst case. Redis runs
+on a ``redis-server`` the benchmark starts on a free port (or
+``--redis-url``); without one its rows are skipped, saying so.
 
 Run: ``.venv/bin/python benchmarks/store_bench.py [--appends N] [--window W]``.
 """
@@ -22,9 +25,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from redis_server import RedisServer, find_redis_server  # the tests' own server fixture
 
 from flowdrop_core.conversation import ConversationBuffer
 from flowdrop_core.storage import MemoryStore, SQLiteStore, Store
+from flowdrop_core.storage.redis_store import RedisStore
 
 CTX = {"session_id": "bench", "node_id": "bench"}
 
@@ -57,8 +64,18 @@ def _run_threads(buf: ConversationBuffer, writers: int, per_writer: int) -> tupl
     return time.perf_counter() - start, sum(unserialized)
 
 
+#: Every Redis key of the benchmark lives under this namespace (removed at the end).
+BENCH_NS = "flowdropbench"
+
+
+def _open(target: str) -> Store:
+    if target.startswith("redis://"):
+        return RedisStore(target, namespace=BENCH_NS)
+    return SQLiteStore(target)
+
+
 def _process_worker(path: str, window: int, w: int, n: int, ready: Any, go: Any, out: Any) -> None:
-    buf = ConversationBuffer(store=SQLiteStore(path), max_messages=window, lock_timeout=30)
+    buf = ConversationBuffer(store=_open(path), max_messages=window, lock_timeout=30)
     ready.put(w)
     go.wait()
     unserialized = 0
@@ -92,18 +109,32 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--appends", type=int, default=2000, help="total appends per row")
     parser.add_argument("--window", type=int, default=50, help="max_messages")
     parser.add_argument("--writers", type=int, default=4, help="concurrent writers")
+    parser.add_argument("--redis-url", help="a Redis to use (default: start redis-server)")
     args = parser.parse_args(argv)
     n, window, writers = args.appends, args.window, args.writers
     per_writer = n // writers
 
     rows: list[tuple[str, str, int, float, int]] = []
     with tempfile.TemporaryDirectory(prefix="flowdrop-bench-") as tmp:
+        server = None
+        redis_url = args.redis_url
+        if redis_url is None and find_redis_server():
+            server = RedisServer(find_redis_server() or "", Path(tmp) / "redis")
+            server.start()
+            redis_url = server.url
+        if redis_url is None:
+            print("redis-server not found: the Redis rows are skipped", file=sys.stderr)
 
         def stores() -> list[tuple[str, Store]]:
-            return [
+            out: list[tuple[str, Store]] = [
                 ("memory", MemoryStore()),
                 ("sqlite", SQLiteStore(Path(tmp) / f"bench-{len(rows)}.sqlite3")),
             ]
+            if redis_url:
+                store = RedisStore(redis_url, namespace=BENCH_NS)
+                store.delete("session", "bench", "chat_history")
+                out.append(("redis", store))
+            return out
 
         for name, store in stores():
             buf = ConversationBuffer(store=store, max_messages=window, lock_timeout=30)
@@ -120,6 +151,15 @@ def main(argv: list[str] | None = None) -> None:
             _prefill(ConversationBuffer(store=store, max_messages=window), window)
         secs, unser = _run_processes(str(path), window, writers, per_writer)
         rows.append(("sqlite", f"{writers} processes", per_writer * writers, secs, unser))
+        if redis_url:
+            store = _open(redis_url)
+            store.delete("session", "bench", "chat_history")
+            _prefill(ConversationBuffer(store=store, max_messages=window), window)
+            secs, unser = _run_processes(redis_url, window, writers, per_writer)
+            rows.append(("redis", f"{writers} processes", per_writer * writers, secs, unser))
+            store.delete("session", "bench", "chat_history")
+        if server is not None:
+            server.stop()
 
     print(f"one slot, window {window}, Python {sys.version.split()[0]}")
     print(

@@ -31,6 +31,7 @@ from flowdrop_core.ids import usable_id
 from flowdrop_core.messages import InvalidMessagesError, Message, ToolCall, read_call_id
 from flowdrop_core.provider import Finding, NormalizeReport, lint, normalize, normalize_report
 from flowdrop_core.storage import MemoryStore, SQLiteStore, StorageError, Store
+from flowdrop_core.storage.redis_store import RedisStore
 from flowdrop_core.text import text_to_message
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "MemoryStore",
     "Message",
     "NormalizeReport",
+    "RedisStore",
     "SQLiteStore",
     "Scope",
     "ScopeResolution",

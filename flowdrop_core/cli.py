@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from flowdrop_core import cli_store
 from flowdrop_core.importers import (
     FORMATS,
     ConversationFormatError,
@@ -890,6 +891,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="one JSON object: findings and import notes"
     )
     lnt.set_defaults(handler=cmd_lint)
+
+    cli_store.register(sub)  # ``store``: its own module (flowdrop_core/cli_store.py)
     return parser
 
 

@@ -50,6 +50,7 @@ from flowdrop_core.context import (
 )
 from flowdrop_core.engine import AppendResult, Buffer, check_window
 from flowdrop_core.events import Event, EventKind
+from flowdrop_core.journal.recorder import start as journal_start
 from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.storage import (
     MemoryStore,
@@ -276,7 +277,8 @@ class ConversationBuffer:
     configuration the object holds a live cache of the buffers of the
     ``cache_slots`` slots it wrote most recently (see the module docstring;
     0 disables it), guarded by a lock, so one instance may be shared by any
-    number of threads.
+    number of threads. ``journal`` > 0 records every append in the store's
+    journal (see :mod:`flowdrop_core.journal`), keeping that many per slot.
     """
 
     def __init__(
@@ -287,6 +289,7 @@ class ConversationBuffer:
         store: Store | None = None,
         lock_timeout: float = 5.0,
         cache_slots: int = 64,
+        journal: int = 0,
     ) -> None:
         self.scope = as_scope(scope)
         self.key = _check_key(key)
@@ -298,6 +301,9 @@ class ConversationBuffer:
         if isinstance(cache_slots, bool) or not isinstance(cache_slots, int) or cache_slots < 0:
             raise ValueError(f"cache_slots must be an integer >= 0, got {cache_slots!r}")
         self.cache_slots = cache_slots
+        if isinstance(journal, bool) or not isinstance(journal, int) or journal < 0:
+            raise ValueError(f"journal must be an integer >= 0 (0 = off), got {journal!r}")
+        self.journal = journal  # the append journal keeps this many records per slot; 0: off
         self._reset_cache()
 
     def _reset_cache(self) -> None:
@@ -450,13 +456,21 @@ class ConversationBuffer:
                     self.lock_timeout,
                     None if ctx is None else ctx.node_id,
                 )
-            result, lazy = self._append_cas((str(self.scope), scope_id, self.key), messages)
+            result, lazy = self._append_cas(
+                (str(self.scope), scope_id, self.key), messages, ctx, acquired
+            )
         if acquired:
             return self._scoped(result, res, lazy)
         unserialized = Event(kind=EventKind.UNSERIALIZED, rule="MEM-12")
         return self._scoped(result, res, lazy, (unserialized, *result.events), serialized=False)
 
-    def _append_cas(self, slot: Slot, messages: Any) -> tuple[AppendResult, _LazyMessages]:
+    def _append_cas(
+        self,
+        slot: Slot,
+        messages: Any,
+        context: ExecutionContext | None = None,
+        serialized: bool = True,
+    ) -> tuple[AppendResult, _LazyMessages]:
         """Read (or reuse), append, and write the change conditionally on the revision read.
 
         MEM-12: the write is a compare and set. When another writer got there
@@ -477,11 +491,16 @@ class ConversationBuffer:
         still_since: float | None = None  # when the store was last seen not moving
         while True:
             token, buf, base, log, fresh = self._current(slot)
+            rec = (
+                journal_start(self.store, self.journal, slot, buf, token) if self.journal else None
+            )
             result = buf.append(messages)  # validates first: raises with ``buf`` unchanged
             delta = delta_from_events(result.events, result.count)
             if not delta.ops:  # a call that changed nothing writes nothing
                 if not fresh and self.store.revision(*slot) != token:
                     continue  # the cached copy is stale: read again, run again
+                if rec is not None:  # the append journal (off by default)
+                    rec.finish(messages, context, result, token, serialized=serialized)
                 self._cache_put(slot, (token, buf, base, log))
                 return result, _LazyMessages(base, log, len(log))
             try:
@@ -505,6 +524,8 @@ class ConversationBuffer:
                 if now - still_since < max(2 * self.lock_timeout, STALL_FLOOR):
                     continue
                 raise
+            if rec is not None:
+                rec.finish(messages, context, result, token, serialized=serialized)
             log.extend(delta.ops)
             lazy = _LazyMessages(base, log, len(log))
             if len(log) > max(64, 2 * result.count):  # start a new base: O(1) per op amortized

@@ -62,6 +62,16 @@ PAGES: tuple[PageSpec, ...] = (
         ),
     ),
     PageSpec(
+        key="store",
+        path="pages/store.py",
+        title="Store",
+        icon=":material/storage:",
+        help=(
+            "Connect to a SQLite file or a Redis server: list its slots, open a buffer, and "
+            "replay a slot's append journal step by step. Read-only unless switched."
+        ),
+    ),
+    PageSpec(
         key="learn_mem14",
         path="pages/learn_mem14.py",
         title="Learn MEM-14",

@@ -290,6 +290,37 @@ def test_deep_link_is_the_first_request_to_a_fresh_server(browser, spec):
             context.close()
 
 
+def test_store_page_browses_a_file_and_replays_its_journal(server, page, tmp_path):
+    """Issue 11: the Store page over a SQLite file with three slots and a journal."""
+    from store_fixture import make_store_file
+
+    path = make_store_file(tmp_path / "buffers.sqlite3")
+    page.goto(f"{server}/store")
+    settle(page)
+    box = page.get_by_label("Store: a SQLite file or a Redis URL", exact=True).and_(
+        page.get_by_test_id("stTextInputField")
+    )
+    box.fill(str(path))
+    box.press("Enter")
+    settle(page)
+    expect(page.get_by_text("3 slot(s), sqlite store, read-only.")).to_be_visible()
+    page.get_by_role("tab", name="Journal").click()
+    settle(page)
+    expect(page.get_by_text("Records 1..9 replayed")).to_be_visible()
+    assert page.locator("[data-testid='stException']").count() == 0
+    # the window of 4 after the ninth record (waits for the tab's metrics to render)
+    expect(page.locator("[data-testid='stMetricValue']:visible").first).to_have_text("4")
+    assert metric_values(page)["count"] == "4"
+    shot(page, "store-journal.png")
+    page.get_by_role("tab", name="Buffer").click()
+    settle(page)
+    assert page.locator("[data-testid='stChatMessage']:visible").count() == 4
+    page.get_by_role("tab", name="Write").click()
+    settle(page)
+    expect(page.get_by_text("Read-only. Switch on")).to_be_visible()
+    shot(page, "store.png")
+
+
 # --------------------------------------------------------------------------- hostile data (issue 9)
 
 EVIL_HOST = "127.0.0.1:9"

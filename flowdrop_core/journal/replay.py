@@ -1,0 +1,104 @@
+"""A slot's journal back as a scenario and a timeline: the run, step by step, as it happened."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from flowdrop_core.journal.record import JournalRecord
+from flowdrop_core.replay import CheckResult, Timeline, check, replay
+from flowdrop_core.scenario import Expectation, Scenario, ScenarioConfig, ScenarioStep
+
+__all__ = ["JournalReplay", "journal_scenario", "replay_journal"]
+
+
+@dataclass
+class JournalReplay:
+    """The journal replayed: the timeline, the scenario it came from, notes and the check.
+
+    ``notes`` name every record left out or any reason the replay may differ
+    from the run (nothing is skipped silently); ``check`` compares each
+    step's report with the one recorded.
+    """
+
+    scenario: Scenario
+    timeline: Timeline
+    check: CheckResult
+    notes: list[str] = field(default_factory=list)
+    first_seq: int = 0
+
+
+def journal_scenario(
+    records: Sequence[JournalRecord], name: str = "journal"
+) -> tuple[Scenario, list[str]]:
+    """The records as a scenario ``check`` accepts: start = the oldest checkpoint's buffer.
+
+    Each step is one recorded append (its incoming messages and context),
+    each expect its recorded MEM-14 report. Records older than the oldest
+    kept checkpoint cannot be replayed (their starting buffer is gone); they
+    are named in the notes, as is every gap where the slot was written
+    outside the journal and every append that ran unserialized (MEM-12).
+    """
+    notes: list[str] = []
+    if not records:
+        raise ValueError(f"{name}: the journal is empty; nothing to replay")
+    start = next((k for k, r in enumerate(records) if r.base is not None), None)
+    if start is None:
+        raise ValueError(
+            f"{name}: no kept record carries a checkpoint of the buffer (records "
+            f"{records[0].seq}..{records[-1].seq}); the journal cannot be replayed"
+        )
+    if start:
+        notes.append(
+            f"records {records[0].seq}..{records[start - 1].seq} are older than the oldest "
+            f"kept checkpoint (record {records[start].seq}): left out of the replay"
+        )
+    kept = records[start:]
+    first = kept[0]
+    for prev, rec in itertools.pairwise(kept):
+        if rec.seq != prev.seq + 1:
+            notes.append(f"record {rec.seq}: records {prev.seq + 1}..{rec.seq - 1} are missing")
+        elif rec.revision_before != prev.revision:
+            notes.append(
+                f"record {rec.seq}: the slot was written outside the journal before it "
+                f"(it read revision {rec.revision_before!r}, record {prev.seq} left "
+                f"{prev.revision!r}); the replay may differ from here"
+            )
+    for rec in kept:
+        if rec.max_messages != first.max_messages:
+            notes.append(
+                f"record {rec.seq}: window {rec.max_messages}, not {first.max_messages} as "
+                "at the start; the replay uses the first"
+            )
+        if not rec.serialized:
+            notes.append(f"record {rec.seq}: ran unserialized (MEM-12 lock timeout)")
+    scenario = Scenario(
+        name=name,
+        title=f"Journal of slot {first.scope}/{first.scope_id}/{first.key}, "
+        f"records {first.seq}..{kept[-1].seq}",
+        config=ScenarioConfig(
+            scope=first.scope,  # type: ignore[arg-type]
+            key=first.key,
+            max_messages=first.max_messages,
+        ),
+        buffer=list(first.base or []),
+        steps=[
+            ScenarioStep(label=f"record {r.seq}", append=r.incoming, context=r.context)
+            for r in kept
+        ],
+        expect=[Expectation(**r.report, resolved_scope_id=r.scope_id) for r in kept],
+    )
+    return scenario, notes
+
+
+def replay_journal(records: Sequence[JournalRecord], name: str = "journal") -> JournalReplay:
+    """Replay the journal through the engine and check every step against its record."""
+    scenario, notes = journal_scenario(records, name)
+    return JournalReplay(
+        scenario=scenario,
+        timeline=replay(scenario),
+        check=check(scenario),
+        notes=notes,
+        first_seq=next(r.seq for r in records if r.base is not None),
+    )

@@ -1,0 +1,597 @@
+"""RedisStore: buffers in a shared Redis, so MEM-12 holds across processes and hosts.
+
+The shared store the Python agent ecosystem keeps chat history in is Redis;
+this backend lets the runtime and the inspector use the same one. It follows
+the :class:`~flowdrop_core.storage.Store` protocol of the other backends.
+
+Keys (see :func:`slot_keys`). One slot is three keys sharing one prefix,
+``<namespace>:<JSON array of scope, scope_id, key>``: the JSON text of a list
+of three strings is self-delimiting and has exactly one spelling per triple
+(``json.dumps`` escapes quotes, backslashes and control characters such as
+NUL), so no two different triples can name one slot, whatever separators or
+unicode their parts hold. Suffixes: ``:entries`` (a LIST, one JSON entry per
+element), ``:meta`` (a HASH: ``rev``, ``updated_at``, and ``value`` for a
+value that is not a list) and ``:journal`` (a STREAM, the append journal).
+``<namespace>:slots`` is a sorted set of every non-empty slot (its JSON
+triple) scored by its last write time, so listing slots never scans keys.
+
+Writes are Lua scripts: Redis runs a script entirely or not at all, so a
+client killed mid-call (SIGKILL) or a connection dropped mid-write leaves
+either the old value or the new one, never a torn buffer. Every write sets a
+fresh revision token in the same script.
+
+A connection failure or timeout is a :class:`StorageError` naming the slot
+and the server; the client reconnects on the next call, so the caller works
+again as soon as Redis is back, without a restart.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import Any
+
+import redis
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from flowdrop_core.storage.base import (
+    ANY,
+    Delta,
+    Expected,
+    RevisionConflict,
+    Slot,
+    SlotLocks,
+    Snapshot,
+    StorageError,
+    check_timeout,
+    new_revision,
+    slot_label,
+)
+
+_log = logging.getLogger("flowdrop_core")
+
+__all__ = ["REDIS_ENV", "RedisStore", "slot_keys", "slot_prefix"]
+
+#: Environment variable naming the Redis URL when none is passed.
+REDIS_ENV = "FLOWDROP_REDIS_URL"
+
+#: Default namespace: every key this store writes starts with it.
+NAMESPACE = "flowdrop"
+
+
+def _triple(slot: Slot) -> str:
+    return json.dumps(list(slot), ensure_ascii=False, separators=(",", ":"))
+
+
+def slot_prefix(slot: Slot, namespace: str = NAMESPACE) -> str:
+    """The key prefix of one slot: ``<namespace>:["scope","scope_id","key"]``.
+
+    Injective: the JSON array is self-delimiting and canonical for a triple of
+    strings, so two different triples never share a prefix (nor one a prefix
+    of another's keys: every key adds ``:`` and a fixed suffix after ``]``).
+    """
+    scope, scope_id, key = slot
+    if not all(isinstance(part, str) for part in slot):
+        raise TypeError(f"slot parts must be strings, got {slot!r}")
+    return f"{namespace}:{_triple((scope, scope_id, key))}"
+
+
+def slot_keys(slot: Slot, namespace: str = NAMESPACE) -> tuple[str, str, str]:
+    """The slot's ``(entries, meta, journal)`` keys."""
+    prefix = slot_prefix(slot, namespace)
+    return f"{prefix}:entries", f"{prefix}:meta", f"{prefix}:journal"
+
+
+# -- server-side scripts ----------------------------------------------------------------------
+# Every write is one script. KEYS: entries, meta, index. ARGV[1] is the condition:
+# "*" (any revision), "-" (the slot must be empty) or "=<revision>". A failed condition
+# returns {"conflict", <current revision or "">} and writes nothing.
+
+_CONDITION = """
+local cur = redis.call('HGET', KEYS[2], 'rev')
+local want = ARGV[1]
+if want ~= '*' then
+  if want == '-' then
+    if cur then return {'conflict', cur} end
+  elseif cur ~= string.sub(want, 2) then
+    return {'conflict', cur or ''}
+  end
+end
+"""
+
+#: Replace the slot's value. ARGV: condition, rev, now, triple, kind ("list" then the
+#: JSON entries, or "json" then one JSON text).
+_SET = (
+    _CONDITION
+    + """
+redis.call('DEL', KEYS[1])
+if ARGV[5] == 'list' then
+  for i = 6, #ARGV, 4000 do
+    redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 3999, #ARGV)))
+  end
+  redis.call('HDEL', KEYS[2], 'value')
+  redis.call('HSET', KEYS[2], 'kind', 'list', 'rev', ARGV[2], 'updated_at', ARGV[3])
+else
+  redis.call('HSET', KEYS[2], 'kind', 'json', 'value', ARGV[6], 'rev', ARGV[2],
+             'updated_at', ARGV[3])
+end
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+return {'ok'}
+"""
+)
+
+#: Apply a delta: list operations only, O(ops) plus, for a mid-buffer insert or delete,
+#: the entries after it (the current exchange). ARGV: condition, rev, now, triple, count
+#: after, then per op: kind ("i", "r", "d"), position, entry JSON ("" for a delete).
+#: Every position is checked against the length first, so it is all or nothing.
+_APPLY = (
+    _CONDITION
+    + """
+local kind = redis.call('HGET', KEYS[2], 'kind')
+if kind and kind ~= 'list' then return {'error', 'stored value is not a conversation buffer (a plain value)'} end
+local size = redis.call('LLEN', KEYS[1])
+local names = {i = 'insert', r = 'replace', d = 'delete'}
+for i = 6, #ARGV, 3 do
+  local op, pos = ARGV[i], tonumber(ARGV[i + 1])
+  if op == 'i' then
+    if pos < 0 or pos > size then return {'error', 'insert at ' .. pos .. ' in a buffer of ' .. size} end
+    size = size + 1
+  else
+    if pos < 0 or pos >= size then
+      return {'error', names[op] .. ' at ' .. pos .. ' in a buffer of ' .. size}
+    end
+    if op == 'd' then size = size - 1 end
+  end
+end
+if size ~= tonumber(ARGV[5]) then
+  return {'error', 'the change leaves ' .. size .. ' entries, its count says ' .. ARGV[5]}
+end
+for i = 6, #ARGV, 3 do
+  local op, pos, entry = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2]
+  local len = redis.call('LLEN', KEYS[1])
+  if op == 'r' then
+    redis.call('LSET', KEYS[1], pos, entry)
+  elseif op == 'i' and pos == len then
+    redis.call('RPUSH', KEYS[1], entry)
+  elseif op == 'i' and pos == 0 then
+    redis.call('LPUSH', KEYS[1], entry)
+  elseif op == 'd' and pos == 0 then
+    redis.call('LPOP', KEYS[1])
+  elseif op == 'd' and pos == len - 1 then
+    redis.call('RPOP', KEYS[1])
+  else
+    local tail = redis.call('LRANGE', KEYS[1], pos, -1)
+    redis.call('LTRIM', KEYS[1], 0, pos - 1)
+    if op == 'i' then redis.call('RPUSH', KEYS[1], entry) end
+    for k = (op == 'd') and 2 or 1, #tail do redis.call('RPUSH', KEYS[1], tail[k]) end
+  end
+end
+redis.call('HSET', KEYS[2], 'kind', 'list', 'rev', ARGV[2], 'updated_at', ARGV[3])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+return {'ok'}
+"""
+)
+
+#: Empty the slot. ARGV: condition, triple. Returns {"ok", 1} if it held a value.
+_DELETE = (
+    _CONDITION
+    + """
+local had = redis.call('EXISTS', KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('ZREM', KEYS[3], ARGV[2])
+return {'ok', had}
+"""
+)
+
+#: Take over a lease whose holder is gone, only if it is still that holder's.
+#: KEYS: lock. ARGV: the dead holder's value, ours, lease in ms.
+_STEAL = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  return 1
+end
+return 0
+"""
+
+#: Release a lease only if it is still ours. KEYS: lock. ARGV: token.
+_UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+#: Poll interval bounds while waiting for another holder's lease.
+_POLL_MIN, _POLL_MAX = 0.0005, 0.005
+
+#: A lease outlives any append (an append is a few round trips) and expires by itself.
+#: A waiter does not sit out the lease of a holder that died: see RedisStore.lock.
+LEASE_SECONDS = 10.0
+
+#: How often a waiter checks whether the lease holder's process is still connected.
+_LIVENESS_EVERY = 0.05
+
+_OPS = {"insert": "i", "replace": "r", "delete": "d"}
+
+
+def _condition(expected: Expected) -> str:
+    if expected is ANY:
+        return "*"
+    if expected is None:
+        return "-"
+    return f"={expected}"
+
+
+class RedisStore:
+    """A Redis-backed store: ``RedisStore(url)``, else ``$FLOWDROP_REDIS_URL``.
+
+    ``namespace`` prefixes every key (several deployments can share one
+    server); ``socket_timeout`` bounds each network call, so a dead server is
+    an error after that long, never a hang. The client's connection pool is
+    thread-safe and reconnects by itself after a failure or a fork.
+
+    A write's ``timeout`` (protocol) has nothing to wait for here: Redis runs
+    one script at a time and never makes a script wait for a lock, so a write
+    is bounded by ``socket_timeout``. A write that times out on the wire is a
+    :class:`StorageError` saying the outcome is unknown (the script ran whole
+    or not at all), not a :class:`StoreBusyError`, so nobody retries it
+    blindly.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        namespace: str = NAMESPACE,
+        socket_timeout: float = 5.0,
+    ) -> None:
+        url = url if url is not None else os.environ.get(REDIS_ENV, "").strip()
+        if not url:
+            raise ValueError(f"RedisStore needs a URL (redis://host:port/db) or ${REDIS_ENV}")
+        if not isinstance(namespace, str) or not namespace or ":" in namespace:
+            raise ValueError(f"namespace must be a non-empty string without ':', got {namespace!r}")
+        self.url = url
+        self.namespace = namespace
+        self.index_key = f"{namespace}:slots"
+        try:
+            self.client = redis.Redis.from_url(
+                url,
+                socket_timeout=socket_timeout,
+                socket_connect_timeout=socket_timeout,
+                health_check_interval=0,
+            )
+        except (ValueError, RedisError) as exc:
+            raise StorageError(f"not a usable Redis URL {url!r} ({exc})") from exc
+        kwargs = self.client.connection_pool.connection_kwargs
+        self.server = (
+            kwargs.get("path") or f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+        ) + f"/{kwargs.get('db', 0)}"
+        self._set = self.client.register_script(_SET)
+        self._apply = self.client.register_script(_APPLY)
+        self._delete = self.client.register_script(_DELETE)
+        self._unlock = self.client.register_script(_UNLOCK)
+        self._steal = self.client.register_script(_STEAL)
+        self._locks = SlotLocks()
+        self._alive_guard = threading.Lock()
+        self._alive: tuple[int, Any, int] | None = None  # (pid, connection, its CLIENT ID)
+
+    def __repr__(self) -> str:
+        return f"RedisStore({self.server!r}, namespace={self.namespace!r})"
+
+    def close(self) -> None:
+        """Close the pool's connections (reopened on the next call)."""
+        with self._alive_guard:
+            alive, self._alive = self._alive, None
+        if alive is not None and alive[0] == os.getpid():
+            alive[1].disconnect()
+        self.client.close()
+
+    def __enter__(self) -> RedisStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _error(self, what: str, slot: Slot | None, exc: BaseException) -> StorageError:
+        """A client failure as a :class:`StorageError` naming the server and the slot."""
+        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        if isinstance(exc, RedisTimeoutError) and what.startswith("write"):
+            reason += "; the write ran whole or not at all, which is unknown"
+        elif what.startswith("write"):
+            reason += "; nothing was written"
+        message = f"cannot {what} on Redis {self.server} ({reason})"
+        return StorageError(message) if slot is None else StorageError.for_slot(message, slot)
+
+    def _keys(self, scope: str, scope_id: str, key: str) -> tuple[Slot, list[str]]:
+        slot = (str(scope), scope_id, key)
+        entries, meta, _journal = slot_keys(slot, self.namespace)
+        return slot, [entries, meta, self.index_key]
+
+    def _run(self, script: Any, keys: list[str], args: list[Any], slot: Slot, what: str) -> Any:
+        """Run a write script; a conflict is a :class:`RevisionConflict`, nothing written."""
+        try:
+            reply = script(keys=keys, args=args)
+        except RedisError as exc:
+            raise self._error(what, slot, exc) from exc
+        status = reply[0]
+        if status == b"conflict":
+            actual = reply[1].decode("utf-8") or None
+            expected = args[0]
+            raise RevisionConflict(slot, None if expected == "-" else expected[1:], actual)
+        if status == b"error":
+            raise StorageError.for_slot(
+                f"cannot apply the change ({reply[1].decode('utf-8')}); nothing was written", slot
+            )
+        return reply
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def read(self, scope: str, scope_id: str, key: str) -> Snapshot:
+        """Value and revision read in one MULTI transaction, so they belong together."""
+        slot, (entries, meta, _index) = self._keys(scope, scope_id, key)
+        try:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.hmget(meta, "kind", "rev", "value")
+            pipe.lrange(entries, 0, -1)
+            (kind, rev, text), items = pipe.execute()
+        except RedisError as exc:
+            raise self._error("read the slot", slot, exc) from exc
+        if kind is None:
+            return Snapshot(None, False, None)
+        revision = None if rev is None else rev.decode("utf-8")
+        if kind == b"json":
+            return Snapshot(_decode(text, slot), True, revision)
+        return Snapshot(_decode_entries(items, slot), True, revision)
+
+    def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
+        """Return ``(value, found)``."""
+        snap = self.read(scope, scope_id, key)
+        return (snap.value, True) if snap.found else (default, False)
+
+    def revision(self, scope: str, scope_id: str, key: str) -> str | None:
+        """The slot's revision (one HGET; the value is not read)."""
+        slot, (_entries, meta, _index) = self._keys(scope, scope_id, key)
+        try:
+            rev = self.client.hget(meta, "rev")
+        except RedisError as exc:
+            raise self._error("read the slot's revision", slot, exc) from exc
+        return None if rev is None else rev.decode("utf-8")
+
+    def slots(self) -> list[Slot]:
+        """Every non-empty slot, sorted (for the inspector)."""
+        return sorted(slot for slot, _ in self.slot_times())
+
+    def slot_times(self) -> list[tuple[Slot, float]]:
+        """Every non-empty slot with the time of its last write (seconds since the epoch)."""
+        try:
+            rows = self.client.zrange(self.index_key, 0, -1, withscores=True)
+        except RedisError as exc:
+            raise self._error("list the slots", None, exc) from exc
+        out: list[tuple[Slot, float]] = []
+        for member, score in rows:
+            try:
+                scope, scope_id, key = json.loads(member)
+            except (ValueError, TypeError) as exc:
+                raise StorageError(
+                    f"slot index {self.index_key!r} holds a member that is not a slot "
+                    f"({member!r}) on Redis {self.server}"
+                ) from exc
+            out.append(((scope, scope_id, key), float(score)))
+        return out
+
+    def counts(self, slots: list[Slot]) -> list[int | None]:
+        """Each slot's entry count (``None``: a plain value or empty), in one pipelined trip."""
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for slot in slots:
+                entries, meta, _journal = slot_keys(slot, self.namespace)
+                pipe.hget(meta, "kind")
+                pipe.llen(entries)
+            replies = pipe.execute()
+        except RedisError as exc:
+            raise self._error("list the slots", None, exc) from exc
+        return [
+            int(size) if kind == b"list" else None
+            for kind, size in zip(replies[::2], replies[1::2], strict=True)
+        ]
+
+    def count(self, scope: str, scope_id: str, key: str) -> int | None:
+        """The number of entries of a buffer (LLEN), ``None`` for a plain value or empty slot."""
+        slot, (entries, meta, _index) = self._keys(scope, scope_id, key)
+        try:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.hget(meta, "kind")
+            pipe.llen(entries)
+            kind, size = pipe.execute()
+        except RedisError as exc:
+            raise self._error("read the slot", slot, exc) from exc
+        return int(size) if kind == b"list" else None
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def set(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        value: Any,
+        *,
+        expected: Expected = ANY,
+        timeout: float | None = None,
+    ) -> str:
+        """Replace the slot's value in one script; return the new revision."""
+        slot, keys = self._keys(scope, scope_id, key)
+        if isinstance(value, list | tuple):
+            args = ["list", *(_encode(e, slot, f"entry {n}") for n, e in enumerate(value))]
+        else:
+            args = ["json", _encode(value, slot, "value")]
+        token = new_revision()
+        self._run(
+            self._set,
+            keys,
+            [_condition(expected), token, repr(time.time()), _triple(slot), *args],
+            slot,
+            "write the slot",
+        )
+        return token
+
+    def apply(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        delta: Delta,
+        *,
+        expected: str | None,
+        timeout: float | None = None,
+    ) -> str:
+        """Apply ``delta`` as list operations (RPUSH, LPOP, LSET, ...) if the slot is at ``expected``.
+
+        One script: the condition, every position checked, then the ops, so
+        it is all or nothing. Costs O(ops), plus the entries after a
+        mid-buffer insert (a healed placeholder goes into the current exchange).
+        """
+        slot, keys = self._keys(scope, scope_id, key)
+        args: list[Any] = [_condition(expected), "", repr(time.time()), _triple(slot), delta.count]
+        for kind, position, entry in delta.ops:
+            body = "" if kind == "delete" else _encode(entry, slot, f"entry at {position}")
+            args += [_OPS[kind], position, body]
+        token = args[1] = new_revision()
+        self._run(self._apply, keys, args, slot, "write the change")
+        return token
+
+    def delete(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        *,
+        expected: Expected = ANY,
+        timeout: float | None = None,
+    ) -> bool:
+        """Empty the slot (its journal is kept); return whether it held a value."""
+        slot, keys = self._keys(scope, scope_id, key)
+        reply = self._run(
+            self._delete,
+            keys,
+            [_condition(expected), _triple(slot)],
+            slot,
+            "write (delete) the slot",
+        )
+        return bool(reply[1])
+
+    # -- MEM-12 ------------------------------------------------------------------------------
+
+    def _holder_id(self) -> int:
+        """This process's liveness connection's CLIENT ID (the connection is opened once).
+
+        The connection stays open, idle, for the life of the process: when the
+        process dies the kernel closes it and the server forgets the id, which
+        is how a waiter knows a lease's holder is gone.
+        """
+        with self._alive_guard:
+            pid = os.getpid()
+            if self._alive is None or self._alive[0] != pid:
+                conn = self.client.connection_pool.make_connection()
+                conn.connect()
+                conn.send_command("CLIENT", "ID")
+                self._alive = (pid, conn, int(conn.read_response()))
+            return self._alive[2]
+
+    def _holder_gone(self, value: bytes) -> bool:
+        """Whether the lease ``value`` (``<client id>:<token>``) belongs to a closed connection."""
+        holder = value.split(b":", 1)[0]
+        if not holder.isdigit():
+            return False
+        return not self.client.execute_command("CLIENT", "LIST", "ID", holder.decode())
+
+    @contextmanager
+    def lock(self, scope: str, scope_id: str, key: str, timeout: float = 5.0) -> Iterator[bool]:
+        """MEM-12: the slot's thread lock, then a lease (``SET NX PX``), waiting at most ``timeout``.
+
+        Yields whether both were acquired; never raises for a timeout. The
+        lease's value is ``<holder's CLIENT ID>:<random token>``, released only
+        by its holder (a Lua compare-and-delete), and it expires by itself after
+        :data:`LEASE_SECONDS`. A waiter checks every 50 ms whether the holder's
+        connection still exists (``CLIENT LIST ID``); a holder killed
+        mid-append (SIGKILL) has none, so the waiter takes the lease over
+        at once instead of waiting for it to expire. The lease only makes
+        waiting cheap: correctness comes from the conditional writes, which
+        stay correct even when a lease is taken over under a slow holder.
+        A lost connection while waiting yields ``False`` (unserialized: the
+        write that follows fails with the connection error instead).
+        """
+        slot, (entries, _meta, _index) = self._keys(scope, scope_id, key)
+        lock_key = entries[: -len(":entries")] + ":lock"
+        deadline = time.monotonic() + check_timeout(timeout)
+        tlock = self._locks.get(slot)
+        got_thread = tlock.acquire(timeout=timeout)
+        got = False
+        token = ""
+        lease = int(LEASE_SECONDS * 1000)
+        try:
+            delay = _POLL_MIN
+            next_check = time.monotonic() + _LIVENESS_EVERY
+            while got_thread:
+                try:
+                    if not token:
+                        token = f"{self._holder_id()}:{uuid.uuid4().hex}"
+                    got = bool(self.client.set(lock_key, token, nx=True, px=lease))
+                    if not got and time.monotonic() >= next_check:
+                        next_check = time.monotonic() + _LIVENESS_EVERY
+                        held = self.client.get(lock_key)
+                        if held is not None and self._holder_gone(held):
+                            got = bool(self._steal(keys=[lock_key], args=[held, token, lease]))
+                except RedisError as exc:
+                    _log.warning(
+                        "MEM-12: cannot take the lease on slot %s (%s)", slot_label(*slot), exc
+                    )
+                    break
+                remaining = deadline - time.monotonic()
+                if got or remaining <= 0:
+                    break
+                time.sleep(min(delay, remaining))
+                delay = min(delay * 2, _POLL_MAX)
+            yield got
+        finally:
+            if got:
+                with suppress(RedisError):  # the lease expires by itself
+                    self._unlock(keys=[lock_key], args=[token])
+            if got_thread:
+                tlock.release()
+
+
+def _encode(value: Any, slot: Slot, where: str) -> str:
+    """JSON text for Redis; what cannot be stored is an error naming the slot and field."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text.encode("utf-8")
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError (a lone surrogate) included
+        raise StorageError.for_slot(
+            f"{where} cannot be stored as JSON text ({exc}); nothing was written", slot
+        ) from None
+    return text
+
+
+def _decode(text: Any, slot: Slot, what: str = "stored value") -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise StorageError.for_slot(
+            f"{what} is corrupt and cannot be decoded ({exc})", slot
+        ) from exc
+
+
+def _decode_entries(items: list[bytes], slot: Slot) -> list[Any]:
+    """Every entry in one ``json.loads``; on failure, name the bad one."""
+    try:
+        return json.loads(b"[" + b",".join(items) + b"]")
+    except (TypeError, ValueError):
+        return [_decode(item, slot, f"stored entry {n}") for n, item in enumerate(items)]

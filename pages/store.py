@@ -1,0 +1,9 @@
+"""Store: browse a SQLite file or a Redis server's slots, buffers and append journals."""
+
+from __future__ import annotations
+
+from inspector_ui.shell import page_shell
+from inspector_ui.store import show_store_page
+
+page_shell("store")
+show_store_page()

@@ -1,0 +1,255 @@
+"""MEM-12 on a real Redis: threads and processes lose no turn, killed writers tear nothing."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flowdrop_core.conversation import ConversationBuffer
+from flowdrop_core.events import EventKind
+from flowdrop_core.storage.redis_store import LEASE_SECONDS, RedisStore
+
+REPO = Path(__file__).resolve().parents[1]
+CTX = {"session_id": "s1"}
+#: A wait no append here should sit through, and the margin proving it did not.
+LONG_WAIT, MARGIN = 30.0, 10.0
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def _python(code: str, *args: str) -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def _walk_chain(links: dict[str, str | None], last: str) -> list[str]:
+    """Follow each append's predecessor back from ``last``; a serialized history is one chain."""
+    chain: list[str] = []
+    node: str | None = last
+    while node is not None:
+        chain.append(node)
+        node = links[node]
+    return chain[::-1]
+
+
+def _check_history(
+    links: dict[str, str | None], final: list[str], writers: int, n: int, window: int = 0
+) -> None:
+    """One chain through every append (no two read the same buffer), each writer in order."""
+    chain = _walk_chain(links, final[-1])
+    assert len(links) == writers * n
+    assert len(chain) == writers * n  # a lost update would fork the chain and shorten it
+    assert final == (chain[-window:] if window else chain)
+    for w in range(writers):
+        assert [c for c in chain if c.startswith(f"{w}:")] == [f"{w}:{j}" for j in range(n)]
+
+
+def test_eight_threads_lose_no_turn(redis_url: str) -> None:
+    """8 x 250 appends to one slot (a window of 50, as the SQLite test, to keep it fast)."""
+    threads, per_thread, window = 8, 250, 50
+    buf = ConversationBuffer(
+        store=RedisStore(redis_url), lock_timeout=LONG_WAIT, max_messages=window
+    )
+    links: dict[str, str | None] = {}
+    appended = [0] * threads
+    unserialized = [0] * threads
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(threads)
+
+    def work(t: int) -> None:
+        try:
+            barrier.wait()
+            for j in range(per_thread):
+                res = buf.append(user(f"{t}:{j}"), CTX)
+                appended[t] += res.appended
+                unserialized[t] += not res.serialized
+                msgs = res.messages or []
+                links[msgs[-1]["content"]] = msgs[-2]["content"] if len(msgs) > 1 else None
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert errors == []
+    assert sum(unserialized) == 0
+    assert sum(appended) == threads * per_thread
+    final = [m["content"] for m in RedisStore(redis_url).get("session", "s1", "chat_history")[0]]
+    _check_history(links, final, threads, per_thread, window)
+
+
+WORKER = """
+import json, os, sys, time
+import pytest
+
+from flowdrop_core.conversation import ConversationBuffer
+from flowdrop_core.events import EventKind
+from flowdrop_core.storage.redis_store import RedisStore
+url, wid, n, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+buf = ConversationBuffer(store=RedisStore(url), lock_timeout=float(sys.argv[5]))
+ctx = {"session_id": "s1"}
+buf.store.revision("session", "s1", "chat_history")  # connected
+print("ready", flush=True)
+while not os.path.exists(go):
+    time.sleep(0.001)
+links, appended, unserialized = {}, 0, 0
+for j in range(n):
+    res = buf.append({"role": "user", "content": f"{wid}:{j}"}, ctx)
+    appended += res.appended
+    unserialized += not res.serialized
+    msgs = res.messages
+    links[msgs[-1]["content"]] = msgs[-2]["content"] if len(msgs) > 1 else None
+print(json.dumps({"appended": appended, "unserialized": unserialized, "links": links}), flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("per_proc", "lock_timeout"),
+    [(250, LONG_WAIT), (100, 0.0)],
+    ids=["serialized", "compare-and-set-only"],
+)
+def test_four_processes_lose_no_turn(
+    redis_url: str, tmp_path: Path, per_proc: int, lock_timeout: float
+) -> None:
+    """4 processes append to one slot; with ``lock_timeout=0`` most run unserialized and
+    only the conditional writes keep the history one chain."""
+    procs = 4
+    go = tmp_path / "go"
+    children = [
+        _python(WORKER, redis_url, str(p), str(per_proc), str(go), str(lock_timeout))
+        for p in range(procs)
+    ]
+    for c in children:
+        assert c.stdout is not None and c.stdout.readline().strip() == "ready", c.stderr
+    go.touch()
+    links: dict[str, str | None] = {}
+    reports = []
+    for c in children:
+        out, err = c.communicate(timeout=300)
+        assert c.returncode == 0, err
+        report = json.loads(out.strip().splitlines()[-1])
+        links.update(report["links"])
+        reports.append(report)
+    if lock_timeout:
+        assert sum(r["unserialized"] for r in reports) == 0
+    assert sum(r["appended"] for r in reports) == procs * per_proc
+    final = [m["content"] for m in RedisStore(redis_url).get("session", "s1", "chat_history")[0]]
+    _check_history(links, final, procs, per_proc)
+
+
+APPEND_FOREVER = """
+import sys
+import pytest
+
+from flowdrop_core.conversation import ConversationBuffer
+from flowdrop_core.events import EventKind
+from flowdrop_core.storage.redis_store import RedisStore
+url, wid = sys.argv[1], sys.argv[2]
+buf = ConversationBuffer(store=RedisStore(url), lock_timeout=30)
+buf.store.revision("session", "s1", "chat_history")  # connected
+print("started", flush=True)
+i = 0
+while True:
+    buf.append([{"role": "user", "content": f"{wid}:{i}"},
+                {"role": "assistant", "content": f"{wid}:{i} reply"}], {"session_id": "s1"})
+    i += 1
+"""
+
+
+def test_writer_killed_mid_append_twenty_times(redis_url: str) -> None:
+    """SIGKILL a writer mid-append 20 times: each time a whole buffer the next append extends.
+
+    Every append writes a user turn and its reply together, so a torn write
+    would show as a turn without its reply. After each kill the next append
+    (from this process) must land serialized and quickly: the dead writer's
+    lease is taken over, not sat out.
+    """
+    rng = random.Random(11)
+    checker = ConversationBuffer(store=RedisStore(redis_url), lock_timeout=LONG_WAIT)
+    expected: list[str] = []
+    for kill in range(20):
+        child = _python(APPEND_FOREVER, redis_url, f"w{kill}")
+        assert child.stdout is not None and child.stdout.readline().strip() == "started", (
+            child.stderr.read() if child.stderr else ""
+        )
+        time.sleep(rng.uniform(0.01, 0.15))
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        assert child.returncode == -signal.SIGKILL
+        contents = [m["content"] for m in checker.messages(CTX)]
+        assert contents[: len(expected)] == expected  # what was there is still there
+        written = contents[len(expected) :]
+        pairs = [[f"w{kill}:{i}", f"w{kill}:{i} reply"] for i in range(len(written) // 2)]
+        assert written == [c for pair in pairs for c in pair]  # whole turns, in order
+        start = time.monotonic()
+        res = checker.append(user(f"check {kill}"), CTX)
+        # a lease sat out would take up to LEASE_SECONDS; taken over, it takes milliseconds
+        assert res.serialized is True and time.monotonic() - start < LEASE_SECONDS / 2
+        assert [m["content"] for m in res.messages or []] == [*contents, f"check {kill}"]
+        expected = [*contents, f"check {kill}"]
+
+
+HOLDER = """
+import sys, time
+from flowdrop_core.storage.redis_store import RedisStore
+store = RedisStore(sys.argv[1])
+with store.lock("session", "s1", "chat_history", 5.0) as held:
+    print("held" if held else "not held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_lease_held_by_a_live_process_is_a_bounded_wait(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Past the bound the append lands unserialized (warning + event), as with SQLite."""
+    holder = _python(HOLDER, redis_url, str(10 * LONG_WAIT))
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        buf = ConversationBuffer(store=RedisStore(redis_url), lock_timeout=0.3)
+        start = time.monotonic()
+        with caplog.at_level(logging.WARNING, logger="flowdrop_core"):
+            res = buf.append(user("while another process holds the lease"), CTX)
+        assert 0.25 < time.monotonic() - start < MARGIN  # its own bound, not the holder's
+        assert res.serialized is False and (res.appended, res.appended_any) == (1, True)
+        assert (res.events[0].kind, res.events[0].rule) == (EventKind.UNSERIALIZED, "MEM-12")
+        assert any("MEM-12" in r.getMessage() for r in caplog.records)
+        assert buf.append(user("other slot"), {"session_id": "s2"}).serialized is True
+    finally:
+        holder.kill()
+        holder.wait()
+    # the killed holder's lease is taken over at once, not sat out
+    start = time.monotonic()
+    res = ConversationBuffer(store=RedisStore(redis_url), lock_timeout=LONG_WAIT).append(
+        user("after"), CTX
+    )
+    assert res.serialized is True and time.monotonic() - start < LEASE_SECONDS / 2
+    assert [m["content"] for m in res.messages or []] == [
+        "while another process holds the lease",
+        "after",
+    ]
