@@ -207,12 +207,16 @@ def test_sqlite_migrates_a_table_without_revisions(tmp_path: Path) -> None:
         buf = ConversationBuffer(store=store)
         res = buf.append(user("new"), {"session_id": "s1"})
         assert [m["content"] for m in res.messages or []] == ["old", "new"]
-        assert store.revision("session", "s1", "chat_history") is not None
+        token = store.revision("session", "s1", "chat_history")
     with SQLiteStore(path) as store:  # reopening an up-to-date file changes nothing
         assert store.get("session", "s1", "chat_history")[0][-1]["content"] == "new"
+        assert store.revision("session", "s1", "chat_history") == token
     raw = sqlite3.connect(path)
     assert "rev" in {row[1] for row in raw.execute("PRAGMA table_info(slots)")}
+    # The append wrote a real token: the one in the migrated row, a non-empty string.
+    (stored,) = raw.execute("SELECT rev FROM slots WHERE scope_id = 's1'").fetchone()
     raw.close()
+    assert isinstance(token, str) and token and stored == token
 
 
 # -- SQLite specifics -----------------------------------------------------------------------

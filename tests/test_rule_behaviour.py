@@ -1,0 +1,209 @@
+"""Behaviour a user sees, for the holes a mutation run found in the rule core.
+
+Each test states an input and what the library must say about it (the error
+text and its index, the event and the call it names, the object a caller can
+keep), worked out from GR-MEM and the README's decisions, not from the code.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+
+import pytest
+from oracle import naive_append
+from pydantic import ValidationError
+
+from flowdrop_core import (
+    Buffer,
+    ExecutionContext,
+    InvalidMessagesError,
+    append_messages,
+    resolve_scope,
+)
+from flowdrop_core.importers import load_conversation
+from flowdrop_core.replay import replay, replay_conversation
+from flowdrop_core.scenario import ScenarioConfig
+
+# --------------------------------------------------------------------------- conflicting fields
+
+CALLS = [{"id": "c1", "type": "function", "function": {"name": "search"}}]
+
+
+def test_identical_calls_at_top_level_and_in_metadata_are_one_turn() -> None:
+    msg = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": CALLS,
+        "metadata": {"tool_calls": CALLS},
+    }
+    res = append_messages([], msg)
+    assert res.appended == 1
+    assert res.messages == [{"role": "assistant", "content": "", "metadata": {"tool_calls": CALLS}}]
+    # ...and it declares c1: a user turn heals it.
+    healed = append_messages(res.messages, {"role": "user", "content": "?"})
+    assert healed.messages[1]["metadata"] == {"tool_call_id": "c1", "healed": True}
+
+
+def test_conflicting_calls_at_top_level_and_in_metadata_are_refused() -> None:
+    other = [{"id": "c2", "type": "function", "function": {"name": "search"}}]
+    msg = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": CALLS,
+        "metadata": {"tool_calls": other},
+    }
+    with pytest.raises(InvalidMessagesError) as info:
+        append_messages([], [{"role": "user", "content": "q"}, msg])
+    assert str(info.value) == (
+        "1 invalid message: incoming[1]: 'tool_calls' given both at top level and in "
+        "metadata with different values"
+    )
+
+
+def test_healed_given_twice_must_agree() -> None:
+    both = {"role": "tool", "content": "r", "tool_call_id": "c1", "healed": True}
+    agree = {**both, "metadata": {"healed": True}}
+    res = append_messages([], agree)
+    assert res.messages[0]["metadata"] == {"tool_call_id": "c1", "healed": True}
+    disagree = {**both, "metadata": {"healed": False}}
+    with pytest.raises(InvalidMessagesError) as info:
+        append_messages([], disagree)
+    assert str(info.value) == (
+        "1 invalid message: incoming[0]: 'healed' given both at top level and in "
+        "metadata with different values"
+    )
+
+
+# --------------------------------------------------------------------------- one invalid message
+
+
+@pytest.mark.parametrize("where", ["live", "pure"])
+def test_a_single_invalid_message_object_is_a_named_error_at_index_0(where: str) -> None:
+    """A dict given alone (not in a list) is checked like a batch of one."""
+    start = [{"role": "user", "content": "kept"}]
+    snapshot = copy.deepcopy(start)
+    bad = {"role": "robot", "content": "beep"}
+    buf = Buffer(start)
+    with pytest.raises(InvalidMessagesError) as info:
+        if where == "live":
+            buf.append(bad)
+        else:
+            append_messages(start, bad)
+    assert [(p.where, p.index) for p in info.value.problems] == [("incoming", 0)]
+    assert str(info.value) == (
+        "1 invalid message: incoming[0]: unknown role 'robot' "
+        "(expected one of system, user, assistant, tool)"
+    )
+    assert buf.messages() == snapshot and start == snapshot
+
+
+# --------------------------------------------------------------------------- MEM-2 event
+
+
+def test_duplicate_turn_names_its_first_call_and_where_that_call_was_declared() -> None:
+    start = [
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "a"}]},
+        {"role": "tool", "content": "A", "tool_call_id": "a"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "b"}]},
+        {"role": "tool", "content": "B", "tool_call_id": "b"},
+    ]
+    res = append_messages(
+        start, {"role": "assistant", "content": "", "tool_calls": [{"id": "b"}, {"id": "a"}]}
+    )
+    (event,) = res.events
+    assert (str(event.kind), event.rule, event.tool_call_id, event.position) == (
+        "duplicate_turn",
+        "MEM-2",
+        "b",
+        2,
+    )
+    assert event.reason == (
+        "MEM-2: assistant turn dropped as a duplicate; every call it declares is already "
+        "declared (first at position 2). Counts 0."
+    )
+
+
+# --------------------------------------------------------------------------- the result object
+
+
+def _a_rich_result():
+    start = [{"role": "assistant", "content": "", "tool_calls": [{"id": "c1"}]}]
+    return append_messages(
+        start,
+        [
+            {"role": "user", "content": "next"},
+            {"role": "tool", "content": "x", "tool_call_id": "c1"},
+        ],
+        max_messages=2,
+    )
+
+
+def test_an_append_result_can_be_pickled_copied_and_printed() -> None:
+    res = _a_rich_result()
+    assert res.summary() == {"count": 2, "appended": 1, "appended_any": True}
+    for clone in (pickle.loads(pickle.dumps(res)), copy.deepcopy(res), copy.copy(res)):
+        assert clone.summary() == res.summary()
+        assert clone.messages == res.messages
+        assert [e.reason for e in clone.events] == [e.reason for e in res.events]
+        assert clone.max_messages == 2
+    text = repr(res)
+    assert text.startswith("AppendResult(count=2, appended=1, appended_any=True")
+    assert "placeholder_replaced" in text or "PLACEHOLDER_REPLACED" in text
+    assert str(res).startswith("count=2 appended=1 appended_any=True")
+    # model_copy works and leaves the original alone.
+    other = res.model_copy(update={"messages": []})
+    assert other.messages == [] and res.messages != []
+
+
+def test_a_live_append_result_can_be_pickled_too() -> None:
+    buf = Buffer(max_messages=1)
+    res = buf.append([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+    back = pickle.loads(pickle.dumps(res))
+    assert (back.count, back.appended, back.messages) == (1, 2, None)
+    assert [str(e.kind) for e in back.events] == ["appended", "appended", "evicted"]
+
+
+# --------------------------------------------------------------------------- frozen identities
+
+
+def test_an_execution_context_cannot_change_under_a_resolution() -> None:
+    ctx = ExecutionContext(user_id="7")
+    with pytest.raises(ValidationError):
+        ctx.user_id = "8"  # type: ignore[misc]
+    assert resolve_scope("user", ctx).resolved_scope_id == "7"
+    assert hash(ctx) == hash(ExecutionContext(user_id="7"))
+
+
+def test_a_scope_resolution_cannot_be_edited_after_the_fact() -> None:
+    res = resolve_scope("user", {"user_id": 0})
+    assert res.refused
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.refused = False  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.resolved_scope_id = "0"  # type: ignore[misc]
+    assert (res.refused, res.resolved_scope_id) == (True, "")
+
+
+# --------------------------------------------------------------------------- replay round trip
+
+
+@pytest.mark.parametrize("window", [0, 5])
+def test_a_replayed_recording_matches_the_oracle_step_by_step(window: int) -> None:
+    """The replay of a recording, and of its saved scenario, against the independent model."""
+    conv = load_conversation("sample_data/imports/openai_chat.json")
+    first = replay_conversation(
+        conv, per="turn", refire="results", config=ScenarioConfig(max_messages=window)
+    )
+    saved = first.to_scenario(name="saved")
+    buf: list[dict] = []
+    expected = []
+    for step in saved.steps:
+        batch = step.append if isinstance(step.append, list) else [step.append]
+        buf, appended, _ = naive_append(buf, batch, window)
+        expected.append((len(buf), appended))
+    assert [(r.count, r.appended) for r in first.steps] == expected
+    assert [(r.count, r.appended) for r in replay(saved).steps] == expected
+    assert first.buffer_after(len(first.steps)) == buf
+    assert any(r.refire for r in first.steps), "the recording's results are re-fired"
