@@ -11,9 +11,24 @@ error, tested elsewhere).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from hypothesis import settings
 from hypothesis import strategies as st
+
+#: ``scripts/mutate.py`` scales the property tests down (and derandomizes them)
+#: so a mutant costs seconds; a normal run uses the full counts.
+_SCALE = float(os.environ.get("FLOWDROP_EXAMPLES_SCALE", "1"))
+if os.environ.get("FLOWDROP_MUTATE"):
+    settings.register_profile("mutate", derandomize=True, database=None)
+    settings.load_profile("mutate")
+
+
+def examples(n: int) -> int:
+    """``n`` examples, scaled for a mutation run (never fewer than 20)."""
+    return n if _SCALE == 1 else max(20, int(n * _SCALE))
+
 
 PLACEHOLDER_TEXT = "Tool call was interrupted; no result."
 

@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import naive_append
-from strategies import conversations, messages, windows
+from strategies import conversations, examples, messages, windows
 
 from flowdrop_core import Buffer, EventKind, append_messages, apply_events
 from flowdrop_core.messages import read_message
@@ -31,7 +31,7 @@ def _answer_ids(buffer: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(history=conversations, batch=conversations, window=windows)
 def test_engine_matches_the_naive_model_and_invariants(
     history: list[dict[str, Any]], batch: list[dict[str, Any]], window: int
@@ -58,7 +58,7 @@ def test_engine_matches_the_naive_model_and_invariants(
     assert start == snapshot_start and batch == snapshot_batch
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(history=conversations, batch=conversations, window=windows)
 def test_no_call_answered_twice_and_placeholders_sit_by_their_turn(
     history: list[dict[str, Any]], batch: list[dict[str, Any]], window: int
@@ -88,7 +88,7 @@ def test_no_call_answered_twice_and_placeholders_sit_by_their_turn(
             assert between.result_id in turn_calls
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     history=conversations,
     batch=st.lists(
@@ -108,7 +108,7 @@ def test_refiring_results_and_calling_turns_is_idempotent(
     assert buf.messages() == before
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(history=conversations, batches=st.lists(conversations, max_size=5), window=windows)
 def test_buffer_and_pure_form_agree_step_by_step(
     history: list[dict[str, Any]], batches: list[list[dict[str, Any]]], window: int

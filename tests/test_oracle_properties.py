@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import naive_append, naive_normalize, sendable_problems
-from strategies import conversations, stored_buffers, stored_entries, windows
+from strategies import conversations, examples, stored_buffers, stored_entries, windows
 
 from flowdrop_core import Buffer, append_messages, apply_events, normalize_report
 
@@ -25,7 +25,7 @@ def decisions(events: Any) -> list[tuple[Any, ...]]:
     return [(str(e.kind), e.rule, e.incoming_index, e.position, e.tool_call_id) for e in events]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(start=stored_buffers, batch=conversations, window=windows)
 def test_engine_matches_the_oracle_on_loaded_buffers(
     start: list[dict[str, Any]], batch: list[dict[str, Any]], window: int
@@ -46,7 +46,7 @@ def test_engine_matches_the_oracle_on_loaded_buffers(
     assert start == snapshot_start and batch == snapshot_batch, "inputs are never mutated"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     start=stored_buffers,
     batches=st.lists(conversations, min_size=1, max_size=4),
@@ -81,7 +81,7 @@ odd_fields = st.sampled_from(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     entries=st.lists(st.one_of(stored_entries(), stored_entries(), junk, odd_fields), max_size=30)
 )
@@ -102,7 +102,7 @@ def test_provider_view_matches_the_oracle_and_is_sendable(entries: list[Any]) ->
     assert entries == snapshot, "the provider view never modifies its input"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(start=stored_buffers, batch=conversations, window=windows)
 def test_provider_view_of_what_the_engine_stored_is_sendable(
     start: list[dict[str, Any]], batch: list[dict[str, Any]], window: int

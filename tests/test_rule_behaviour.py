@@ -21,6 +21,7 @@ from flowdrop_core import (
     InvalidMessagesError,
     append_messages,
     resolve_scope,
+    usable_id,
 )
 from flowdrop_core.importers import load_conversation
 from flowdrop_core.replay import replay, replay_conversation
@@ -207,3 +208,17 @@ def test_a_replayed_recording_matches_the_oracle_step_by_step(window: int) -> No
     assert [(r.count, r.appended) for r in replay(saved).steps] == expected
     assert first.buffer_after(len(first.steps)) == buf
     assert any(r.refire for r in first.steps), "the recording's results are re-fired"
+
+
+# --------------------------------------------------------------------------- identifiers
+
+
+def test_an_id_given_as_a_str_subclass_is_read_as_its_text() -> None:
+    """A runtime may hand ids as str subclasses (enums, tagged strings); they are still ids."""
+
+    class Tag(str):
+        pass
+
+    assert usable_id(Tag(" u1 ")) == "u1"
+    assert usable_id(Tag("0")) is None
+    assert resolve_scope("user", {"user_id": Tag("alice")}).resolved_scope_id == "alice"
