@@ -39,6 +39,7 @@ import os
 import queue
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -443,7 +444,7 @@ def _run_tests(workdir: Path, tests: list[str], timeout: float, scale: float) ->
     took = time.monotonic() - start
     if proc.returncode == 0:
         return "survived", took
-    if proc.returncode in (1, 2):  # tests failed, or collection/import failed
+    if proc.returncode in (1, 2, 3, 4):  # tests failed; collection, conftest or import failed
         return "killed", took
     return f"error rc={proc.returncode}", took
 
@@ -566,11 +567,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--resume", action="store_true", help="skip mutants already in the results file"
     )
+    ap.add_argument(
+        "--rerun-survivors", action="store_true", help="with --resume: run the survivors again"
+    )
     ap.add_argument("--results", type=Path, default=RESULTS_FILE, help="JSON-lines results file")
     ap.add_argument("--report", action="store_true", help="only summarize the results file")
     ap.add_argument("--list", action="store_true", help="only list the mutants")
     ap.add_argument("--fail-under", action="store_true", help="exit 1 when a file is under 97%%")
     args = ap.parse_args(argv)
+    # A stopped run (kill PID) still removes its private copies.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     files = expand(args.files or FILES)
     if args.report:

@@ -66,7 +66,9 @@ def messages(draw: st.DrawFn, usable_only: bool = False) -> dict[str, Any]:
     kind = draw(st.sampled_from(["user", "assistant", "calls", "tool", "system"]))
     stored = draw(st.booleans())
     if kind == "user":
-        content = draw(st.sampled_from(["hi", "more?", "", "  ", None, [], [{"type": "text"}]]))
+        content = draw(
+            st.sampled_from(["hi", "more?", "", "  ", None, [], [{"type": "text", "text": "café"}]])
+        )
         msg: dict[str, Any] = {"role": "user", "content": content}
     elif kind == "assistant":
         msg = {"role": "assistant", "content": draw(st.sampled_from(["ok", "", None]))}

@@ -34,6 +34,26 @@ def test_systems_move_first_and_content_becomes_text() -> None:
     assert dropped == 1  # the assistant turn with no content and no call
 
 
+def test_serialized_content_and_arguments_keep_their_text_readable() -> None:
+    """Non-ASCII text in parts and arguments reaches the provider as written, not escaped."""
+    entries = [
+        {"role": "user", "content": [{"type": "text", "text": "Zürich café?"}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "c1", "name": "wetter", "arguments": {"stadt": "Zürich"}}],
+        },
+        {"role": "tool", "content": "sonnig", "tool_call_id": "c1"},
+    ]
+    messages, dropped = normalize(entries)
+    assert messages[0] == {"role": "user", "content": '[{"text": "Zürich café?", "type": "text"}]'}
+    assert messages[1]["tool_calls"][0]["function"] == {
+        "name": "wetter",
+        "arguments": '{"stadt": "Zürich"}',
+    }
+    assert dropped == 0
+
+
 def test_pairing_is_repaired_and_every_repair_is_reported() -> None:
     entries = [
         {"role": "tool", "content": "lead", "tool_call_id": "x"},
