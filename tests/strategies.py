@@ -83,6 +83,12 @@ def messages(draw: st.DrawFn, usable_only: bool = False) -> dict[str, Any]:
             msg["healed"] = True
     if draw(st.integers(0, 6)) == 0:
         msg["timestamp"] = "2026-01-01T00:00:00Z"
+    # Fields a role cannot use: calls on a non-assistant message, an answered
+    # id on a non-tool message (kept verbatim, meaning nothing to the rules).
+    if kind not in ("calls", "assistant") and draw(st.integers(0, 9)) == 0:
+        msg["tool_calls"] = draw(calls(ids))
+    if kind != "tool" and draw(st.integers(0, 9)) == 0:
+        msg["tool_call_id"] = draw(ids)
     return _shape(msg, stored)
 
 

@@ -174,13 +174,14 @@ def test_calls_without_ids_and_repeats_in_one_turn_are_each_a_located_drop() -> 
 
 def test_calls_on_a_message_that_cannot_declare_them_are_dropped() -> None:
     entries = [
-        {"role": "user", "content": "hi", "tool_calls": [call("u1")]},
+        {"role": "user", "content": "hi", "tool_calls": [call("u1"), call("u2")]},
         {"role": "tool", "content": "r", "tool_call_id": "u1", "tool_calls": [call("t1")]},
     ]
     report = normalize_report(entries)
     assert report.messages == [{"role": "user", "content": "hi"}]
     assert [(f.index, f.call_index, f.kind) for f in report.drops] == [
         (0, 0, "misplaced_call"),
+        (0, 1, "misplaced_call"),
         (1, 0, "misplaced_call"),
         (1, None, "orphan_result"),
     ]

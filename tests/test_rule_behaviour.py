@@ -222,3 +222,71 @@ def test_an_id_given_as_a_str_subclass_is_read_as_its_text() -> None:
     assert usable_id(Tag(" u1 ")) == "u1"
     assert usable_id(Tag("0")) is None
     assert resolve_scope("user", {"user_id": Tag("alice")}).resolved_scope_id == "alice"
+
+
+# --------------------------------------------------------------------------- reading messages
+
+
+def test_read_only_mappings_are_messages_and_calls_too() -> None:
+    """A message or a call given as any mapping (not only a dict) is read like a dict."""
+    from types import MappingProxyType
+
+    call = MappingProxyType({"id": "c1", "type": "function", "function": {"name": "f"}})
+    turn = MappingProxyType({"role": "assistant", "content": "", "tool_calls": [call]})
+    res = append_messages([], [turn, MappingProxyType({"role": "user", "content": "next"})])
+    assert res.appended == 2
+    assert res.messages[1] == {
+        "role": "tool",
+        "content": "Tool call was interrupted; no result.",
+        "metadata": {"tool_call_id": "c1", "healed": True},
+    }
+
+
+def test_a_result_id_may_be_a_positive_integer_but_not_a_boolean() -> None:
+    turn = {"role": "assistant", "content": "", "tool_calls": [{"id": 7}]}
+    res = append_messages([turn], [{"role": "tool", "content": "r", "tool_call_id": 7}])
+    assert res.appended == 1
+    again = append_messages(res.messages, {"role": "tool", "content": "r", "tool_call_id": " 7 "})
+    assert [str(e.kind) for e in again.events] == ["duplicate_result"]  # 7 and " 7 " are one id
+    with pytest.raises(InvalidMessagesError) as info:
+        append_messages([], {"role": "tool", "content": "r", "tool_call_id": True})
+    assert (
+        str(info.value)
+        == "1 invalid message: incoming[0]: 'tool_call_id' must be a string, got bool"
+    )
+
+
+def test_only_an_assistant_turn_declares_and_only_a_tool_message_answers() -> None:
+    """Calls on a user message and an id on an assistant turn are kept verbatim but mean nothing."""
+    start = [
+        {"role": "user", "content": "hi", "tool_calls": [{"id": "u1"}]},
+        {"role": "assistant", "content": "ok", "tool_call_id": "a1"},
+    ]
+    res = append_messages(start, {"role": "user", "content": "and?"})
+    assert [str(e.kind) for e in res.events] == ["appended"]  # nothing to heal: u1 is no call
+    assert res.messages[:2] == start
+    res = append_messages(start, {"role": "tool", "content": "r", "tool_call_id": "a1"})
+    assert [str(e.kind) for e in res.events] == ["appended"]  # a1 was never answered
+
+
+def test_typed_models_round_trip_and_read_both_shapes() -> None:
+    from flowdrop_core import Message, ToolCall
+
+    call = ToolCall.model_validate({"tool_call_id": " c1 ", "name": "f", "args": {"q": 1}})
+    assert (call.id, call.name, call.arguments) == ("c1", "f", {"q": 1})
+    assert ToolCall.model_validate(call.model_dump()) == call
+    assert ToolCall.model_validate(call) is call
+    stored = Message.model_validate(
+        {
+            "role": "assistant",
+            "content": "",
+            "metadata": {"tool_calls": [{"id": "c1"}, {"id": "0"}]},
+        }
+    )
+    assert [c.id for c in stored.tool_calls] == ["c1", None]
+    assert stored.declared_ids == ("c1",)
+    assert Message.model_validate(stored) is stored
+    user = Message.model_validate({"role": "user", "content": "x", "tool_calls": [{"id": "u1"}]})
+    assert user.declared_ids == ()
+    with pytest.raises(ValidationError, match="must be an object"):
+        ToolCall.model_validate("c1")
