@@ -290,3 +290,26 @@ def test_typed_models_round_trip_and_read_both_shapes() -> None:
     assert user.declared_ids == ()
     with pytest.raises(ValidationError, match="must be an object"):
         ToolCall.model_validate("c1")
+
+
+def test_incoming_that_is_neither_a_message_nor_a_list_is_named_at_index_0() -> None:
+    for bad, kind in (("hello", "str"), (42, "int"), (None, "NoneType")):
+        with pytest.raises(InvalidMessagesError) as info:
+            Buffer().append(bad)
+        assert str(info.value) == (
+            "1 invalid message: incoming[0]: expected a message object or a list of "
+            f"messages, got {kind}"
+        )
+        assert [(p.where, p.index) for p in info.value.problems] == [("incoming", 0)]
+
+
+def test_a_buffers_length_is_its_entry_count_after_heals_and_evictions() -> None:
+    buf = Buffer(
+        [{"role": "assistant", "content": "", "tool_calls": [{"id": "c1"}]}], max_messages=3
+    )
+    assert len(buf) == 1
+    buf.append({"role": "user", "content": "?"})  # + placeholder + the user turn
+    assert len(buf) == 3 == len(buf.messages())
+    buf.append([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+    assert len(buf) == 3
+    assert buf.open_calls() == []
