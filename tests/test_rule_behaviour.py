@@ -313,3 +313,32 @@ def test_a_buffers_length_is_its_entry_count_after_heals_and_evictions() -> None
     buf.append([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
     assert len(buf) == 3
     assert buf.open_calls() == []
+
+
+def test_a_role_given_as_a_str_subclass_is_read_as_its_text() -> None:
+    class Role(str):
+        pass
+
+    res = append_messages([], {"role": Role("user"), "content": "hi"})
+    assert (res.appended, res.messages[0]["role"]) == (1, "user")
+
+
+def test_a_message_with_every_known_field_still_keeps_its_other_fields() -> None:
+    msg = {
+        "role": "tool",
+        "content": "r",
+        "metadata": {"source": "db"},
+        "tool_calls": [],
+        "tool_call_id": "c1",
+        "healed": False,
+        "timestamp": "2026-01-01T00:00:00Z",
+        "name": "search",
+    }
+    (row,) = append_messages([], msg).messages
+    assert row == {
+        "role": "tool",
+        "content": "r",
+        "metadata": {"source": "db", "tool_calls": [], "tool_call_id": "c1", "healed": False},
+        "timestamp": "2026-01-01T00:00:00Z",
+        "name": "search",
+    }
