@@ -342,3 +342,39 @@ def test_a_message_with_every_known_field_still_keeps_its_other_fields() -> None
         "timestamp": "2026-01-01T00:00:00Z",
         "name": "search",
     }
+
+
+# --------------------------------------------------------------------------- events and scopes
+
+
+def test_every_event_explains_itself_and_only_an_append_counts() -> None:
+    from flowdrop_core import Event, EventKind
+
+    empty = Buffer().append([])
+    assert [(str(e.kind), e.reason) for e in empty.events] == [
+        ("pure_read", "MEM-16: empty batch; nothing appended.")
+    ]
+    late = Event(EventKind.UNSERIALIZED, "MEM-12")
+    assert late.reason == (
+        "MEM-12: the slot lock was not acquired within the bound; the append ran unserialized "
+        "rather than fail or drop the turn (warning)."
+    )
+    res = append_messages(
+        [{"role": "assistant", "content": "", "tool_calls": [{"id": "c1"}]}],
+        [{"role": "user", "content": "?"}, {"role": "tool", "content": "x", "tool_call_id": "c1"}],
+    )
+    assert [(str(e.kind), e.counts) for e in res.events] == [
+        ("placeholder_inserted", 0),
+        ("appended", 1),
+        ("placeholder_replaced", 0),
+    ]
+    assert sum(e.counts for e in res.events) == res.appended == 1
+
+
+def test_a_scope_that_is_not_a_name_is_a_configuration_error() -> None:
+    from flowdrop_core.context import as_scope
+
+    for bad in (3, None, "planet"):
+        with pytest.raises(ValueError, match="unknown memory scope"):
+            as_scope(bad)  # type: ignore[arg-type]
+    assert as_scope(" User ") == "user"
