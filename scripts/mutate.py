@@ -13,7 +13,8 @@ Survivors that cannot change behaviour (equivalent mutants) are listed with a
 one-line reason in ``scripts/mutate_equivalent.txt`` under their key, which
 names the file, the enclosing function, the operator and the source change
 (not line numbers), so it stays valid while the code around it moves. The
-kill rate per file is ``killed / (mutants - equivalent)``.
+kill rate per file is ``killed / (mutants - equivalent)``; a timeout counts as
+killed and is shown in its own column.
 
 Usage (``make mutate`` runs the first form; the machine has 2 cores, so run
 big files in bounded chunks with ``--sample``/``--limit`` and ``--resume``)::
@@ -513,7 +514,8 @@ def report(results: list[dict], files: list[str]) -> int:
         by_file[r["file"]].append(r)
     under = 0
     print(
-        f"{'file':<42} {'mutants':>7} {'killed':>7} {'equiv':>6} {'survived':>8} {'kill rate':>9}"
+        f"{'file':<42} {'mutants':>7} {'killed':>7} {'timeout':>7} {'equiv':>6} {'survived':>8} "
+        f"{'kill rate':>9}"
     )
     survivors: list[dict] = []
     for path in files:
@@ -521,6 +523,7 @@ def report(results: list[dict], files: list[str]) -> int:
         if not rows:
             continue
         killed = sum(1 for r in rows if r["status"] in ("killed", "timeout"))
+        timeouts = sum(1 for r in rows if r["status"] == "timeout")
         equiv = [r for r in rows if r["status"] == "survived" and r["key"] in equivalent]
         alive = [r for r in rows if r["status"] == "survived" and r["key"] not in equivalent]
         errors = [r for r in rows if r["status"].startswith("error")]
@@ -529,7 +532,8 @@ def report(results: list[dict], files: list[str]) -> int:
         rate = 100.0 * killed / denominator if denominator else 100.0
         under += rate < 97.0
         print(
-            f"{path:<42} {len(rows):>7} {killed:>7} {len(equiv):>6} {len(alive):>8} {rate:>8.1f}%"
+            f"{path:<42} {len(rows):>7} {killed:>7} {timeouts:>7} {len(equiv):>6} {len(alive):>8} "
+            f"{rate:>8.1f}%"
         )
     if survivors:
         print("\nsurvivors (not in scripts/mutate_equivalent.txt):")
@@ -615,7 +619,9 @@ def main(argv: list[str] | None = None) -> int:
         if status != "survived":
             print(f"the unmutated tests do not pass ({status}); fix them first", file=sys.stderr)
             return 2
-        timeout = args.timeout or max(30.0, 3 * took)
+        timeout = args.timeout or max(
+            90.0, 4 * took
+        )  # generous: a busy machine must not fake a kill
         print(
             f"baseline {took:.1f}s; timeout {timeout:.0f}s per mutant; {args.jobs} jobs", flush=True
         )
