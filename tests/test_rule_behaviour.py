@@ -378,3 +378,27 @@ def test_a_scope_that_is_not_a_name_is_a_configuration_error() -> None:
         with pytest.raises(ValueError, match="unknown memory scope"):
             as_scope(bad)  # type: ignore[arg-type]
     assert as_scope(" User ") == "user"
+
+
+@pytest.mark.parametrize(
+    ("scope", "context", "resolved", "source"),
+    [
+        ("workflow", {"workflow_id": "w1"}, "w1", "workflow_id"),
+        ("workflow", {"workflow_id": "0"}, "", None),
+        ("pipeline", {"pipeline_id": 5}, "5", "pipeline_id"),
+        ("execution", {}, "", None),
+        ("global", {"workflow_id": "w1"}, "", None),
+        ("user", {"user_id": "7"}, "7", "user_id"),
+        (
+            "user",
+            {"session_id": "s1", "session_owner_id": "o1", "user_id": "7"},
+            "o1",
+            "session_owner_id",
+        ),
+    ],
+)
+def test_a_resolution_names_the_field_its_id_came_from(
+    scope: str, context: dict, resolved: str, source: str | None
+) -> None:
+    res = resolve_scope(scope, context)
+    assert (res.resolved_scope_id, res.source, res.refused) == (resolved, source, False)
