@@ -170,6 +170,8 @@ def test_calls_without_ids_and_repeats_in_one_turn_are_each_a_located_drop() -> 
     ]
     assert report.dropped == 4
     assert report.findings == report.drops
+    assert {f.rule for f in report.findings} == {"MEM-5"}
+    assert report.findings[0].model_dump()["rule"] == "MEM-5"  # what normalize --json prints
 
 
 def test_calls_on_a_message_that_cannot_declare_them_are_dropped() -> None:
