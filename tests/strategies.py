@@ -14,14 +14,21 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from hypothesis import settings
+from hypothesis import Phase, settings
 from hypothesis import strategies as st
 
 #: ``scripts/mutate.py`` scales the property tests down (and derandomizes them)
 #: so a mutant costs seconds; a normal run uses the full counts.
 _SCALE = float(os.environ.get("FLOWDROP_EXAMPLES_SCALE", "1"))
 if os.environ.get("FLOWDROP_MUTATE"):
-    settings.register_profile("mutate", derandomize=True, database=None)
+    # No shrinking: a mutation run needs only "fails or not", and shrinking a
+    # failure through the slow oracle can outlast the per-mutant timeout.
+    settings.register_profile(
+        "mutate",
+        derandomize=True,
+        database=None,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    )
     settings.load_profile("mutate")
 
 
