@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/store_bench.py
 	$(PY) benchmarks/replay_store_bench.py
 	$(PY) benchmarks/replay_memory.py
+	$(PY) benchmarks/layers_bench.py
 
 screenshots: $(STAMP)
 	FLOWDROP_SCREENSHOT_DIR=docs/screenshots $(PY) -m pytest -q tests/test_browser.py

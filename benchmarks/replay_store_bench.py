@@ -10,8 +10,9 @@ way replay (CLI and app) drives it, with:
 
 Each row is the wall time of the whole replay, best of ``--repeat`` runs.
 Before the live cache, every step decoded, rebuilt and re-encoded the whole
-buffer, so the unbounded replay was quadratic (27 s measured); with it a step
-costs the store's revision check, the engine append and the write.
+buffer, so the unbounded replay was quadratic (27 s measured); now a step
+costs the engine append and a conditional write of the rows it changed
+(``Store.apply``), whatever the buffer's size.
 
 Run: ``.venv/bin/python benchmarks/replay_store_bench.py [--steps N] [--repeat R]``.
 """

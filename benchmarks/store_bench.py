@@ -1,7 +1,7 @@
 """Store benchmark: appends per second to ONE slot through ConversationBuffer.
 
 Measures the full runtime path of an append (scope resolution, MEM-12 slot
-lock, read, engine, write) with the memory and SQLite backends at a window of
+lock, engine, conditional write of the changed rows) with the memory and SQLite backends at a window of
 50 messages, with one writer and with 4 concurrent writers (threads; and
 processes for SQLite, which serializes across processes with a per-slot file
 lock). Every writer appends to the same slot, so the figures are the

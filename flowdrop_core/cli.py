@@ -13,6 +13,9 @@ Four subcommands, all thin layers over the library:
 - ``lint PATH``: what a provider would reject (orphan results, unanswered
   calls, duplicate ids, leading tool messages), with locations.
 
+``replay``, ``normalize`` and ``lint`` also list the import notes of a
+recorded conversation: what the importer left out, where and why (issue 13).
+
 Exit codes: 0 fine; 1 ``check`` found a mismatch or ``lint`` found something;
 2 bad input (missing file, bad JSON, unknown format, bad message, bad
 option), reported on stderr in one message and never as a traceback.
@@ -21,13 +24,16 @@ option), reported on stderr in one message and never as a traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
+import re
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -35,10 +41,11 @@ from flowdrop_core.importers import (
     FORMATS,
     ConversationFormatError,
     ImportedConversation,
+    ImportNote,
     loads_or_problem,
     parse_conversation,
 )
-from flowdrop_core.messages import InvalidMessagesError
+from flowdrop_core.messages import InvalidMessagesError, read_message
 from flowdrop_core.provider import Finding, normalize_report
 from flowdrop_core.replay import (
     ReplayError,
@@ -83,6 +90,35 @@ class CliError(Exception):
     """Bad input found by the command line itself (exit 2)."""
 
 
+#: What the last-resort handler says: an exception no layer turned into a located
+#: error is a bug in this tool; the user still gets one line, exit 2, no traceback.
+INTERNAL_ERROR = "internal error while handling this input"
+
+
+#: Characters a terminal would act on or hide rather than show: C0/C1 controls
+#: (ESC starts colour, cursor and title sequences) but the newline, bidi overrides
+#: (which reorder what is shown), zero-width characters, and lone surrogates
+#: (undecodable bytes in a file name), which no UTF-8 stream can encode.
+_UNPRINTABLE = re.compile(
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]"
+)
+
+
+def visible(text: str) -> str:
+    """``text`` for a terminal: data from input is shown, never obeyed (issue 9).
+
+    Each character of :data:`_UNPRINTABLE` becomes its escape (``\\x1b``,
+    ``\\u202e``), so a message or an id cannot recolour the terminal, move
+    the cursor, reorder a line or fail the write; newlines stay.
+    """
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def _say(text: str, stream: TextIO | None = None) -> None:
+    """Print one block of human-readable output through :func:`visible`."""
+    print(visible(text), file=stream or sys.stdout)
+
+
 # --------------------------------------------------------------------------- loading
 
 
@@ -92,7 +128,7 @@ class Source:
 
     ``entries`` and ``origins`` are every message in the file in order (a
     scenario's starting buffer, then its steps' messages, verbatim), for
-    ``normalize`` and ``lint``.
+    ``normalize`` and ``lint``. ``notes`` is what the import left out (issue 13).
     """
 
     path: str
@@ -100,6 +136,7 @@ class Source:
     conversation: ImportedConversation | None
     entries: list[Any]
     origins: list[str]
+    notes: list[ImportNote] = field(default_factory=list)
 
 
 def _read_text(path: str) -> str:
@@ -167,7 +204,21 @@ def load_source(path: str, fmt: str | None = None) -> Source:
         entries, origins = _scenario_entries(scenario)
         return Source(path, scenario, None, entries, origins)
     conv = parse_conversation(text, format=fmt, source_name=path)
-    return Source(path, None, conv, list(conv.messages), list(conv.origins))
+    return Source(path, None, conv, list(conv.messages), list(conv.origins), list(conv.notes))
+
+
+def _note_lines(notes: Sequence[ImportNote]) -> list[str]:
+    """The import notes as text: a heading, then ``where: what: why`` per note."""
+    if not notes:
+        return []
+    return [
+        f"import notes ({len(notes)}): left out of the imported messages",
+        *(f"  {note}" for note in notes),
+    ]
+
+
+def _notes_json(notes: Sequence[ImportNote]) -> list[dict[str, str]]:
+    return [note.to_dict() for note in notes]
 
 
 def _scenario_entries(scenario: Scenario) -> tuple[list[Any], list[str]]:
@@ -175,7 +226,11 @@ def _scenario_entries(scenario: Scenario) -> tuple[list[Any], list[str]]:
     entries: list[Any] = list(scenario.buffer)
     origins = [f"buffer[{i}]" for i in range(len(entries))]
     for s, step in enumerate(scenario.steps):
-        if isinstance(step.append, list):
+        if step.text is not None:  # MEM-16: the message the text made, if any
+            made = step.append if isinstance(step.append, list) else [step.append]
+            entries.extend(made)
+            origins.extend(f"steps[{s}].text" for _ in made)
+        elif isinstance(step.append, list):
             entries.extend(step.append)
             origins.extend(f"steps[{s}].append[{k}]" for k in range(len(step.append)))
         else:
@@ -184,7 +239,27 @@ def _scenario_entries(scenario: Scenario) -> tuple[list[Any], list[str]]:
     return entries, origins
 
 
+def check_messages(path: str, entries: Sequence[Any], origins: Sequence[str]) -> None:
+    """Every message ``replay`` would append or start from is a message, or one located error.
+
+    Each problem names the file and the JSON path the entry came from
+    (``rec.json: steps[0].append[1]: unknown role 'bogus' ...``), so bad input
+    is found where it is written, before any step runs.
+    """
+    problems = []
+    for entry, origin in zip(entries, origins, strict=True):
+        problem = read_message(entry)
+        if isinstance(problem, str):
+            problems.append(f"{path}: {origin}: {problem}")
+    if problems:
+        more = f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise CliError("\n".join(problems[:20]) + more)
+
+
 # --------------------------------------------------------------------------- replay
+
+#: The context a recorded conversation replays under when no identity option is given.
+IMPLICIT_SESSION = "replay"
 
 
 def _context_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -193,7 +268,23 @@ def _context_overrides(args: argparse.Namespace) -> dict[str, Any]:
         out["session_id"] = args.session_id
     if args.user_id is not None:
         out["user_id"] = args.user_id
+    if args.session_owner_id is not None:
+        out["session_owner_id"] = args.session_owner_id
     return out
+
+
+def recording_context(scope: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The context a recorded conversation replays under (a recording names no context).
+
+    Under the ``session`` scope (the default) with no ``--session-id``, the
+    session is ``"replay"``, so the recording has a slot. No other scope gets
+    an implicit session: under ``user`` it would make MEM-8 take the (absent)
+    session owner as the identity and refuse every step, whatever
+    ``--user-id`` says. The options given are the rest of the context.
+    """
+    if scope == "session" and "session_id" not in options:
+        return {"session_id": IMPLICIT_SESSION, **options}
+    return dict(options)
 
 
 def _config_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -259,7 +350,7 @@ def build_replay(
         conv,
         per=per,  # type: ignore[arg-type]
         config=ScenarioConfig(**config),
-        context={"session_id": "replay", **context},
+        context=recording_context(config.get("scope", ScenarioConfig().scope), context),
         name=Path(source.path).stem,
     )
     return scenario, step_origins(conv, per)  # type: ignore[arg-type]
@@ -345,17 +436,25 @@ _COLUMNS: tuple[tuple[str, str, str, int], ...] = (
 )
 
 
-def _cell(key: str, row: dict[str, Any], record: StepRecord) -> str:
-    value = row[key]
-    if key == "step":
-        return f"{'*' if row['mem14_flag'] else ' '}{value}"
-    if key == "count_delta":
-        return f"{value:+d}"
-    if key == "appended_any":
-        return "yes" if value else "no"
-    if key == "resolved_scope_id":
-        return "REFUSED" if record.refused else (value if value else '""')
-    return str(value)
+def _cells(row: dict[str, Any], record: StepRecord) -> list[str]:
+    """One table row's cells, in :data:`_COLUMNS` order (one call per row, not per cell)."""
+    flag = row["mem14_flag"]
+    scope_id = row["resolved_scope_id"]
+    return [
+        f"{'*' if flag else ' '}{row['step']}",
+        row["label"],
+        row["incoming"],
+        str(row["count"]),
+        f"{row['count_delta']:+d}",
+        str(row["appended"]),
+        "yes" if row["appended_any"] else "no",
+        str(row["duplicates"]),
+        str(row["replaced"]),
+        str(row["inserted"]),
+        str(row["evicted"]),
+        "REFUSED" if record.refused else (scope_id if scope_id else '""'),
+        flag,
+    ]
 
 
 def _fit(text: str, width: int) -> str:
@@ -363,7 +462,10 @@ def _fit(text: str, width: int) -> str:
 
 
 def format_table(timeline: Timeline) -> str:
-    """The default ``replay`` output: a header, an aligned table, a summary and a legend."""
+    """The default ``replay`` output: a header, an aligned table, a summary and a legend.
+
+    One row per step, computed once (O(steps)); the buffer itself is never shown.
+    """
     scenario = timeline.scenario
     cfg = scenario.config
     window = f"{cfg.max_messages}" if cfg.max_messages else "0 (no cap)"
@@ -375,27 +477,34 @@ def format_table(timeline: Timeline) -> str:
         "",
     ]
     rows = timeline.rows()
-    cells = [
-        [_fit(_cell(key, row, record), cap) for key, _, _, cap in _COLUMNS]
-        for row, record in zip(rows, timeline.steps, strict=True)
-    ]
+    caps = [cap for _, _, _, cap in _COLUMNS]
+    cells = []
+    for row, record in zip(rows, timeline.steps, strict=True):
+        values = _cells(row, record)
+        cells.append(
+            [
+                v if len(v) <= cap else v[: cap - 1] + "…"
+                for v, cap in zip(values, caps, strict=True)
+            ]
+        )
     widths = [
-        max([len(header), *(len(r[i]) for r in cells)])
-        for i, (_, header, _, _) in enumerate(_COLUMNS)
+        max(len(header), max(map(len, column), default=0))
+        for (_, header, _, _), column in zip(
+            _COLUMNS, zip(*cells, strict=False) if cells else [()] * len(_COLUMNS), strict=False
+        )
     ]
+    pads = [str.rjust if align == ">" else str.ljust for _, _, align, _ in _COLUMNS]
 
     def render(values: Sequence[str]) -> str:
-        parts = [
-            f"{value:{align}{width}}"
-            for value, (_, _, align, _), width in zip(values, _COLUMNS, widths, strict=True)
-        ]
-        return "  ".join(parts).rstrip()
+        return "  ".join(
+            [pad(value, width) for value, pad, width in zip(values, pads, widths, strict=True)]
+        ).rstrip()
 
     lines.append(render([header for _, header, _, _ in _COLUMNS]))
     lines.append(render(["-" * w for w in widths]))
     lines.extend(render(r) for r in cells)
     lines.append("")
-    lines.append(_summary(timeline))
+    lines.append(_summary(timeline, rows))
     if any(row["mem14_flag"] for row in rows):
         lines.append(
             "* MEM-14: the change in count does not show what was appended "
@@ -405,8 +514,8 @@ def format_table(timeline: Timeline) -> str:
     return "\n".join(lines)
 
 
-def _summary(timeline: Timeline) -> str:
-    rows = timeline.rows()
+def _summary(timeline: Timeline, rows: list[dict[str, Any]] | None = None) -> str:
+    rows = timeline.rows() if rows is None else rows
     total = {
         key: sum(row[key] for row in rows)
         for key in ("appended", "duplicates", "replaced", "inserted", "evicted")
@@ -423,16 +532,51 @@ def _summary(timeline: Timeline) -> str:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """``replay PATH``: the timeline as a table, or JSON lines with ``--json``."""
+    with _gc_paused():
+        return _replay_command(args)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for one command.
+
+    A long replay allocates millions of small acyclic objects (steps, events,
+    entries) that all stay alive until the output is written; the collector
+    would re-scan them again and again for nothing (about a third of a
+    100,000-message replay). Reference counting still frees everything; the
+    collector is switched back on, as it was, afterwards.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _replay_command(args: argparse.Namespace) -> int:
     source = load_source(args.path, args.format)
+    check_messages(source.path, source.entries, source.origins)
     scenario, origins = build_replay(source, args)
-    timeline = _run(scenario, args.refire, origins)
+    try:
+        timeline = _run(scenario, args.refire, origins)
+    except INPUT_ERRORS as exc:
+        raise CliError(_in_file(args.path, exc)) from None
     out = sys.stdout
     if args.json:
-        for line in timeline.to_json_lines():
+        if source.notes:  # one leading line, only when the import left something out
+            out.write(json.dumps({"import_notes": _notes_json(source.notes)}, ensure_ascii=False))
+            out.write("\n")
+        # Each line's events are the step's delta (kind, position, entry); the
+        # whole buffer after each step only with --buffer (O(steps x buffer)).
+        for line in timeline.to_json_lines(include_messages=args.buffer):
             out.write(line)
             out.write("\n")
     else:
-        out.write(format_table(timeline) + "\n")
+        out.write(visible(format_table(timeline)) + "\n")
+        if source.notes:
+            out.write(visible("\n".join(["", *_note_lines(source.notes)])) + "\n")
     if args.save:
         name = Path(args.save).stem
         try:
@@ -441,7 +585,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             )
         except OSError as exc:
             raise CliError(f"cannot write {args.save}: {exc.strerror or exc}") from None
-        print(f"saved {args.save}", file=sys.stderr)
+        _say(f"saved {args.save}", sys.stderr)
     return 0
 
 
@@ -470,19 +614,20 @@ def cmd_check(args: argparse.Namespace) -> int:
     for path in args.paths:
         try:
             scenario = _scenario_only(path)
+            check_messages(path, *_scenario_entries(scenario))
             result = check(scenario)
         except (CliError, *INPUT_ERRORS) as exc:
-            _error(str(exc))
+            _error(_in_file(path, exc))
             errors += 1
             continue
         if result.passed:
             passed += 1
             if args.verbose:
-                print(f"ok {path} ({_plural(len(scenario.steps), 'step')})")
+                _say(f"ok {path} ({_plural(len(scenario.steps), 'step')})")
         else:
             failed += 1
             for mismatch in result.mismatches:
-                print(str(mismatch))
+                _say(str(mismatch))
     summary = f"{passed} passed, {failed} failed"
     if errors:
         summary += f", {_plural(errors, 'error')}"
@@ -537,8 +682,9 @@ def cmd_normalize(args: argparse.Namespace) -> int:
             "dropped": report.dropped,
             "drops": [_finding_dict(source, f) for f in report.drops],
             "findings": [_finding_dict(source, f) for f in report.findings],
+            "import_notes": _notes_json(source.notes),
         }
-        print(json.dumps(data, ensure_ascii=False, indent=2))
+        print(json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False))
         return 0
     lines = [
         f"MEM-5 provider view of {source.path}: {len(source.entries)} entries in, "
@@ -557,7 +703,8 @@ def cmd_normalize(args: argparse.Namespace) -> int:
     if repairs:
         lines.append(f"repaired ({len(repairs)}):")
         lines.extend(f"  {_origin(source, f)} (entry {f.index}): {f.message}" for f in repairs)
-    print("\n".join(lines))
+    lines.extend(_note_lines(source.notes))
+    _say("\n".join(lines))
     return 0
 
 
@@ -565,9 +712,22 @@ def cmd_lint(args: argparse.Namespace) -> int:
     """``lint PATH``: each finding with its location; exit 1 when there is any (like a linter)."""
     source = load_source(args.path, args.format)
     findings = sorted(normalize_report(source.entries).findings, key=lambda f: f.index)
+    if getattr(args, "json", False):
+        data = {
+            "source": source.path,
+            "findings": [_finding_dict(source, f) for f in findings],
+            "import_notes": _notes_json(source.notes),
+        }
+        print(json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False))
+        return 1 if findings else 0
     for f in findings:
-        print(f"{source.path}: {_origin(source, f)} (entry {f.index}): {f.kind}: {f.message}")
-    print(_plural(len(findings), "finding") if findings else "no findings")
+        _say(f"{source.path}: {_origin(source, f)} (entry {f.index}): {f.kind}: {f.message}")
+    for note in source.notes:
+        _say(f"{source.path}: {note.where or '(top level)'}: import note: {note.what}: {note.why}")
+    summary = _plural(len(findings), "finding") if findings else "no findings"
+    if source.notes:
+        summary += f", {_plural(len(source.notes), 'import note')}"
+    print(summary)
     return 1 if findings else 0
 
 
@@ -584,8 +744,17 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _text(text: str) -> str:
+    """An option value that is text: bytes that are not UTF-8 arrive as lone surrogates."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError("not UTF-8 text") from None
+    return text
+
+
 def _non_blank(text: str) -> str:
-    if not text.strip():
+    if not _text(text).strip():
         raise argparse.ArgumentTypeError("expected a non-blank string")
     return text
 
@@ -593,6 +762,19 @@ def _non_blank(text: str) -> str:
 EPILOG = """\
 exit status: 0 fine; 1 check found a mismatch or lint found something;
 2 bad input (missing file, bad JSON, unknown format, bad message, bad option).
+"""
+
+
+REPLAY_CONTEXT = """\
+context of a replay:
+  a scenario runs under its own context (each step's context overrides it key by
+  key); --session-id, --user-id and --session-owner-id replace those keys for
+  every step. A recorded conversation names no context: under the session scope
+  (the default) it runs as session "replay" unless --session-id is given; under
+  any other scope only the options given make its context, so
+  `--scope user --user-id 7` stores under user 7. MEM-8: when a session drives
+  the run, the user scope's identity is the session's owner (--session-owner-id),
+  never --user-id. Ids are read by GR-MEM's usable-id rule (see README).
 """
 
 
@@ -611,16 +793,26 @@ def build_parser() -> argparse.ArgumentParser:
         "replay",
         help="replay a scenario or recorded conversation and print the timeline",
         description="Replay PATH (a scenario file or a recorded conversation) through the "
-        "buffer and print one row per append. Options override the file; --session-id "
-        "and --user-id apply to every step. Rows marked * are the MEM-14 cases.",
-        epilog=EPILOG,
+        "buffer and print one row per append (or, with --json, one JSON line per append "
+        "carrying its events: the delta). Options override the file; --session-id, "
+        "--user-id and --session-owner-id apply to every step. Rows marked * are the "
+        "MEM-14 cases.",
+        epilog=REPLAY_CONTEXT + "\n" + EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     rep.add_argument("path", metavar="PATH")
     rep.add_argument("--max-messages", type=_non_negative_int, metavar="N", help="window; 0: none")
     rep.add_argument("--scope", choices=SCOPES, help="buffer scope")
     rep.add_argument("--key", type=_non_blank, metavar="K", help="storage key")
-    rep.add_argument("--session-id", metavar="ID", help="session id for every step")
-    rep.add_argument("--user-id", metavar="ID", help="user id for every step")
+    rep.add_argument("--session-id", type=_text, metavar="ID", help="session id for every step")
+    rep.add_argument("--user-id", type=_text, metavar="ID", help="user id for every step")
+    rep.add_argument(
+        "--session-owner-id",
+        type=_text,
+        metavar="ID",
+        help="owner of the session for every step (MEM-8: the user scope's identity when a "
+        "session drives the run)",
+    )
     rep.add_argument("--format", metavar="F", help=fmt_help)
     rep.add_argument(
         "--per",
@@ -636,7 +828,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="re-fire: 'steps' (the default of a bare --refire) replays every step a second "
         "time; 'results' re-sends each step carrying a tool result right after it",
     )
-    rep.add_argument("--json", action="store_true", help="one JSON object per step per line")
+    rep.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per step per line: the MEM-14 report and the step's events, "
+        "which are its delta (each event's kind, position and entry; applying them in order "
+        "to the buffer before the step gives the buffer after it). The whole buffer is not "
+        "repeated on every line unless --buffer is given",
+    )
+    rep.add_argument(
+        "--buffer",
+        action="store_true",
+        help='with --json, also put the whole buffer after each step under "messages" '
+        "(output grows with steps x buffer size: for short replays)",
+    )
     rep.add_argument(
         "--save",
         metavar="SCENARIO",
@@ -674,17 +879,33 @@ def build_parser() -> argparse.ArgumentParser:
         help="what a provider would reject, with locations (exit 1 when anything is found)",
         description="List what a provider would reject in PATH: orphan results, unanswered "
         "calls, duplicate ids, leading tool messages, entries that are not messages. Each "
-        "finding names where the entry came from. Exit 1 when there is any finding.",
+        "finding names where the entry came from. Exit 1 when there is any finding. What the "
+        "import left out of a recording is listed too, as import notes (they do not change "
+        "the exit status).",
         epilog=EPILOG,
     )
     lnt.add_argument("path", metavar="PATH")
     lnt.add_argument("--format", metavar="F", help=fmt_help)
+    lnt.add_argument(
+        "--json", action="store_true", help="one JSON object: findings and import notes"
+    )
     lnt.set_defaults(handler=cmd_lint)
     return parser
 
 
 def _error(message: str) -> None:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    _say(f"{PROG}: error: {message}", sys.stderr)
+
+
+def _in_file(path: str, exc: Exception) -> str:
+    """``exc``'s message naming the file it is about (the library names the scenario)."""
+    text = str(exc)
+    return text if text.startswith(path) else f"{path}: {text}"
+
+
+def _paths(args: argparse.Namespace) -> str:
+    paths = getattr(args, "paths", None) or [getattr(args, "path", "")]
+    return ", ".join(str(p) for p in paths)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -717,5 +938,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug, not bad input: still one message, never a traceback
+        _error(
+            f"{_paths(args)}: {INTERNAL_ERROR} ({type(exc).__name__}: {exc}); "
+            "please report it with the file"
+        )
+        return 2
     finally:
         logger.removeHandler(warnings)

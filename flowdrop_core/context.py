@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from flowdrop_core.ids import usable_id
+from flowdrop_core.ids import read_id, shown_value, usable_id
 
 __all__ = [
     "IDENTITY_SCOPES",
@@ -128,6 +128,10 @@ def resolve_scope(
     - ``global`` resolves to ``""``; ``workflow`` / ``pipeline`` / ``execution``
       to the context's matching id, else ``""`` (an unusable id counts as
       absent there: those scopes are shared buckets and never refuse).
+    Every id is read by :func:`flowdrop_core.ids.read_id` (trimmed, NFKC,
+    invisible-only and zero-like spellings refused, number spellings
+    canonical), so a refusal says why the id is not one.
+
     - ``session`` resolves to the usable ``session_id``; otherwise it refuses
       (MEM-6, MEM-7, MEM-13), including when there is no context.
     - ``user`` resolves to the usable ``user_id``, except MEM-8: when a
@@ -159,13 +163,13 @@ def resolve_scope(
     if ctx is None:
         return _refuse(sc, f"MEM-7: no execution context, so the {sc} scope has no identity", None)
     raw = getattr(ctx, field)
-    ident = usable_id(raw)
-    if ident is not None:
-        return ScopeResolution(sc, ident, source=field)
+    reading = read_id(raw)
+    if reading.id is not None:
+        return ScopeResolution(sc, reading.id, source=field)
     if raw is None:
         why = f"MEM-7: the context has no {field}"
     else:
-        why = f"MEM-6: {field} {raw!r} is not a usable identifier"
+        why = f"MEM-6: {field} {shown_value(raw)} is not a usable identifier: {reading.problem}"
     if field == "session_owner_id":
         why += " (MEM-8: the caller's user_id does not stand in for the session owner)"
     return _refuse(sc, why, field)

@@ -8,21 +8,24 @@ a scope (resolved only through :func:`resolve_scope`) and a :class:`Store`:
 2. Take the slot lock (MEM-12), bounded by ``lock_timeout``. Past the bound
    the append runs unserialized, with a warning and an ``unserialized``
    event; it never raises for that and never drops the turn.
-3. Read the slot, run the engine (which validates every incoming message
-   before doing anything), and write the slot back only when the buffer
-   changed: a call that appended nothing writes nothing.
+3. Read the slot (or reuse the live cache), run the engine (which
+   validates every incoming message before doing anything), turn its events
+   into a delta (:func:`~flowdrop_core.storage.delta_from_events`) and write
+   only that, conditionally on the revision read (``Store.apply``, compare
+   and set). A call that changed nothing writes nothing. On a conflict the
+   slot is read again and the messages applied again, so the report is what
+   was stored; the unserialized path uses the same conditional write, so it
+   never overwrites another turn.
 
-The live cache: a serialized append keeps the slot's engine :class:`Buffer`
-(with its indexes) next to the revision token its write returned. The next
-serialized append to that slot asks the store for the slot's revision (O(1),
-no decoding) and, when it is still that token, appends to the live buffer
-instead of decoding and rebuilding the whole slot, so a replay of N
-one-message steps no longer re-reads every entry at every step. Any other
-write (another instance, another process, a direct ``store.set``) changes the
-token, so the next append re-reads the store; an unserialized append (MEM-12
-timeout) never uses the cache. Entries are shared between the store, the
-cache and results, and are immutable by contract (see
-:mod:`flowdrop_core.storage`).
+The live cache: an append keeps the slot's engine :class:`Buffer` (with its
+indexes) next to the revision its write returned, and the next append to
+that slot appends to it without asking the store: the conditional write is
+the check. Any other write (another instance, another process, a direct
+``store.set``) changes the revision, so that write conflicts and the append
+re-reads the store. The result's ``messages`` (the whole buffer) is built
+only when read, from the list the cache was read from plus the ops since.
+Entries are shared between the store, the cache and results, and are
+immutable by contract (see :mod:`flowdrop_core.storage`).
 
 :func:`read_memory` is the MEM-7 / MEM-13 read of a plain memory value.
 """
@@ -30,10 +33,10 @@ cache and results, and are immutable by contract (see
 from __future__ import annotations
 
 import logging
-import os
 import threading
+import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -47,7 +50,20 @@ from flowdrop_core.context import (
 )
 from flowdrop_core.engine import AppendResult, Buffer, check_window
 from flowdrop_core.events import Event, EventKind
-from flowdrop_core.storage import MemoryStore, Slot, StorageError, Store, slot_label
+from flowdrop_core.messages import InvalidMessagesError
+from flowdrop_core.storage import (
+    MemoryStore,
+    Op,
+    RevisionConflict,
+    Slot,
+    StorageError,
+    Store,
+    StoreBusyError,
+    apply_ops,
+    delta_from_events,
+    slot_label,
+)
+from flowdrop_core.storage.base import fork_generation
 
 __all__ = [
     "ConversationBuffer",
@@ -60,6 +76,7 @@ __all__ = [
 logger = logging.getLogger("flowdrop_core")
 
 ContextLike = ExecutionContext | Mapping[str, Any] | None
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class ScopedAppendResult(AppendResult):
@@ -77,6 +94,104 @@ class ScopedAppendResult(AppendResult):
     refused: bool = False
     refusal_reason: str | None = None
     serialized: bool = True
+
+
+_new_object = object.__new__
+_set_dict = object.__setattr__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def fast_model(cls: type[_M], fields: dict[str, Any]) -> _M:
+    """``cls.model_construct(**fields)`` with every field given, at a fraction of its cost.
+
+    For results the library computed itself (nothing to validate), built once
+    per append on the replay path, where ``model_construct`` was the largest cost.
+    """
+    obj = _new_object(cls)
+    _set_dict(obj, "__dict__", fields)
+    _set_fields_set(obj, set(fields))
+    _set_extra(obj, None)
+    _set_private(obj, None)
+    return obj
+
+
+class _LazyMessages:
+    """The buffer after an append, built only when read: a base list plus the ops since.
+
+    ``base`` is a list the conversation buffer never changes (what it read
+    from the store, or a later copy) and ``log`` the ops of the appends made
+    since, in order; this result's buffer is ``base`` with the first ``upto``
+    ops applied. Later appends only add ops to ``log`` (or start a new base),
+    so a kept result keeps its own buffer and nothing is copied per append.
+    """
+
+    __slots__ = ("_base", "_log", "_upto", "_value")
+
+    def __init__(self, base: list[dict[str, Any]], log: list[Op], upto: int) -> None:
+        self._base, self._log, self._upto = base, log, upto
+        self._value: list[dict[str, Any]] | None = None
+
+    def get(self) -> list[dict[str, Any]]:
+        """The entries (built once, O(base + ops))."""
+        if self._value is None:
+            entries = list(self._base)
+            apply_ops(entries, self._log[: self._upto])
+            self._value = entries
+            self._base = self._log = None  # type: ignore[assignment]
+        return self._value
+
+
+class _MessagesField:
+    """``ScopedAppendResult.messages``: a stored list, or a :class:`_LazyMessages` built on read."""
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__.get("messages")
+        if type(value) is _LazyMessages:
+            value = obj.__dict__["messages"] = value.get()
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__["messages"] = value
+
+
+def _materialized(method: Any) -> Any:
+    """Wrap a pydantic method that reads ``__dict__`` so it sees the built ``messages``."""
+
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _ = self.messages
+        return method(self, *args, **kwargs)
+
+    wrapper.__name__ = method.__name__
+    wrapper.__doc__ = method.__doc__
+    return wrapper
+
+
+for _name in (
+    "model_dump",
+    "model_dump_json",
+    "model_copy",
+    "__eq__",
+    "__repr_args__",
+    "__iter__",
+    "__getstate__",
+    "__copy__",
+    "__deepcopy__",
+):
+    setattr(ScopedAppendResult, _name, _materialized(getattr(ScopedAppendResult, _name)))
+ScopedAppendResult.messages = _MessagesField()  # type: ignore[assignment]  # after pydantic's setup
+
+#: A cached slot: (revision, live engine Buffer, lazy-result base, ops since the base).
+_CacheEntry = tuple[str | None, Buffer, list[dict[str, Any]], list[Op]]
+
+#: Conditional writes that may find the slot changed before an append gives up.
+_MAX_CONFLICTS = 1000
+
+#: Seconds without any commit, at the least, before a busy store counts as stalled (MEM-12).
+STALL_FLOOR = 2.0
 
 
 class MemoryReadResult(BaseModel):
@@ -156,11 +271,12 @@ class ConversationBuffer:
 
     ``scope`` and ``key`` name the slot together with the resolved scope id;
     ``max_messages`` is the window (0 = no cap); ``store`` defaults to a new
-    :class:`MemoryStore`; ``lock_timeout`` bounds the MEM-12 wait in seconds.
-    Besides its configuration the object holds a live cache of the buffers of
-    the ``cache_slots`` slots it wrote most recently (see the module
-    docstring; 0 disables it), guarded by a lock, so one instance may be
-    shared by any number of threads.
+    :class:`MemoryStore`; ``lock_timeout`` bounds the MEM-12 wait in seconds,
+    both for the slot lock and for the store's own write lock. Besides its
+    configuration the object holds a live cache of the buffers of the
+    ``cache_slots`` slots it wrote most recently (see the module docstring;
+    0 disables it), guarded by a lock, so one instance may be shared by any
+    number of threads.
     """
 
     def __init__(
@@ -185,31 +301,27 @@ class ConversationBuffer:
         self._reset_cache()
 
     def _reset_cache(self) -> None:
-        # slot -> (revision token, live Buffer whose entries are the slot's value
-        # at that revision). A Buffer is only mutated after being taken out.
-        self._cache: dict[Slot, tuple[str, Buffer]] = {}
+        # slot -> (revision, live Buffer whose entries are the slot's value at that
+        # revision, and the base list + ops log its lazy results are built from).
+        # A Buffer is only mutated after being taken out.
+        self._cache: dict[Slot, _CacheEntry] = {}
         self._cache_guard = threading.Lock()
-        self._cache_pid = os.getpid()
+        self._cache_pid = fork_generation()
 
-    def _cache_take(self, slot: Slot) -> tuple[str, Buffer] | None:
+    def _cache_take(self, slot: Slot) -> _CacheEntry | None:
         """Remove and return the slot's cache entry (a fork starts with an empty cache)."""
-        if self._cache_pid != os.getpid():
+        if self._cache_pid != fork_generation():
             self._reset_cache()
         with self._cache_guard:
             return self._cache.pop(slot, None)
 
-    def _cache_put(self, slot: Slot, token: Any, buf: Buffer) -> None:
-        """Cache ``buf`` as the slot's value at ``token``, dropping the least recently written."""
-        if isinstance(token, str) and self.cache_slots and self._cache_pid == os.getpid():
+    def _cache_put(self, slot: Slot, entry: _CacheEntry) -> None:
+        """Cache a slot's live buffer at its revision, dropping the least recently written."""
+        if isinstance(entry[0], str) and self.cache_slots and self._cache_pid == fork_generation():
             with self._cache_guard:
-                self._cache[slot] = (token, buf)  # taken out before, so now the newest
+                self._cache[slot] = entry  # taken out before, so now the newest
                 while len(self._cache) > self.cache_slots:
                     del self._cache[next(iter(self._cache))]
-
-    def _revision(self, slot: Slot) -> str | None:
-        """The store's revision of ``slot``; ``None`` (no caching) for a store without revisions."""
-        revision = getattr(self.store, "revision", None)
-        return None if revision is None else revision(*slot)
 
     def __repr__(self) -> str:
         return (
@@ -219,41 +331,66 @@ class ConversationBuffer:
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _load(self, scope_id: str) -> list[dict[str, Any]]:
-        """Read the slot's buffer; anything but a list of objects is a :class:`StorageError`."""
-        value, found = self.store.get(str(self.scope), scope_id, self.key, None)
+    def _snapshot(self, slot: Slot) -> tuple[list[dict[str, Any]], str | None]:
+        """Read the slot's buffer and revision; anything but a list of objects is a StorageError."""
+        value, found, revision = self.store.read(*slot)
         if not found:
-            return []
+            return [], revision
         if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
-            raise StorageError(
-                f"stored value is not a conversation buffer (a list of message objects), "
-                f"got {type(value).__name__}",
-                scope=str(self.scope),
-                scope_id=scope_id,
-                key=self.key,
+            bad = (
+                type(value).__name__
+                if not isinstance(value, list)
+                else next(
+                    f"entry {n} is {type(e).__name__}"
+                    for n, e in enumerate(value)
+                    if not isinstance(e, dict)
+                )
             )
-        return value
+            raise StorageError.for_slot(
+                f"stored value is not a conversation buffer (a list of message objects): {bad}",
+                slot,
+            )
+        return value, revision
+
+    def _load(self, scope_id: str) -> list[dict[str, Any]]:
+        """Read the slot's buffer (see :meth:`_snapshot`)."""
+        return self._snapshot((str(self.scope), scope_id, self.key))[0]
+
+    def _build(self, slot: Slot, entries: list[dict[str, Any]]) -> Buffer:
+        """The engine buffer of stored entries; a bad stored entry names the slot (issue 9)."""
+        try:
+            return Buffer(entries, self.max_messages)
+        except InvalidMessagesError as exc:
+            raise StorageError.for_slot(
+                f"the stored buffer holds a bad entry ({exc}); the incoming messages were not "
+                "appended",
+                slot,
+            ) from exc
 
     def _scoped(
         self,
         base: AppendResult,
         res: ScopeResolution,
+        messages: Any,
         events: tuple[Event, ...] | None = None,
         serialized: bool = True,
     ) -> ScopedAppendResult:
-        return ScopedAppendResult.model_construct(
-            count=base.count,
-            appended=base.appended,
-            appended_any=base.appended_any,
-            messages=base.messages,
-            events=base.events if events is None else events,
-            max_messages=base.max_messages,
-            scope=res.scope,
-            key=self.key,
-            resolved_scope_id=res.resolved_scope_id,
-            refused=res.refused,
-            refusal_reason=res.reason,
-            serialized=serialized,
+        return fast_model(
+            ScopedAppendResult,
+            {
+                "count": base.count,
+                "appended": base.appended,
+                "appended_any": base.appended_any,
+                "messages": messages,
+                "events": base.events if events is None else events,
+                "max_messages": base.max_messages,
+                "scope": res.scope,
+                "key": self.key,
+                "resolved_scope_id": res.resolved_scope_id,
+                "refused": res.refused,
+                "refusal_reason": res.reason,
+                "serialized": serialized,
+            },
         )
 
     def _refused(
@@ -287,10 +424,19 @@ class ConversationBuffer:
         Raises :class:`~flowdrop_core.messages.InvalidMessagesError` (nothing
         written) for a malformed message, and :class:`StorageError` when the
         slot holds a corrupt value or the write fails; the slot lock is
-        released on every path.
+        released on every path. The result's ``messages`` (the whole buffer
+        after the append) is built only when read.
         """
         ctx = as_context(context)
-        res = resolve_scope(self.scope, ctx)
+        return self.append_resolved(messages, resolve_scope(self.scope, ctx), ctx)
+
+    def append_resolved(
+        self, messages: Any, res: ScopeResolution, ctx: ExecutionContext | None = None
+    ) -> ScopedAppendResult:
+        """:meth:`append` for a caller that already resolved this buffer's scope (:meth:`resolve`).
+
+        The replay timeline resolves each step once and passes it here.
+        """
         if res.refused:
             return self._refused("append", res, ctx)
         scope_id = res.resolved_scope_id
@@ -298,48 +444,87 @@ class ConversationBuffer:
             if not acquired:
                 logger.warning(
                     "MEM-12: lock on slot %s not acquired within %.3g s (node %r); "
-                    "appending unserialized rather than fail or drop the turn.",
+                    "appending unserialized, with a write conditional on the revision read, "
+                    "rather than fail or drop the turn.",
                     slot_label(str(self.scope), scope_id, self.key),
                     self.lock_timeout,
                     None if ctx is None else ctx.node_id,
                 )
-            result = self._append_locked(scope_id, messages, cache=acquired)
+            result, lazy = self._append_cas((str(self.scope), scope_id, self.key), messages)
         if acquired:
-            return self._scoped(result, res)
+            return self._scoped(result, res, lazy)
         unserialized = Event(kind=EventKind.UNSERIALIZED, rule="MEM-12")
-        return self._scoped(result, res, (unserialized, *result.events), serialized=False)
+        return self._scoped(result, res, lazy, (unserialized, *result.events), serialized=False)
 
-    def _append_locked(self, scope_id: str, messages: Any, cache: bool) -> AppendResult:
-        """Read (or reuse), append, write when changed; the caller holds the slot lock if ``cache``.
+    def _append_cas(self, slot: Slot, messages: Any) -> tuple[AppendResult, _LazyMessages]:
+        """Read (or reuse), append, and write the change conditionally on the revision read.
 
-        The cached buffer is taken out of the cache before anything can fail,
-        and put back only after the store accepted the write, so an exception
-        (invalid message, failed write) never leaves a cache entry ahead of or
-        behind the store. Without the lock the cache is neither used nor filled.
+        MEM-12: the write is a compare and set. When another writer got there
+        first (:class:`RevisionConflict`) the slot is read again and the
+        incoming messages applied again, so the result describes what was
+        stored. A write the store could not start within ``lock_timeout``
+        (:class:`StoreBusyError`) is tried again at once when other writers
+        committed meanwhile (contention: the store is moving); when nothing
+        was committed, it is tried again until nothing has moved for
+        ``2 * lock_timeout`` and at least :data:`STALL_FLOOR` seconds (a
+        scheduling pause on a loaded machine is not a stall), and then the
+        error is raised: nothing was written, and the caller is told. A cached
+        buffer is taken out of the cache before anything can fail, and put
+        back only after the store accepted the write, so an exception never
+        leaves the cache ahead of or behind the store.
         """
-        slot: Slot = (str(self.scope), scope_id, self.key)
-        buf: Buffer | None = None
-        token: str | None = None
-        if cache:
-            token = self._revision(slot)
-            entry = self._cache_take(slot)
-            if (
-                token is not None
-                and entry is not None
-                and entry[0] == token
-                and entry[1].max_messages == self.max_messages
-            ):
-                buf = entry[1]
-        if buf is None:
-            buf = Buffer(self._load(scope_id), self.max_messages)
-        result = buf.append(messages)  # validates first: raises with ``buf`` unchanged
-        after = buf.messages()
-        if result.changed:  # a call that changed nothing writes nothing
-            token = self.store.set(*slot, after)
-        if cache:
-            self._cache_put(slot, token, buf)
-        result.__dict__["messages"] = after  # set once, before anyone sees the result
-        return result
+        conflicts = 0
+        still_since: float | None = None  # when the store was last seen not moving
+        while True:
+            token, buf, base, log, fresh = self._current(slot)
+            result = buf.append(messages)  # validates first: raises with ``buf`` unchanged
+            delta = delta_from_events(result.events, result.count)
+            if not delta.ops:  # a call that changed nothing writes nothing
+                if not fresh and self.store.revision(*slot) != token:
+                    continue  # the cached copy is stale: read again, run again
+                self._cache_put(slot, (token, buf, base, log))
+                return result, _LazyMessages(base, log, len(log))
+            try:
+                token = self.store.apply(*slot, delta, expected=token, timeout=self.lock_timeout)
+            except RevisionConflict:
+                conflicts += 1
+                if conflicts >= _MAX_CONFLICTS:
+                    raise StorageError.for_slot(
+                        f"{_MAX_CONFLICTS} conditional writes found the slot changed by another "
+                        "writer; nothing of this append was written",
+                        slot,
+                    ) from None
+                continue
+            except StoreBusyError as busy:
+                now = time.monotonic()
+                if busy.progressed:  # others committed meanwhile: contention, not a stall
+                    still_since = None
+                    continue
+                if still_since is None:
+                    still_since = now - self.lock_timeout  # the attempt that just waited
+                if now - still_since < max(2 * self.lock_timeout, STALL_FLOOR):
+                    continue
+                raise
+            log.extend(delta.ops)
+            lazy = _LazyMessages(base, log, len(log))
+            if len(log) > max(64, 2 * result.count):  # start a new base: O(1) per op amortized
+                base, log = buf.messages(), []
+            self._cache_put(slot, (token, buf, base, log))
+            return result, lazy
+
+    def _current(
+        self, slot: Slot
+    ) -> tuple[str | None, Buffer, list[dict[str, Any]], list[Op], bool]:
+        """The slot's revision, engine buffer, lazy-result base and log; and whether just read.
+
+        A cached buffer is trusted without asking the store: the conditional
+        write tells whether it was still current.
+        """
+        entry = self._cache_take(slot)
+        if entry is not None and entry[1].max_messages == self.max_messages:
+            return (*entry, False)
+        entries, token = self._snapshot(slot)
+        return token, self._build(slot, entries), entries, [], True
 
     def read(self, context: ContextLike = None) -> ScopedAppendResult:
         """Read the buffer without appending: the same result shape, ``appended`` 0, no events.
@@ -352,9 +537,10 @@ class ConversationBuffer:
         if res.refused:
             return self._refused("read", res, ctx)
         scope_id = res.resolved_scope_id
-        entries = self._cached_messages((str(self.scope), scope_id, self.key))
+        slot: Slot = (str(self.scope), scope_id, self.key)
+        entries = self._cached_messages(slot)
         if entries is None:
-            entries = self._load(scope_id)
+            entries = self._snapshot(slot)[0]
         return ScopedAppendResult.model_construct(
             count=len(entries),
             appended=0,
@@ -372,7 +558,7 @@ class ConversationBuffer:
 
     def _cached_messages(self, slot: Slot) -> list[dict[str, Any]] | None:
         """The slot's entries from the live cache when it holds the store's revision, else None."""
-        if not self._cache or self._cache_pid != os.getpid():
+        if not self._cache or self._cache_pid != fork_generation():
             return None
         token = self._revision(slot)
         if token is None:
@@ -382,6 +568,10 @@ class ConversationBuffer:
             if entry is None or entry[0] != token:
                 return None
             return entry[1].messages()
+
+    def _revision(self, slot: Slot) -> str | None:
+        """The store's revision of ``slot``."""
+        return self.store.revision(*slot)
 
     def messages(self, context: ContextLike = None) -> list[dict[str, Any]]:
         """Just the stored entries (``[]`` when empty or refused)."""

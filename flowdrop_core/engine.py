@@ -11,6 +11,13 @@ Rules implemented here (see ``shared/spec/GR-MEM.md``): MEM-1 and MEM-10
 dedup), MEM-3 (healing at a user turn), MEM-11 (one reader of call ids, in
 :mod:`flowdrop_core.messages`), MEM-14 (the report), MEM-16 / step 5 (an empty
 user message is a pure read) and the window (step 6). No I/O happens here.
+
+The append is lean (issue 8): each incoming message is read, validated and
+written as a stored row in one pass (:func:`~flowdrop_core.messages.read_row`),
+each decision is recorded as a plain tuple laid out like an :class:`Event`, and
+the :class:`AppendResult` with its ``Event`` objects is built only when a
+caller reads it. ``tests/legacy_engine`` keeps the engine as it was before, and
+a differential test holds the two equal on random conversations.
 """
 
 from __future__ import annotations
@@ -25,26 +32,65 @@ from flowdrop_core.events import Event, EventKind
 from flowdrop_core.messages import (
     InvalidMessagesError,
     MessageProblem,
-    ParsedMessage,
-    content_is_empty,
     make_placeholder,
-    read_message,
     read_messages,
-    to_stored_row,
+    read_row,
 )
 
 __all__ = ["AppendResult", "Buffer", "append_messages", "as_batch", "check_window"]
 
 _APPENDED = EventKind.APPENDED
 _EVICTED = EventKind.EVICTED
-_CHANGES = frozenset(
-    {
-        EventKind.APPENDED,
-        EventKind.PLACEHOLDER_INSERTED,
-        EventKind.PLACEHOLDER_REPLACED,
-        EventKind.EVICTED,
+_DUPLICATE_RESULT = EventKind.DUPLICATE_RESULT
+_DUPLICATE_TURN = EventKind.DUPLICATE_TURN
+_REPLACED = EventKind.PLACEHOLDER_REPLACED
+_INSERTED = EventKind.PLACEHOLDER_INSERTED
+_PURE_READ = EventKind.PURE_READ
+_IDLESS = EventKind.IDLESS_RESULT
+_CHANGES = frozenset({_APPENDED, _INSERTED, _REPLACED, _EVICTED})
+
+# The instance dict and the slots pydantic keeps on every model, reached directly.
+_model_dict = BaseModel.__dict__["__dict__"]
+_get_model_dict = _model_dict.__get__
+_set_model_dict = _model_dict.__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+_new_object = object.__new__
+_new_event = tuple.__new__
+_FIELDS = {"count", "appended", "appended_any", "messages", "events", "max_messages"}
+_SLOTS = frozenset({"__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"})
+
+
+def _events(decisions: list[tuple[Any, ...]]) -> tuple[Event, ...]:
+    """The :class:`Event` objects of recorded decisions (one or two is the common case)."""
+    n = len(decisions)
+    if n == 2:
+        return (_new_event(Event, decisions[0]), _new_event(Event, decisions[1]))
+    if n == 1:
+        return (_new_event(Event, decisions[0]),)
+    return tuple([_new_event(Event, d) for d in decisions])
+
+
+def _build(result: AppendResult) -> dict[str, Any]:
+    """A result's instance dict, with the fields of a pending result filled in first."""
+    fields = _get_model_dict(result)
+    if "count" in fields:
+        return fields
+    try:
+        count, appended, decisions, max_messages = _get_pending(result)
+    except AttributeError:  # not a pending result (e.g. pydantic is building one)
+        return fields
+    fields = {
+        "count": count,
+        "appended": appended,
+        "appended_any": appended > 0,
+        "messages": fields.get("messages"),  # set by a caller before the build, if at all
+        "events": _events(decisions),
+        "max_messages": max_messages,
     }
-)
+    _set_model_dict(result, fields)
+    return fields
 
 
 class AppendResult(BaseModel):
@@ -55,8 +101,18 @@ class AppendResult(BaseModel):
     append and healing can grow the buffer with no append at all. ``messages``
     is the buffer after the call; :meth:`Buffer.append` leaves it ``None`` to
     stay O(1) (call :meth:`Buffer.messages` when you need it).
+
+    A result returned by :meth:`Buffer.append` is built on demand: it holds
+    what the engine computed (``_pending``: count, appended, the decisions as
+    tuples laid out like :class:`Event`, the window) and becomes an ordinary
+    model, with its ``Event`` objects, the first time anything reads a field,
+    its ``__dict__`` (pydantic's dump, copy and equality do) or pydantic's
+    bookkeeping. Callers see a plain pydantic model either way; a subclass
+    (``ScopedAppendResult``) built by pydantic or ``model_construct`` is never
+    pending.
     """
 
+    __slots__ = ("_pending",)
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     count: int
@@ -66,69 +122,96 @@ class AppendResult(BaseModel):
     events: tuple[Event, ...] = ()
     max_messages: int = 0
 
+    __dict__ = property(_build, _set_model_dict)  # type: ignore[assignment]
+
+    def __getattr__(self, name: str) -> Any:
+        """pydantic's bookkeeping of a result built on demand, set on first read.
+
+        ``__pydantic_fields_set__`` (every field: the engine gave them all),
+        ``__pydantic_extra__`` and ``__pydantic_private__`` (``None``) are set
+        together, only when something (equality, copy, repr, pickle) asks.
+        """
+        if name in _SLOTS:
+            try:
+                _get_pending(self)
+            except AttributeError:  # not built by the engine: pydantic's own behaviour
+                return super().__getattr__(name)  # type: ignore[misc]
+            _build(self)
+            _set_fields_set(self, _FIELDS.copy())  # pydantic updates this set in place
+            _set_extra(self, None)
+            _set_private(self, None)
+            return object.__getattribute__(self, name)
+        return super().__getattr__(name)  # type: ignore[misc]
+
+    def decisions(self) -> Sequence[tuple[Any, ...]]:
+        """The events in order, without building :class:`Event` objects.
+
+        For a pending result these are the tuples the events will be built
+        from; for a built one, the events themselves. Either way each item is
+        laid out like :class:`Event` (``[0]`` kind, ``[2]`` incoming index,
+        ``[3]`` position, ``[4]`` tool call id, ``[5]`` entry, ``[6]`` window),
+        so a layer that only needs kinds and positions (a storage delta, a
+        tally) can read them at no cost. Do not modify them.
+        """
+        events = _get_model_dict(self).get("events")
+        if events is None:
+            try:
+                return _get_pending(self)[2]  # type: ignore[no-any-return]
+            except AttributeError:
+                return ()
+        return events  # type: ignore[no-any-return]
+
     @property
     def changed(self) -> bool:
         """True when the buffer after differs from the buffer before."""
-        return any(ev.kind in _CHANGES for ev in self.events)
+        return any(d[0] in _CHANGES for d in self.decisions())
 
     def tally(self) -> Counter[str]:
         """How many events of each kind this append produced (for timelines)."""
-        return Counter(str(ev.kind) for ev in self.events)
+        return Counter(str(d[0]) for d in self.decisions())
 
     def summary(self) -> dict[str, Any]:
         """The three MEM-14 fields as a plain dict."""
         return {"count": self.count, "appended": self.appended, "appended_any": self.appended_any}
 
 
-_FIELDS = {"count", "appended", "appended_any", "messages", "events", "max_messages"}
-_new_object = object.__new__
-_set_dict = object.__setattr__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+_pending_slot = AppendResult.__dict__["_pending"]
+_get_pending = _pending_slot.__get__
+_set_pending = _pending_slot.__set__
 
 
-def _result(
-    count: int,
-    appended: int,
-    events: list[Event],
-    max_messages: int,
-) -> AppendResult:
-    """Build an :class:`AppendResult` without re-validating what the engine computed.
+class _Field:
+    """A field of :class:`AppendResult` read from a pending result: builds it, then reads.
 
-    Equivalent to ``AppendResult.model_construct`` with every field given, at
-    a third of its cost; the engine calls it once per append, and the
-    benchmark shows it is the single largest cost of a one-message append.
+    Set on the class after pydantic's setup. It is a non-data descriptor, so a
+    built result's own dict answers first and this runs only for a pending
+    one, without the cost of a failed lookup.
     """
-    res = _new_object(AppendResult)
-    _set_dict(
-        res,
-        "__dict__",
-        {
-            "count": count,
-            "appended": appended,
-            "appended_any": appended > 0,
-            "messages": None,
-            "events": tuple(events),
-            "max_messages": max_messages,
-        },
-    )
-    _set_fields_set(res, _FIELDS.copy())  # pydantic updates this set in place (model_copy)
-    _set_extra(res, None)
-    _set_private(res, None)
-    return res
 
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            raise AttributeError(self.name)  # like pydantic: fields are not class attributes
+        try:
+            return _build(obj)[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+
+
+for _name in _FIELDS:
+    setattr(AppendResult, _name, _Field(_name))
 
 # A node is a small list rather than an object: the engine makes one per
-# appended message, and a list costs a third of a slotted instance.
-# Layout: [entry, seq, calls, result_id, healed]. ``seq`` is dense: the node at
-# position p has seq == head seq + p, so a position is one subtraction away.
-_ENTRY, _SEQ, _CALLS, _RID, _HEALED = range(5)
+# appended message, and a list costs a third of a slotted instance. The reader
+# (``read_row``) returns it ready-made. Layout: [entry, calls, result_id,
+# healed, seq]. ``seq`` is dense: the node at position p has seq == head seq +
+# p, so a position is one subtraction away.
+_ENTRY, _CALLS, _RID, _HEALED, _SEQ = range(5)
 _Node = list  # type alias for readability: list[Any] in the layout above
-
-# Events on the hot path (appended, evicted) are built with tuple.__new__,
-# which skips the named tuple's Python-level constructor.
-_new_event = tuple.__new__
 
 
 def as_batch(incoming: Any) -> list[Any]:
@@ -176,7 +259,7 @@ class Buffer:
         self._open: dict[str, None] = {}  # declared, answered nowhere (insertion-ordered set)
         self._next_seq = 0
         for msg in read_messages(entries, where="buffer"):
-            self._push(msg, msg.raw)  # type: ignore[arg-type]  # kept verbatim
+            self._push([msg[5], msg[2], msg[3], msg[4], 0])  # the entry is kept verbatim
 
     # -- reading ---------------------------------------------------------------
 
@@ -197,90 +280,155 @@ class Buffer:
         """Append one message or a list; return the MEM-14 report and its events.
 
         Every message is validated first: a malformed one raises
-        :class:`InvalidMessagesError` and the buffer is unchanged.
+        :class:`InvalidMessagesError` and the buffer is unchanged. The result
+        is built on demand (see :class:`AppendResult`); the decisions are
+        recorded as tuples laid out like :class:`Event`.
+
+        The rules run inline, one message at a time, because this is the hot
+        path (``benchmarks/append_bench.py``): MEM-1 / MEM-10 for a tool result,
+        MEM-11 for one without a usable id, MEM-2 for an assistant turn,
+        MEM-16 for an empty user message and MEM-3 before any other user turn;
+        everything else is appended (MEM-14). Then the window (step 6).
         """
         if type(incoming) is dict:
-            parsed = read_message(incoming)
-            if type(parsed) is str:
-                raise InvalidMessagesError([MessageProblem("incoming", 0, parsed)])
-            batch: list[ParsedMessage] = [parsed]  # type: ignore[list-item]
+            node = read_row(incoming)
+            if type(node) is str:
+                raise InvalidMessagesError([MessageProblem("incoming", 0, node)])
+            batch: Sequence[_Node] = (node,)  # type: ignore[assignment]
         else:
-            batch = read_messages(as_batch(incoming))
-        events: list[Event] = []
+            batch = _read_batch(incoming)
+        events: list[tuple[Any, ...]] = []
         appended = 0
-        for i, msg in enumerate(batch):
-            role = msg[0]
+        nodes = self._nodes
+        i = -1
+        for node in batch:
+            i += 1
+            entry = node[_ENTRY]
+            role = entry["role"]
             if role == "tool":
-                appended += self._tool_result(i, msg, events)
-            elif role == "assistant":
-                appended += self._assistant_turn(i, msg, events)
-            elif role == "user" and content_is_empty(msg[1]):
-                events.append(Event(EventKind.PURE_READ, "MEM-16", i, None))
-            else:
-                if role == "user" and self._open:
-                    self._heal(i, events)
-                self._append_new(i, msg, events)
+                rid = node[_RID]
+                if rid is None:  # MEM-11: no usable id, no dedup: appended, with a warning
+                    node[_SEQ] = self._next_seq
+                    self._next_seq += 1
+                    nodes.append(node)
+                    pos = len(nodes) - 1
+                    events.append((_APPENDED, "MEM-14", i, pos, None, entry, None))
+                    events.append((_IDLESS, "MEM-11", i, pos, None, entry, None))
+                    appended += 1
+                    continue
+                answers = self._answers
+                holders = answers.get(rid)
+                if holders is not None:  # MEM-1 / MEM-10: already answered here
+                    self._answered(i, node, holders, events)
+                    continue
+                node[_SEQ] = self._next_seq  # a new result: appended and indexed
+                self._next_seq += 1
+                nodes.append(node)
+                answers[rid] = [node]
+                if rid in self._open:  # its call is answered now: no longer open (MEM-3)
+                    del self._open[rid]
+                events.append((_APPENDED, "MEM-14", i, len(nodes) - 1, rid, entry, None))
                 appended += 1
-        if not batch:
-            events.append(Event(EventKind.PURE_READ, "MEM-16", None, None))
-        if self.max_messages and len(self._nodes) > self.max_messages:
-            self._evict(events)
-        return _result(len(self._nodes), appended, events, self.max_messages)
+                continue
+            if role == "assistant":
+                calls = node[_CALLS]
+                if calls:
+                    declared = self._declared
+                    for cid in calls:
+                        if cid not in declared:
+                            break
+                    else:  # MEM-2: every call it declares is declared already
+                        first = declared[calls[0]][0]
+                        pos = first[_SEQ] - nodes[0][_SEQ]
+                        events.append((_DUPLICATE_TURN, "MEM-2", i, pos, calls[0], None, None))
+                        continue
+                    node[_SEQ] = self._next_seq  # a new turn: appended, its calls indexed
+                    self._next_seq += 1
+                    nodes.append(node)
+                    answers = self._answers
+                    for cid in calls:
+                        holders = declared.get(cid)
+                        if holders is None:
+                            declared[cid] = [node]
+                            if cid not in answers:
+                                self._open[cid] = None
+                        else:
+                            holders.append(node)
+                    events.append((_APPENDED, "MEM-14", i, len(nodes) - 1, None, entry, None))
+                    appended += 1
+                    continue
+            elif role == "user":
+                content = entry["content"]  # MEM-16 / step 5: empty content is a pure read
+                if content is None or not (content.strip() if type(content) is str else content):
+                    events.append((_PURE_READ, "MEM-16", i, None, None, None, None))
+                    continue
+                if self._open:
+                    self._heal(i, events)
+            node[_SEQ] = self._next_seq
+            self._next_seq += 1
+            nodes.append(node)
+            events.append((_APPENDED, "MEM-14", i, len(nodes) - 1, None, entry, None))
+            appended += 1
+        if i < 0:  # an empty batch
+            events.append((_PURE_READ, "MEM-16", None, None, None, None, None))
 
-    def _tool_result(self, i: int, msg: ParsedMessage, events: list[Event]) -> int:
-        """MEM-1 / MEM-10: drop a duplicate, replace a placeholder, or append.
+        # Window (GR-MEM step 6): drop the oldest entries down to max_messages.
+        # Cited as MEM-14 because that rule is why eviction must not lower
+        # ``appended``; GR-MEM gives the window no rule id of its own.
+        cap = self.max_messages
+        count = len(nodes)
+        if cap and count > cap:
+            popleft = nodes.popleft
+            while count > cap:
+                node = popleft()
+                count -= 1
+                rid = node[_RID]
+                if rid is not None:  # a result (only a tool entry answers; it declares nothing)
+                    holders = self._answers[rid]
+                    if holders[0] is node:  # nearly always: the oldest answer goes first
+                        del holders[0]
+                    else:
+                        _remove(holders, node)
+                    if not holders:
+                        del self._answers[rid]
+                        if rid in self._declared:
+                            self._open[rid] = None  # its declaring turn is still here: open again
+                else:
+                    for cid in node[_CALLS]:  # a turn's declarations
+                        holders = self._declared[cid]
+                        _remove(holders, node)
+                        if not holders:
+                            del self._declared[cid]
+                            self._open.pop(cid, None)
+                events.append((_EVICTED, "MEM-14", None, 0, rid, node[_ENTRY], cap))
+        result = _new_object(AppendResult)
+        _set_pending(result, (count, appended, events, cap))
+        return result
+
+    def _answered(
+        self, i: int, node: _Node, holders: list[_Node], events: list[tuple[Any, ...]]
+    ) -> None:
+        """MEM-1 / MEM-10: a result for an id already answered: replace a placeholder or drop.
 
         An id counts as answered only by a real (not healed) result; a healed
         placeholder is replaced in place by the first real result, and an
-        incoming message itself marked healed never replaces anything.
+        incoming message itself marked healed never replaces anything. Either
+        way it counts 0 toward ``appended``.
         """
-        rid = msg[3]
-        if rid is None:
-            node = self._append_new(i, msg, events)
-            events.append(
-                Event(
-                    EventKind.IDLESS_RESULT, "MEM-11", i, self._position(node), None, node[_ENTRY]
-                )
-            )
-            return 1
-        holders = self._answers.get(rid)
-        if holders is None:
-            self._append_new(i, msg, events)
-            return 1
+        rid = node[_RID]
+        head = self._nodes[0][_SEQ]
         real = next((n for n in holders if not n[_HEALED]), None)
-        if real is None and not msg[4]:
-            node = holders[0]
-            node[_ENTRY] = to_stored_row(msg)
-            node[_HEALED] = False
-            events.append(
-                Event(
-                    EventKind.PLACEHOLDER_REPLACED,
-                    "MEM-10",
-                    i,
-                    self._position(node),
-                    rid,
-                    node[_ENTRY],
-                )
-            )
-            return 0
+        if real is None and not node[_HEALED]:
+            target = holders[0]
+            entry = node[_ENTRY]
+            target[_ENTRY] = entry
+            target[_HEALED] = False
+            events.append((_REPLACED, "MEM-10", i, target[_SEQ] - head, rid, entry, None))
+            return
         held = holders[0] if real is None else real
-        events.append(Event(EventKind.DUPLICATE_RESULT, "MEM-1", i, self._position(held), rid))
-        return 0
+        events.append((_DUPLICATE_RESULT, "MEM-1", i, held[_SEQ] - head, rid, None, None))
 
-    def _assistant_turn(self, i: int, msg: ParsedMessage, events: list[Event]) -> int:
-        """MEM-2: a turn is a duplicate only when every call id it declares is declared."""
-        calls = msg[2]
-        declared = self._declared
-        if calls and all(cid in declared for cid in calls):
-            first = declared[calls[0]][0]
-            events.append(
-                Event(EventKind.DUPLICATE_TURN, "MEM-2", i, self._position(first), calls[0])
-            )
-            return 0
-        self._append_new(i, msg, events)
-        return 1
-
-    def _heal(self, i: int, events: list[Event]) -> None:
+    def _heal(self, i: int, events: list[tuple[Any, ...]]) -> None:
         """MEM-3: insert a placeholder for every open call, right after its declaring turn.
 
         Several placeholders for one turn keep that turn's declaration order
@@ -311,56 +459,21 @@ class Buffer:
             for cid in node[_CALLS]:
                 if cid in wanted:
                     entry = make_placeholder(cid)
-                    placeholder = [entry, seq, (), cid, True]
+                    placeholder = [entry, (), cid, True, seq]
                     seq += 1
                     nodes.append(placeholder)
                     answers.setdefault(cid, []).append(placeholder)
-                    events.append(
-                        Event(
-                            EventKind.PLACEHOLDER_INSERTED, "MEM-3", i, len(nodes) - 1, cid, entry
-                        )
-                    )
+                    events.append((_INSERTED, "MEM-3", i, len(nodes) - 1, cid, entry, None))
         self._next_seq = seq
-
-    def _evict(self, events: list[Event]) -> None:
-        """Window (GR-MEM step 6): drop the oldest entries down to ``max_messages``.
-
-        Cited as MEM-14 because that rule is why eviction must not lower
-        ``appended``; GR-MEM gives the window no rule id of its own.
-        """
-        nodes = self._nodes
-        cap = self.max_messages
-        while len(nodes) > cap:
-            node = nodes.popleft()
-            if node[_CALLS] or node[_RID] is not None:
-                self._forget(node)
-            events.append(
-                _new_event(Event, (_EVICTED, "MEM-14", None, 0, node[_RID], node[_ENTRY], cap))
-            )
 
     # -- bookkeeping -------------------------------------------------------------
 
-    def _position(self, node: _Node) -> int:
-        return node[_SEQ] - self._nodes[0][_SEQ]
-
-    def _append_new(self, i: int, msg: ParsedMessage, events: list[Event]) -> _Node:
-        """Append an incoming message as a stored row; record the event (counts 1)."""
-        node = self._push(msg, to_stored_row(msg))
-        events.append(
-            _new_event(
-                Event, (_APPENDED, "MEM-14", i, len(self._nodes) - 1, msg[3], node[_ENTRY], None)
-            )
-        )
-        return node
-
-    def _push(self, msg: ParsedMessage, entry: dict[str, Any]) -> _Node:
-        """Add an entry at the end and index what it declares and answers."""
-        calls = msg[2]
-        rid = msg[3]
-        node = [entry, self._next_seq, calls, rid, msg[4]]
+    def _push(self, node: _Node) -> None:
+        """Add a node at the end and index what it declares and answers."""
+        node[_SEQ] = self._next_seq
         self._next_seq += 1
         self._nodes.append(node)
-        for cid in calls:
+        for cid in node[_CALLS]:
             holders = self._declared.get(cid)
             if holders is None:
                 self._declared[cid] = [node]
@@ -368,6 +481,7 @@ class Buffer:
                     self._open[cid] = None
             else:
                 holders.append(node)
+        rid = node[_RID]
         if rid is not None:
             answers = self._answers.get(rid)
             if answers is None:
@@ -375,24 +489,21 @@ class Buffer:
                 self._open.pop(rid, None)
             else:
                 answers.append(node)
-        return node
 
-    def _forget(self, node: _Node) -> None:
-        """Remove an evicted node from the indexes."""
-        for cid in node[_CALLS]:
-            holders = self._declared[cid]
-            _remove(holders, node)
-            if not holders:
-                del self._declared[cid]
-                self._open.pop(cid, None)
-        rid = node[_RID]
-        if rid is not None:
-            answers = self._answers[rid]
-            _remove(answers, node)
-            if not answers:
-                del self._answers[rid]
-                if rid in self._declared:
-                    self._open[rid] = None  # its declaring turn is still here: open again
+
+def _read_batch(incoming: Any) -> list[_Node]:
+    """Read a whole batch before any work; raise one error naming every bad index."""
+    batch: list[_Node] = []
+    problems: list[MessageProblem] = []
+    for i, msg in enumerate(as_batch(incoming)):
+        node = read_row(msg)
+        if type(node) is str:
+            problems.append(MessageProblem("incoming", i, node))  # type: ignore[arg-type]
+        else:
+            batch.append(node)  # type: ignore[arg-type]
+    if problems:
+        raise InvalidMessagesError(problems)
+    return batch
 
 
 def _remove(nodes: list[_Node], node: _Node) -> None:
@@ -410,4 +521,6 @@ def append_messages(entries: Sequence[Any], incoming: Any, max_messages: int = 0
     ``messages`` as the same dict objects.
     """
     buf = Buffer(entries, max_messages)
-    return buf.append(incoming).model_copy(update={"messages": buf.messages()})
+    result = buf.append(incoming)
+    result.__dict__["messages"] = buf.messages()  # builds the pending result first
+    return result

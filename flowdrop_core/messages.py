@@ -7,12 +7,17 @@ GR-MEM accepts two spellings of a message:
 * the **provider-flat** shape (OpenAI Chat Completions), where ``tool_calls``
   (items ``{"id", "type", "function"}``) and ``tool_call_id`` sit at the top level.
 
-:func:`read_message` is the single reader used by the engine, the pydantic
-models, normalization and the importers' checks. It is hand-written rather
-than a pydantic validator because it runs once per appended message on the
-engine's hot path (see ``benchmarks/append_bench.py``); the pydantic
-:class:`Message` and :class:`ToolCall` models are built on top of it for callers
-who want typed objects.
+:func:`read_message` is the single reader used by the pydantic models,
+normalization and the importers' checks, and it defines what is valid.
+:func:`read_row` is the engine's one-pass form of ``read_message`` followed by
+:func:`to_stored_row`: it reads, validates and writes the stored row of the
+common shapes in one go and hands anything unusual (and every invalid
+message, for its exact problem text) to that pair, so the two can never
+disagree. Both are hand-written rather than pydantic validators because they
+run once per appended message on the engine's hot path (see
+``benchmarks/append_bench.py``); the pydantic :class:`Message` and
+:class:`ToolCall` models are built on top of them for callers who want typed
+objects.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ __all__ = [
     "read_call_id",
     "read_message",
     "read_messages",
+    "read_row",
     "to_stored_row",
 ]
 
@@ -59,7 +65,9 @@ def read_call_id(call: Mapping[str, Any]) -> str | None:
     ``"0"`` is no id, so such a call is not a declaration (not healed, not
     counted by MEM-2). This is the only place a call's id is read.
     """
-    found = usable_id(call.get("tool_call_id"))
+    found = call.get("tool_call_id")
+    if found is not None:
+        found = usable_id(found)
     if found is None:
         found = usable_id(call.get("id"))
     return found
@@ -261,6 +269,128 @@ def to_stored_row(msg: ParsedMessage) -> dict[str, Any]:
             if name not in _ROW_KEYS:
                 row[name] = value
     return row
+
+
+_FLAT_KEYS = ("tool_calls", "tool_call_id", "healed")
+
+
+def _read_row_slowly(msg: Any) -> list[Any] | str:
+    """:func:`read_row` for any input: :func:`read_message`, then :func:`to_stored_row`."""
+    parsed = read_message(msg)
+    if type(parsed) is str:
+        return parsed
+    return [to_stored_row(parsed), parsed[2], parsed[3], parsed[4], 0]  # type: ignore[index,arg-type]
+
+
+def read_row(msg: Any) -> list[Any] | str:
+    """Read, validate and write one incoming message in one pass.
+
+    Returns ``[row, calls, result_id, healed, 0]`` (``row`` is what
+    :func:`to_stored_row` writes; ``calls``, ``result_id`` and ``healed`` are
+    :class:`ParsedMessage`'s fields; the last slot is the caller's, the engine
+    keeps an entry's sequence number there) or the problem text of
+    :func:`read_message`. The result is exactly ``read_message`` then
+    ``to_stored_row``: a plain ``dict`` in a common shape (provider-flat, or a
+    stored row with a plain ``metadata`` dict) is handled here, anything else,
+    including every invalid message, by that pair. The engine calls it once per
+    appended message (MEM-11 ids are read by :func:`read_call_id` and
+    :func:`~flowdrop_core.ids.usable_id`, as everywhere).
+    """
+    if type(msg) is not dict:
+        return _read_row_slowly(msg)
+    try:
+        role = msg["role"]
+    except KeyError:
+        return _read_row_slowly(msg)
+    if type(role) is not str or role not in ROLES:
+        return _read_row_slowly(msg)
+    content = msg.get("content")
+    if content is None:  # absent, or an explicit null (an assistant turn's, with calls)
+        rest = len(msg) - 2 if "content" in msg else len(msg) - 1  # keys besides these two
+    else:
+        kind = type(content)
+        if kind is not str and kind is not list and kind is not dict:
+            return _read_row_slowly(msg)
+        rest = len(msg) - 2
+    if not rest:  # the commonest shape: {"role", "content"}
+        return [{"role": role, "content": content, "metadata": {}}, _EMPTY, None, False, 0]
+    if rest == 1 and "tool_call_id" in msg:  # provider-flat tool result
+        raw_result = msg["tool_call_id"]
+        kind = type(raw_result)
+        if kind is str or kind is int:
+            result_id = usable_id(raw_result) if role == "tool" else None
+            row = {"role": role, "content": content, "metadata": {"tool_call_id": raw_result}}
+            return [row, _EMPTY, result_id, False, 0]
+    elif rest == 1 and "tool_calls" in msg:  # provider-flat assistant turn with calls
+        raw_calls = msg["tool_calls"]
+        if type(raw_calls) is list:
+            ids: list[str] = []
+            for call in raw_calls:
+                if type(call) is not dict:
+                    return _read_row_slowly(msg)
+                cid = read_call_id(call)
+                if cid is not None and cid not in ids:
+                    ids.append(cid)
+            row = {"role": role, "content": content, "metadata": {"tool_calls": raw_calls}}
+            return [row, tuple(ids) if ids and role == "assistant" else _EMPTY, None, False, 0]
+
+    get = msg.get
+    meta = get("metadata")
+    if meta is None:
+        raw_calls = get("tool_calls")
+        raw_result = get("tool_call_id")
+        healed = get("healed")
+        meta = {}
+        if raw_calls is not None:
+            meta["tool_calls"] = raw_calls
+            rest -= 1
+        if raw_result is not None:
+            meta["tool_call_id"] = raw_result
+            rest -= 1
+        if healed is not None:
+            meta["healed"] = healed
+            rest -= 1
+    elif type(meta) is dict and "tool_calls" not in msg and "tool_call_id" not in msg:
+        if "healed" in msg:
+            return _read_row_slowly(msg)  # a field at both levels: the pair checks conflicts
+        rest -= 1
+        raw_calls = meta.get("tool_calls")
+        raw_result = meta.get("tool_call_id")
+        healed = meta.get("healed")
+        meta = dict(meta)
+    else:
+        return _read_row_slowly(msg)
+    if healed is not None and type(healed) is not bool:
+        return _read_row_slowly(msg)
+
+    calls: tuple[str, ...] = _EMPTY
+    if raw_calls is not None:
+        if type(raw_calls) is not list:
+            return _read_row_slowly(msg)
+        ids = []
+        for call in raw_calls:
+            if type(call) is not dict:
+                return _read_row_slowly(msg)
+            cid = read_call_id(call)
+            if cid is not None and cid not in ids:
+                ids.append(cid)
+        if ids and role == "assistant":
+            calls = tuple(ids)
+
+    result_id = None
+    if raw_result is not None:
+        kind = type(raw_result)
+        if kind is not str and kind is not int:
+            return _read_row_slowly(msg)
+        if role == "tool":
+            result_id = usable_id(raw_result)
+
+    row: dict[str, Any] = {"role": role, "content": content, "metadata": meta}
+    if rest:  # other top-level fields (timestamp, name ...) are kept as they are
+        for name, value in msg.items():
+            if name not in _ROW_KEYS:
+                row[name] = value
+    return [row, calls, result_id, healed is True, 0]
 
 
 def make_placeholder(call_id: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ before (:func:`~flowdrop_core.events.apply_events`), plus a checkpoint every
 
 from __future__ import annotations
 
+import bisect
 import copy
 import json
 import shutil
@@ -23,7 +24,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
+from flowdrop_core.context import ExecutionContext, ScopeResolution, as_context
+from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult, fast_model
 from flowdrop_core.engine import as_batch
 from flowdrop_core.events import Event, EventKind, apply_events
 from flowdrop_core.importers import ImportedConversation
@@ -69,6 +71,7 @@ RULE_SUMMARIES: dict[str, str] = {
 
 _DUPLICATES = (str(EventKind.DUPLICATE_RESULT), str(EventKind.DUPLICATE_TURN))
 _ADDS = (EventKind.APPENDED, EventKind.PLACEHOLDER_INSERTED)
+_APPENDED, _INSERTED, _EVICTED = (*_ADDS, EventKind.EVICTED)
 
 
 class ReplayError(ValueError):
@@ -134,19 +137,29 @@ class StepRecord(BaseModel):
 
     def row(self) -> dict[str, Any]:
         """A flat timeline row (tables, CSV)."""
-        tally = self.tally
+        duplicates = replaced = inserted = evicted = 0
+        for ev in self.events:  # one pass, no Counter: the CLI makes a row per step
+            kind = ev.kind
+            if kind is EventKind.EVICTED:
+                evicted += 1
+            elif kind is EventKind.DUPLICATE_RESULT or kind is EventKind.DUPLICATE_TURN:
+                duplicates += 1
+            elif kind is EventKind.PLACEHOLDER_INSERTED:
+                inserted += 1
+            elif kind is EventKind.PLACEHOLDER_REPLACED:
+                replaced += 1
         return {
             "step": self.step,
             "label": self.label,
             "incoming": _short(self.incoming),
             "count": self.count,
-            "count_delta": self.count_delta,
+            "count_delta": self.count - self.count_before,
             "appended": self.appended,
             "appended_any": self.appended_any,
-            "duplicates": sum(tally.get(k, 0) for k in _DUPLICATES),
-            "replaced": tally.get(str(EventKind.PLACEHOLDER_REPLACED), 0),
-            "inserted": tally.get(str(EventKind.PLACEHOLDER_INSERTED), 0),
-            "evicted": tally.get(str(EventKind.EVICTED), 0),
+            "duplicates": duplicates,
+            "replaced": replaced,
+            "inserted": inserted,
+            "evicted": evicted,
             "refused": self.refused,
             "resolved_scope_id": self.resolved_scope_id,
             "mem14_flag": self.mem14_flag or "",
@@ -200,6 +213,12 @@ class Timeline:
         self._slot_of: list[Slot | None] = []  # per step: the slot it touched (None: refused)
         self._slot_steps: dict[Slot, list[int]] = {}  # slot -> step numbers touching it
         self._checkpoints: dict[Slot, dict[int, list[dict[str, Any]]]] = {}  # step -> after
+        self._since: dict[Slot, int] = {}  # slot -> its steps since its last checkpoint
+        self._ctx_memo: tuple[Any, ExecutionContext | None, ScopeResolution | None] = (
+            object(),
+            None,
+            None,
+        )
         self._start = self._seed()
 
     # -- building ---------------------------------------------------------------------
@@ -212,17 +231,17 @@ class Timeline:
         buffer with no slot at all is an error: it would be silently lost.
         """
         start: dict[Slot, list[dict[str, Any]]] = {}
-        contexts = [self.scenario.context] + [
-            step_context(self.scenario, step) for step in self.scenario.steps
-        ]
-        resolutions = [self.buffer.resolve(ctx) for ctx in contexts]
-        res = next((r for r in resolutions if not r.refused), None)
+        first = self.buffer.resolve(self.scenario.context)
+        res: ScopeResolution | None = first
+        if first.refused:  # look further only when needed: one resolution per step is O(steps)
+            contexts = (step_context(self.scenario, step) for step in self.scenario.steps)
+            res = next((r for r in map(self.buffer.resolve, contexts) if not r.refused), None)
         if res is None:
             if self.scenario.buffer:
                 raise ReplayError(
                     f"{self.scenario.name}: buffer: no context of the scenario or its steps "
                     f"resolves the {self.buffer.scope} scope, so the starting buffer has no "
-                    f"slot ({resolutions[0].reason})"
+                    f"slot ({first.reason})"
                 )
             return start
         slot = (str(res.scope), res.resolved_scope_id, self.buffer.key)
@@ -252,17 +271,36 @@ class Timeline:
         """
         batch = as_batch(messages)
         base = self.scenario.context
-        if base is not None or context is not None:
-            context = {**(base or {}), **(context or {})}  # the step overrides key by key
-        slot = self._slot(context)
+        if context is None:
+            context = base  # the same object step after step: validated once (below)
+        elif base is not None:
+            context = {**base, **context}  # the step overrides key by key
+        ctx, resolution = self._resolved(context)
+        slot = (
+            None
+            if resolution.refused
+            else (str(resolution.scope), resolution.resolved_scope_id, self.buffer.key)
+        )
         if slot is not None and slot not in self._start and slot not in self._slot_steps:
             # First touch of a slot the scenario did not seed: remember what the
             # store already held, so every step of it can be rebuilt.
-            self._start[slot] = self.buffer.read(context).messages or []
-        res = self.buffer.append(batch, context)
+            self._start[slot] = self.buffer.read(ctx).messages or []
+        res = self.buffer.append_resolved(batch, resolution, ctx)
         return self._record(res, batch, context, label, refire, origins or [])
 
-    def _slot(self, context: dict[str, Any] | None) -> Slot | None:
+    def _resolved(
+        self, context: dict[str, Any] | None
+    ) -> tuple[ExecutionContext | None, ScopeResolution]:
+        """The validated context and the scope it resolves to, reused while steps share a dict."""
+        memo, ctx, resolution = self._ctx_memo
+        if context is memo and resolution is not None:
+            return ctx, resolution
+        ctx = as_context(context)
+        resolution = self.buffer.resolve(ctx)
+        self._ctx_memo = (context, ctx, resolution)
+        return ctx, resolution
+
+    def _slot(self, context: ExecutionContext | dict[str, Any] | None) -> Slot | None:
         res = self.buffer.resolve(context)
         return None if res.refused else (str(res.scope), res.resolved_scope_id, self.buffer.key)
 
@@ -277,33 +315,48 @@ class Timeline:
     ) -> StepRecord:
         number = len(self.steps) + 1
         # The size before, read off the events: +1 per entry added, -1 per eviction.
-        grew = sum((ev.kind in _ADDS) - (ev.kind is EventKind.EVICTED) for ev in res.events)
-        record = StepRecord.model_construct(
-            step=number,
-            label=label,
-            incoming=batch,
-            origins=origins,
-            context=context,
-            refire=refire,
-            count_before=res.count - grew,
-            count=res.count,
-            appended=res.appended,
-            appended_any=res.appended_any,
-            refused=res.refused,
-            refusal_reason=res.refusal_reason,
-            scope=str(res.scope),
-            key=res.key,
-            resolved_scope_id=res.resolved_scope_id,
-            events=res.events,
+        events = res.events
+        grew = 0
+        for ev in events:
+            kind = ev[0]
+            if kind is _APPENDED or kind is _INSERTED:
+                grew += 1
+            elif kind is _EVICTED:
+                grew -= 1
+        record = fast_model(
+            StepRecord,
+            {
+                "step": number,
+                "label": label,
+                "incoming": batch,
+                "origins": origins,
+                "context": context,
+                "refire": refire,
+                "count_before": res.count - grew,
+                "count": res.count,
+                "appended": res.appended,
+                "appended_any": res.appended_any,
+                "refused": res.refused,
+                "refusal_reason": res.refusal_reason,
+                "scope": str(res.scope),
+                "key": res.key,
+                "resolved_scope_id": res.resolved_scope_id,
+                "events": events,
+            },
         )
         self.steps.append(record)
         slot = None if res.refused else (str(res.scope), res.resolved_scope_id, res.key)
         self._slot_of.append(slot)
         if slot is not None:
-            touched = self._slot_steps.setdefault(slot, [])
-            touched.append(number)
-            if len(touched) % self.checkpoint_every == 0 and res.messages is not None:
+            self._slot_steps.setdefault(slot, []).append(number)
+            since = self._since.get(slot, 0) + 1
+            # A checkpoint every ``checkpoint_every`` steps, and never more often
+            # than every count/2 steps: copying the buffer then costs O(1) per step
+            # amortized and all checkpoints of a growing buffer hold O(n) entries.
+            if since >= max(self.checkpoint_every, res.count // 2) and res.messages is not None:
                 self._checkpoints.setdefault(slot, {})[number] = list(res.messages)
+                since = 0
+            self._since[slot] = since
         return record
 
     def refire_last(self) -> StepRecord | None:
@@ -328,6 +381,7 @@ class Timeline:
         if slot is not None:
             self._slot_steps[slot].pop()
             self._checkpoints.get(slot, {}).pop(record.step, None)
+            self._since[slot] = max(0, self._since.get(slot, 0) - 1)
             before = self._buffer_of(slot, record.step - 1)
             if before:
                 self.buffer.store.set(*slot, before)
@@ -339,13 +393,15 @@ class Timeline:
 
     def _buffer_of(self, slot: Slot, step: int) -> list[dict[str, Any]]:
         """The buffer of ``slot`` after ``step`` (0 = the start): checkpoint + events."""
-        touched = [s for s in self._slot_steps.get(slot, ()) if s <= step]
+        touched = self._slot_steps.get(slot, [])
         marks = self._checkpoints.get(slot, {})
         base_step = max((s for s in marks if s <= step), default=0)
         entries = list(marks[base_step]) if base_step else list(self._start.get(slot, ()))
-        for s in touched:
-            if s > base_step:
-                entries = apply_events(entries, self.steps[s - 1].events)
+        # the slot's steps after the checkpoint, up to ``step`` (its steps are sorted)
+        for s in touched[
+            bisect.bisect_right(touched, base_step) : bisect.bisect_right(touched, step)
+        ]:
+            entries = apply_events(entries, self.steps[s - 1].events)
         return entries
 
     def buffer_after(self, step: int) -> list[dict[str, Any]]:
@@ -405,21 +461,36 @@ class Timeline:
         return [record.row() for record in self.steps]
 
     def buffers_after(self) -> Iterator[list[dict[str, Any]]]:
-        """The buffer after each step, in order, rebuilt from the events in one pass."""
+        """The buffer after each step, in order, rebuilt from the events in one pass.
+
+        Each yielded list is the caller's own (a copy, O(buffer) per step).
+        """
+        for entries in self._live_buffers():
+            yield list(entries)
+
+    def _live_buffers(self) -> Iterator[list[dict[str, Any]]]:
+        """Like :meth:`buffers_after`, but the same list changed in place: read it before the next."""
         current = {slot: list(entries) for slot, entries in self._start.items()}
         for record, slot in zip(self.steps, self._slot_of, strict=True):
             if slot is None:
                 yield []
                 continue
-            current[slot] = apply_events(current.get(slot, []), record.events)
-            yield current[slot]
+            entries = current.setdefault(slot, [])
+            _apply_in_place(entries, record.events)
+            yield entries
 
-    def to_json_lines(self, include_messages: bool = True) -> Iterator[str]:
-        """One JSON object per step (the CLI's ``--json``), with the buffer after each step.
+    def to_json_lines(self, include_messages: bool = False) -> Iterator[str]:
+        """One JSON object per step (the CLI's ``--json``); the buffer after it only when asked.
 
-        The buffers are rebuilt incrementally from the events, and each entry
-        is serialized once and reused while it stays in the buffer, so a long
-        windowed replay costs one ``json.dumps`` per entry, not per step.
+        A line's ``events`` are the step's delta: each carries its kind,
+        position and entry, and applying them in order to the buffer before
+        the step gives the buffer after it, so the lines cost O(what changed)
+        each. With ``include_messages`` each line also carries the whole
+        buffer under ``messages`` (O(buffer) per line): the buffers are
+        rebuilt incrementally from the events, and each entry is serialized
+        once and reused while it stays in the buffer. The output is strict
+        JSON: a non-finite number a library caller put in a message raises
+        ``ValueError`` rather than writing ``NaN`` (issue 9).
         """
         encoded: dict[int, tuple[dict[str, Any], str]] = {}
 
@@ -427,15 +498,15 @@ class Timeline:
             hit = encoded.get(id(entry))
             if hit is not None and hit[0] is entry:
                 return hit[1]
-            text = json.dumps(entry, ensure_ascii=False, default=str)
+            text = json.dumps(entry, ensure_ascii=False, default=str, allow_nan=False)
             encoded[id(entry)] = (entry, text)
             return text
 
         buffers: Iterator[list[dict[str, Any]] | None] = (
-            self.buffers_after() if include_messages else iter([None] * len(self.steps))
+            self._live_buffers() if include_messages else iter([None] * len(self.steps))
         )
         for record, messages in zip(self.steps, buffers, strict=True):
-            head = json.dumps(record.to_dict(), ensure_ascii=False, default=str)
+            head = json.dumps(record.to_dict(), ensure_ascii=False, default=str, allow_nan=False)
             if messages is None:
                 yield head
                 continue
@@ -477,6 +548,21 @@ class Timeline:
             steps=steps,
             expect=expect,
         )
+
+
+def _apply_in_place(entries: list[dict[str, Any]], events: Sequence[Event]) -> None:
+    """:func:`~flowdrop_core.events.apply_events` on ``entries`` itself: O(events), no copy."""
+    for ev in events:
+        kind = ev.kind
+        if kind in _ADDS:
+            if ev.position == len(entries):
+                entries.append(ev.entry)  # type: ignore[arg-type]
+            else:
+                entries.insert(ev.position, ev.entry)  # type: ignore[arg-type]
+        elif kind is EventKind.PLACEHOLDER_REPLACED:
+            entries[ev.position] = ev.entry  # type: ignore[index]
+        elif kind is EventKind.EVICTED:
+            del entries[ev.position]  # type: ignore[arg-type]
 
 
 def _store_for(config: ScenarioConfig) -> Store:

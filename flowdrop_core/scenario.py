@@ -14,6 +14,8 @@ that names the field and its JSON path instead of a silently ignored key.
 from __future__ import annotations
 
 import json
+import math
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -24,6 +26,7 @@ from flowdrop_core.text import text_to_message
 
 __all__ = [
     "CONTEXT_FIELDS",
+    "MAX_JSON_DEPTH",
     "SCOPES",
     "Expectation",
     "JSONProblem",
@@ -66,7 +69,7 @@ class ScenarioError(ValueError):
 class _Strict(BaseModel):
     """Base for every scenario model: unknown fields are errors, not ignored."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
 
 
 class ScenarioConfig(_Strict):
@@ -147,8 +150,10 @@ class ScenarioStep(_Strict):
         if not isinstance(data, dict) or data.get("text") is None:
             return data
         text = data["text"]
-        if not isinstance(text, dict):
-            return data  # the field's own validation names the problem
+        if not isinstance(text, dict) or not isinstance(text.get("text"), str | None):
+            # The field's own validation names the problem and its path; a missing
+            # append is not a second problem: the text would have made it.
+            return data if "append" in data else {**data, "append": []}
         message = text_to_message(text.get("text"), text.get("role"), text.get("tool_call_id"))
         made = [] if message is None else [message]
         if "append" not in data:
@@ -156,8 +161,8 @@ class ScenarioStep(_Strict):
         given = data["append"] if isinstance(data["append"], list) else [data["append"]]
         if given != made:
             raise ValueError(
-                f"append {json.dumps(data['append'])} is not what text makes "
-                f"({json.dumps(made)}); give one of them"
+                f"append {_clipped(data['append'])} is not what text makes "
+                f"({_clipped(made)}); give one of them"
             )
         return data
 
@@ -269,28 +274,189 @@ class JSONProblem(ValueError):
     """Text that is not JSON this library can read, with the reason and place."""
 
 
-def parse_json(text: str, *, column_only: bool = False) -> Any:
-    """``json.loads`` whose every failure is a :class:`JSONProblem` with a readable reason.
+#: The deepest nesting input may have (objects and lists, the top level counts as 1).
+#: Real conversations stay far below it (a message with content parts and a tool
+#: call's arguments is about 8 levels inside a scenario); it exists so that no
+#: reader, validator, comparison or writer downstream can run out of stack.
+MAX_JSON_DEPTH = 100
 
-    Besides syntax errors, Python's parser refuses integers longer than its
-    conversion limit (4,300 digits, a plain ``ValueError``) and nesting deeper
-    than the interpreter's stack (``RecursionError``); both must be a clear
-    error for bad input, never a traceback. The message names no file
-    (``not JSON (nested too deeply)``): callers prefix the file or line.
+
+class _NotANumber:
+    """Stands in for ``NaN``, ``Infinity`` or an out-of-range number while parsing."""
+
+    __slots__ = ("spelling",)
+
+    def __init__(self, spelling: str) -> None:
+        self.spelling = spelling
+
+
+def _finite_or_marker(spelling: str) -> float | _NotANumber:
+    value = float(spelling)
+    return value if math.isfinite(value) else _NotANumber(spelling)
+
+
+#: One decoder for every call (building one per call costs more than a short JSONL line):
+#: ``NaN``/``Infinity`` and out-of-range numbers become markers that the walk reports.
+_DECODER = json.JSONDecoder(parse_constant=_NotANumber, parse_float=_finite_or_marker)
+
+#: Text that may have produced a marker: a constant, or a number with a 3-digit exponent
+#: or 200 digits in a row. A false hit (inside a string) only costs a walk that finds nothing.
+_MAYBE_NOT_A_NUMBER = re.compile(r"NaN|Infinity|[eE]\+?\d{3}|\d{200}")
+
+#: ``\ud800``..``\udfff`` written as an escape (the only way text decoded from UTF-8 gets one).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE_CHAR = re.compile("[\ud800-\udfff]")
+
+
+def parse_json(text: str, *, column_only: bool = False) -> Any:
+    """Strict ``json.loads``: every failure is a :class:`JSONProblem` naming the reason and place.
+
+    Refused besides syntax errors, each with the JSON path of the value
+    (``not JSON (NaN at steps[0].append.content: ...)``):
+
+    - ``NaN``, ``Infinity``, ``-Infinity`` and numbers too large for a float
+      (``1e309``): not JSON (RFC 8259), and written back they would make the
+      output not JSON either;
+    - lone UTF-16 surrogates (``"\\ud800"`` without its pair): valid escape
+      syntax but not text; no store, file or terminal can encode them;
+    - nesting deeper than :data:`MAX_JSON_DEPTH`, so nothing downstream can
+      hit a ``RecursionError``;
+    - integers longer than Python's conversion limit (4,300 digits).
+
+    The message names no file: callers prefix the file or line.
     ``column_only`` is as in :func:`json_error_text`.
     """
+    if text.startswith("\ufeff"):  # a byte order mark is an encoding detail, not data
+        text = text[1:]
     try:
-        return json.loads(text)
+        data = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise JSONProblem(json_error_text(exc, column_only=column_only)) from None
     except RecursionError:
-        raise JSONProblem("not JSON (nested too deeply)") from None
+        place = _too_deep_at(text)
+        raise JSONProblem(_too_deep(place)) from None
     except ValueError as exc:
         if "integer string conversion" in str(exc):
             why = f"integer too long: more than {sys.get_int_max_str_digits()} digits"
         else:
             why = str(exc).split(";", 1)[0]
         raise JSONProblem(f"not JSON ({why})") from None
+    strings = _SURROGATE_ESCAPE.search(text) is not None or (
+        not text.isascii() and _SURROGATE_CHAR.search(text) is not None
+    )
+    deep = text.count("[") + text.count("{") > MAX_JSON_DEPTH and _too_deep_value(data)
+    bad = _MAYBE_NOT_A_NUMBER.search(text) is not None
+    if bad or strings or deep:
+        problem = _first_problem(data, strings=strings)
+        if problem is not None:
+            raise JSONProblem(
+                problem if problem.startswith("not JSON") else f"not JSON ({problem})"
+            )
+    return data
+
+
+def _too_deep(place: str) -> str:
+    return f"not JSON (nested too deeply): more than {MAX_JSON_DEPTH} levels at {place}"
+
+
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _too_deep_at(text: str) -> str:
+    """``line L, column C``: where ``text`` first opens more than :data:`MAX_JSON_DEPTH` levels.
+
+    Only used when the parser itself ran out of stack, so the value has no
+    path yet; strings are skipped so brackets inside them do not count.
+    """
+    depth = 0
+    for match in _STRUCTURE.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                offset = match.start()
+                line = text.count("\n", 0, offset) + 1
+                column = offset - text.rfind("\n", 0, offset)
+                return f"line {line}, column {column}"
+        elif token in "]}":
+            depth -= 1
+    return "an unknown place"
+
+
+def _too_deep_value(data: Any) -> bool:
+    """Whether ``data`` nests deeper than :data:`MAX_JSON_DEPTH` (the fast check, no paths).
+
+    Only containers go on the stack; :func:`_first_problem` finds the path
+    when this says yes.
+    """
+    if type(data) is not dict and type(data) is not list:
+        return False
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    push = stack.append
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return True
+        for child in value.values() if type(value) is dict else value:
+            kind = type(child)
+            if kind is dict or kind is list:
+                push((child, depth + 1))
+    return False
+
+
+def _first_problem(data: Any, *, strings: bool) -> str | None:
+    """The first value, in document order, that strict JSON refuses, with its JSON path.
+
+    Iterative (an explicit stack), so a deep document cannot exhaust the
+    interpreter's stack here either. Paths are linked pairs ``(parent, key)``
+    so each step costs O(1) whatever the depth.
+    """
+    stack: list[tuple[Any, Any, int]] = [(data, None, 1)]
+    while stack:
+        value, path, depth = stack.pop()
+        kind = type(value)
+        if kind is dict or kind is list:
+            if depth > MAX_JSON_DEPTH:
+                return _too_deep(_linked_path(path))
+            if kind is dict:
+                items = list(value.items())
+                if strings:
+                    for key, _ in items:
+                        if _SURROGATE_CHAR.search(key):
+                            where = _linked_path((path, key))
+                            return f"a lone surrogate in the key at {where}: {_surrogate(key)}"
+            else:
+                items = list(enumerate(value))
+            for key, item in reversed(items):
+                stack.append((item, (path, key), depth + 1))
+        elif kind is _NotANumber:
+            shown = value.spelling if len(value.spelling) <= 24 else value.spelling[:23] + "…"
+            if shown.lstrip("-") in ("NaN", "Infinity"):
+                return f"{shown} at {_linked_path(path)}: JSON numbers are finite"
+            return (
+                f"{shown} at {_linked_path(path)}: the number is too large (it would be infinite)"
+            )
+        elif strings and kind is str and _SURROGATE_CHAR.search(value):
+            return f"a lone surrogate at {_linked_path(path)}: {_surrogate(value)}"
+    return None
+
+
+def _surrogate(text: str) -> str:
+    found = _SURROGATE_CHAR.search(text)
+    code = ord(found.group()) if found else 0
+    return f"\\u{code:04x} is half of a UTF-16 pair, not text"
+
+
+def _linked_path(path: Any, limit: int = 120) -> str:
+    """``((None, 'steps'), 0)`` -> ``steps[0]``; the top level is ``the top level``."""
+    parts: list[int | str] = []
+    while path is not None:
+        path, key = path
+        parts.append(key)
+    if not parts:
+        return "the top level"
+    text = _json_path(tuple(reversed(parts)))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def parse_scenario(text: str, source: str = "<text>") -> Scenario:
@@ -325,7 +491,10 @@ def dump_scenario(scenario: Scenario) -> str:
     Unset expectation fields, null contexts, ``refire: false`` and the
     ``append`` a ``text`` step derives are left out so a saved file reads like
     a hand-written one; ``buffer`` and ``append`` are written
-    verbatim. ``parse_scenario(dump_scenario(s)) == s`` for every scenario.
+    verbatim. ``parse_scenario(dump_scenario(s)) == s`` for every scenario; one
+    that could not be read back (nested deeper than :data:`MAX_JSON_DEPTH`
+    once wrapped in steps, holding ``NaN`` or a lone surrogate given by a
+    caller) raises :class:`ScenarioError` instead of writing it.
     """
     data = scenario.model_dump(mode="json")
     if data["context"] is None:
@@ -341,7 +510,15 @@ def dump_scenario(scenario: Scenario) -> str:
             step["text"] = {k: v for k, v in step["text"].items() if v is not None}
             del step["append"]
     data["expect"] = [_without_nulls(expectation) for expectation in data["expect"]]
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    try:
+        text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError as exc:  # NaN or Infinity given by a caller (files cannot hold them)
+        raise ScenarioError(scenario.name, [f"cannot be written as JSON: {exc}"]) from None
+    try:
+        parse_json(text)  # what is written must read back (depth, surrogates)
+    except JSONProblem as exc:
+        raise ScenarioError(scenario.name, [f"would not read back: {exc}"]) from None
+    return text
 
 
 def _without_nulls(expectation: dict[str, Any]) -> dict[str, Any]:
@@ -370,6 +547,12 @@ def json_error_text(exc: json.JSONDecodeError, *, column_only: bool = False) -> 
     return f"not JSON ({reason} {place})"
 
 
+def _clipped(value: Any, limit: int = 200) -> str:
+    """``value`` as JSON for a message, clipped so a huge input cannot flood it."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _json_type(value: Any) -> str:
     """The JSON name of a value's type, for error messages."""
     if value is None:
@@ -387,14 +570,25 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
 def _json_path(loc: tuple[int | str, ...]) -> str:
-    """``('steps', 0, 'apend')`` -> ``steps[0].apend``."""
+    """``('steps', 0, 'apend')`` -> ``steps[0].apend``.
+
+    A key that is not a plain name (spaces, dots, brackets, invisible or
+    non-ASCII characters) is written as a quoted, escaped string,
+    ``context["user\\u200bid"]``, so a path always reads back unambiguously
+    and never carries a control character or a lone surrogate into a message.
+    """
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        else:
+        elif _PLAIN_KEY.fullmatch(str(part)):
             out += f".{part}" if out else str(part)
+        else:
+            out += f"[{json.dumps(str(part))}]"
     return out
 
 

@@ -123,8 +123,13 @@ def parse_pasted(text: str, source: str = "pasted text") -> list[Any]:
     - Anything else is tried as a recorded conversation in every importable
       format (OpenAI chat / responses, Anthropic, LangChain, scenario, JSONL).
 
-    Raises :class:`InputProblem` naming the problem and where it is.
+    The JSON is strict (``NaN``, lone surrogates and nesting past
+    :data:`~flowdrop_core.scenario.MAX_JSON_DEPTH` are refused with their
+    JSON path, issue 9). Raises :class:`InputProblem` naming the problem and
+    where it is, and nothing else.
     """
+    if not isinstance(text, str):
+        raise InputProblem(f"{source} is not text (got {type(text).__name__})")
     if not text or not text.strip():
         raise InputProblem(
             f"{source} is empty: paste a message, a list of messages or a conversation"

@@ -18,7 +18,7 @@ import pytest
 
 from flowdrop_core import cli
 from flowdrop_core.cli import Progress, main
-from flowdrop_core.importers import load_conversation
+from flowdrop_core.importers import FORMATS, load_conversation
 from flowdrop_core.replay import replay, replay_conversation
 from flowdrop_core.scenario import load_scenario
 
@@ -124,7 +124,7 @@ def test_replay_imported_conversation(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_replay_json_lines_carry_every_field(capsys: pytest.CaptureFixture[str]) -> None:
     path = SAMPLES / "recorded-crash-resume.json"
-    code, out, _ = run(capsys, "replay", path, "--json")
+    code, out, _ = run(capsys, "replay", path, "--json", "--buffer")
     assert code == 0
     lines = json_lines(out)
     scenario = load_scenario(path)
@@ -144,6 +144,28 @@ def test_replay_json_lines_carry_every_field(capsys: pytest.CaptureFixture[str])
         "chat_history",
         "demo",
     )
+
+
+def test_replay_json_lines_carry_the_delta_not_the_buffer(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without --buffer a line has no buffer; its events rebuild it from the line before."""
+    path = SAMPLES / "recorded-crash-resume.json"
+    code, out, _ = run(capsys, "replay", path, "--json")
+    assert code == 0
+    timeline = replay(load_scenario(path))
+    buffer = timeline.buffer_after(0)
+    for line in json_lines(out):
+        assert "messages" not in line
+        for event in line["events"]:
+            if event["kind"] in ("appended", "placeholder_inserted"):
+                buffer.insert(event["position"], event["entry"])
+            elif event["kind"] == "placeholder_replaced":
+                buffer[event["position"]] = event["entry"]
+            elif event["kind"] == "evicted":
+                del buffer[event["position"]]
+        assert buffer == timeline.buffer_after(line["step"])
+        assert len(buffer) == line["count"]
 
 
 def test_replay_json_matches_the_timeline_serializer(capsys: pytest.CaptureFixture[str]) -> None:
@@ -433,8 +455,7 @@ def test_lint_clean_file_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
         (["normalize", "sample_data"], "cannot read sample_data: is a directory"),
         (
             ["replay", "sample_data/imports/openai_chat.json", "--format", "xml"],
-            "unknown format 'xml'; known formats: openai-chat, openai-responses, anthropic, "
-            "langchain, scenario, jsonl",
+            f"unknown format 'xml'; known formats: {', '.join(FORMATS)}",
         ),
         (
             ["lint", "sample_data/imports/openai_chat.json", "--format", "anthropic"],
@@ -492,22 +513,24 @@ def test_bad_message(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
     )
     code, out, err = run(capsys, "replay", path)
     assert (code, out) == (2, "")
-    assert err == (
-        "flowdrop-buffer: error: badmsg: step 2: 1 invalid message: incoming[1]: missing 'role'\n"
-    )
+    # issue 9: the file and the JSON path of the bad entry
+    assert err == f"flowdrop-buffer: error: {path}: steps[1].append[1]: missing 'role'\n"
 
 
 def test_unrecognized_conversation(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = write(tmp_path, "x.json", [{"rol": "user"}])
     code, _, err = run(capsys, "lint", path)
     assert code == 2
-    assert err.splitlines() == [
+    lines = err.splitlines()
+    assert lines[:3] == [
         f"flowdrop-buffer: error: no known format matched {path}:",
-        "- openai-chat, anthropic: [0]: missing 'role'",
+        "- openai-chat, anthropic, otel-genai, bedrock: [0]: missing 'role'",
         "- openai-responses, langchain: [0]: missing 'type'",
-        "- scenario: expected a scenario object, got list",
-        "- jsonl: line 1: [0]: missing 'role' (read as openai-chat)",
     ]
+    assert "- jsonl: line 1: [0]: missing 'role' (read as openai-chat)" in lines
+    # A JSON file of an unknown shape: what each format expects, one line each (issue 13).
+    shapes = lines[lines.index("what each format reads:") + 1 :]
+    assert [line.split(":")[0] for line in shapes] == [f"- {fmt}" for fmt in FORMATS]
 
 
 HUGE_INT = "9" * 5000  # past Python's 4300-digit limit: json.loads raises a plain ValueError
@@ -522,8 +545,9 @@ NOT_A_SCENARIO = (
 def _no_format_matched(path: Path, problem: str) -> str:
     return (
         f"flowdrop-buffer: error: no known format matched {path}:\n"
-        f"- openai-chat, openai-responses, anthropic, langchain, scenario: {problem}\n"
-        f"- jsonl: line 1: {problem}\n"
+        "- openai-chat, openai-responses, anthropic, otel-genai, gemini, bedrock, langchain, "
+        f"langfuse, sharegpt, scenario: {problem}\n"
+        f"- claude-code, jsonl: line 1: {problem}\n"
     )
 
 
@@ -535,7 +559,7 @@ def _no_format_matched(path: Path, problem: str) -> str:
             '[{"role": "user", "content": "x", "n": ' + HUGE_INT + "}]",
             "not JSON (integer too long: more than 4300 digits)",
         ),
-        (DEEP, "not JSON (nested too deeply)"),
+        (DEEP, "not JSON (nested too deeply): more than 100 levels at line 1, column 101"),
     ],
     ids=["huge-integer", "deep-nesting"],
 )
@@ -596,8 +620,10 @@ def test_non_string_role_in_a_scenario_step_exits_2(
     path = write(tmp_path, "role.json", {"name": "role", "steps": [{"append": BAD_ROLE}]})
     code, _, err = run(capsys, command, path)
     assert code == 2
-    assert err.splitlines()[0].startswith("flowdrop-buffer: error: role: step 1: ")
-    assert "role" in err.splitlines()[0].removeprefix("flowdrop-buffer: error: role")
+    # issue 9: the file and the JSON path of the entry, not the scenario's name and step
+    assert err == (
+        f"flowdrop-buffer: error: {path}: steps[0].append: 'role' must be a string, got list\n"
+    )
 
 
 def test_non_string_role_in_a_scenario_step_is_a_lint_finding(

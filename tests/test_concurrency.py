@@ -248,11 +248,11 @@ class FailingOnce(MemoryStore):
 
     fail_next = True
 
-    def set(self, scope: str, scope_id: str, key: str, value: Any) -> None:
+    def apply(self, scope: str, scope_id: str, key: str, delta: Any, **kw: Any) -> str:
         if self.fail_next:
             self.fail_next = False
             raise StorageError("disk on fire", scope=scope, scope_id=scope_id, key=key)
-        super().set(scope, scope_id, key, value)
+        return super().apply(scope, scope_id, key, delta, **kw)
 
 
 def _failing_sqlite(tmp_path: Path) -> SQLiteStore:

@@ -153,3 +153,84 @@ def test_the_fast_result_is_an_ordinary_pydantic_model() -> None:
     assert fast.model_fields_set == slow.model_fields_set
     assert fast.model_copy(update={"count": 9}).count == 9 and fast.count == 1
     assert AppendResult.model_validate(fast.model_dump()).appended == 2
+
+
+def _unread_result():
+    """A fresh result nobody has read yet: one append, one eviction, one duplicate."""
+    buf = Buffer(
+        [{"role": "tool", "content": "r", "tool_call_id": "c1"}],
+        max_messages=1,
+    )
+    return buf.append(
+        [
+            {"role": "tool", "content": "again", "tool_call_id": "c1"},
+            {"role": "user", "content": "next"},
+        ]
+    )
+
+
+def _eager(res):
+    """The same result built the ordinary pydantic way, from its dump."""
+    from flowdrop_core import AppendResult
+
+    return AppendResult.model_validate(res.model_dump())
+
+
+def test_a_result_is_built_only_when_read_and_then_like_any_model() -> None:
+    """Buffer.append defers the pydantic model and its Event objects (issue 8).
+
+    Every way of reading a fresh result must build it first: fields, dump,
+    equality, copy, pickle, repr, iteration, pydantic's bookkeeping, and a
+    write through ``__dict__`` (what ConversationBuffer does with messages).
+    """
+    import copy
+    import pickle
+
+    from pydantic import BaseModel
+
+    from flowdrop_core import AppendResult, Event
+
+    res = _unread_result()
+    stored = BaseModel.__dict__["__dict__"].__get__(res)
+    assert stored == {}, "nothing is built before a read"
+    assert res.changed and res.tally() == {"duplicate_result": 1, "appended": 1, "evicted": 1}
+    raw = [tuple(d) for d in res.decisions()]
+    assert stored == {}, "changed, tally and decisions() do not build the model"
+    assert raw == [tuple(ev) for ev in res.events]  # the events, laid out the same
+    assert list(res.decisions()) == list(res.events)  # once built, the events themselves
+
+    expected = {
+        "count": 1,
+        "appended": 1,
+        "appended_any": True,
+        "messages": None,
+        "max_messages": 1,
+    }
+    reads = {
+        "field": lambda r: {k: getattr(r, k) for k in expected},
+        "dump": lambda r: {k: r.model_dump()[k] for k in expected},
+        "json": lambda r: {
+            k: AppendResult.model_validate_json(r.model_dump_json()).__dict__[k] for k in expected
+        },
+        "copy": lambda r: {k: copy.copy(r).__dict__[k] for k in expected},
+        "deepcopy": lambda r: {k: copy.deepcopy(r).__dict__[k] for k in expected},
+        "pickle": lambda r: {k: getattr(pickle.loads(pickle.dumps(r)), k) for k in expected},
+        "iter": lambda r: {k: v for k, v in r if k in expected},
+        "model_copy": lambda r: {k: getattr(r.model_copy(), k) for k in expected},
+        "equal": lambda r: expected if r == _eager(_unread_result()) else {},
+        "fields_set": lambda r: (
+            expected if r.model_fields_set == set(AppendResult.model_fields) else {}
+        ),
+    }
+    for name, read in reads.items():
+        assert read(_unread_result()) == expected, name
+    assert repr(_unread_result()).startswith("AppendResult(count=1, appended=1,")
+    events = _unread_result().events
+    assert [type(ev) for ev in events] == [Event] * 3
+    assert [str(ev.kind) for ev in events] == ["duplicate_result", "appended", "evicted"]
+
+    res = _unread_result()
+    res.__dict__["messages"] = [{"role": "user", "content": "next", "metadata": {}}]
+    assert res.count == 1 and res.messages == [{"role": "user", "content": "next", "metadata": {}}]
+    assert res == AppendResult.model_validate(res.model_dump())
+    assert isinstance(res, AppendResult) and type(res) is AppendResult

@@ -11,6 +11,7 @@ import pytest
 
 from flowdrop_core.importers import (
     FORMATS,
+    REGISTRY,
     ConversationFormatError,
     group_turns,
     load_conversation,
@@ -18,6 +19,10 @@ from flowdrop_core.importers import (
     parse_conversation,
 )
 
+JSON_FORMATS = (
+    "openai-chat, openai-responses, anthropic, otel-genai, gemini, bedrock, langchain, "
+    "langfuse, sharegpt, scenario"
+)
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_data" / "imports"
 
 
@@ -396,9 +401,8 @@ def test_truncated_json() -> None:
     text = '{"messages": [\n  {"role": "user", "content": "hi"},\n  {"role": "assistant", "content": "he'
     assert error_of(text) == (
         "no known format matched rec.json:\n"
-        "- openai-chat, openai-responses, anthropic, langchain, scenario: "
-        "not JSON (Unterminated string starting at line 3, column 36)\n"
-        "- jsonl: line 1: not JSON (Expecting value at column 15)"
+        f"- {JSON_FORMATS}: not JSON (Unterminated string starting at line 3, column 36)\n"
+        "- claude-code, jsonl: line 1: not JSON (Expecting value at column 15)"
     )
 
 
@@ -410,8 +414,8 @@ def test_jsonl_line_that_is_not_json() -> None:
     )
     assert error_of(text) == (
         "no known format matched rec.json:\n"
-        "- openai-chat, openai-responses, anthropic, langchain, scenario: "
-        "not JSON (Extra data at line 2, column 1)\n"
+        f"- {JSON_FORMATS}: not JSON (Extra data at line 2, column 1)\n"
+        "- claude-code: line 1: event without a string 'type'\n"
         "- jsonl: line 3: not JSON (Expecting ',' delimiter at column 17)"
     )
 
@@ -425,8 +429,11 @@ DEEP = "[" * 100_000  # past the json module's recursion limit
     [
         ("[1]", None),
         ('{"n": ' + HUGE_INT + "}", "not JSON (integer too long: more than 4300 digits)"),
-        (DEEP, "not JSON (nested too deeply)"),
-        (DEEP + "]" * 100_000, "not JSON (nested too deeply)"),
+        (DEEP, "not JSON (nested too deeply): more than 100 levels at line 1, column 101"),
+        (
+            DEEP + "]" * 100_000,
+            "not JSON (nested too deeply): more than 100 levels at line 1, column 101",
+        ),
         ("[1,", "not JSON (Expecting value at line 1, column 4)"),
     ],
 )
@@ -450,7 +457,11 @@ def test_loads_or_problem_turns_every_json_refusal_into_one_error(
             "not JSON (integer too long: more than 4300 digits)",
             "line 1: not JSON (integer too long: more than 4300 digits)",
         ),
-        (DEEP, "not JSON (nested too deeply)", "line 1: not JSON (nested too deeply)"),
+        (
+            DEEP,
+            "not JSON (nested too deeply): more than 100 levels at line 1, column 101",
+            "line 1: not JSON (nested too deeply): more than 100 levels at line 1, column 101",
+        ),
     ],
 )
 def test_json_refused_without_a_decode_error_names_the_file(
@@ -459,8 +470,8 @@ def test_json_refused_without_a_decode_error_names_the_file(
     """A too-long integer (ValueError) or deep nesting (RecursionError): an error, no traceback."""
     assert error_of(text) == (
         "no known format matched rec.json:\n"
-        f"- openai-chat, openai-responses, anthropic, langchain, scenario: {json_problem}\n"
-        f"- jsonl: {jsonl_problem}"
+        f"- {JSON_FORMATS}: {json_problem}\n"
+        f"- claude-code, jsonl: {jsonl_problem}"
     )
     assert error_of(text, format="anthropic") == f"rec.json is not valid anthropic: {json_problem}"
     with pytest.raises(ConversationFormatError) as info:
@@ -473,16 +484,14 @@ def test_json_refused_without_a_decode_error_names_the_file(
     [
         (
             '{"role": "user", "content": ' + HUGE_INT + "}",
-            "integer too long: more than 4300 digits",
+            "not JSON (integer too long: more than 4300 digits)",
         ),
-        (DEEP, "nested too deeply"),
+        (DEEP, "not JSON (nested too deeply): more than 100 levels at line 1, column 101"),
     ],
 )
 def test_jsonl_line_refused_without_a_decode_error_names_its_line(line: str, problem: str) -> None:
     text = '{"role": "user", "content": "hi"}\n' + line + "\n"
-    assert error_of(text, format="jsonl") == (
-        f"rec.json is not valid jsonl: line 2: not JSON ({problem})"
-    )
+    assert error_of(text, format="jsonl") == (f"rec.json is not valid jsonl: line 2: {problem}")
 
 
 def test_message_with_no_role() -> None:
@@ -495,14 +504,25 @@ def test_message_with_no_role() -> None:
             ]
         }
     )
-    assert error_of(text) == (
+    message = error_of(text)
+    problems, shapes = message.split("\nwhat each format reads:\n")
+    assert problems == (
         "no known format matched rec.json:\n"
         "- openai-chat, anthropic: messages[2]: missing 'role'\n"
         "- openai-responses: no 'input' or 'output' list at the top level\n"
-        "- langchain: messages[0]: missing 'type'\n"
+        "- otel-genai: expected GenAI messages, a span with gen_ai.input.messages or an OTLP "
+        "export, got object\n"
+        "- gemini: no 'contents' or 'candidates' at the top level\n"
+        "- bedrock: messages[0].content: expected a list of content blocks, got string\n"
+        "- langchain: messages[2]: missing 'type'\n"
+        "- langfuse: expected a trace with 'observations' or a list of observations, got object\n"
+        "- sharegpt: no 'conversations' list\n"
         "- scenario: not a scenario (no 'steps')\n"
+        "- claude-code: line 1: event without a string 'type'\n"
         "- jsonl: line 1: messages[2]: missing 'role' (read as openai-chat)"
     )
+    # A JSON file of an unknown shape also lists what each format expects.
+    assert shapes.splitlines() == [f"- {f.name}: {f.expects}" for f in REGISTRY]
 
 
 def test_jsonl_message_with_no_role_names_its_line() -> None:
@@ -559,16 +579,19 @@ def test_format_override_reports_only_that_format() -> None:
         "rec.json is not valid anthropic: messages[0]: unknown role 'system' "
         "(expected user or assistant)"
     )
-    assert error_of(text, format="langchain") == (
-        "rec.json is not valid langchain: messages[0]: missing 'type'"
+    assert error_of(text, format="gemini") == (
+        "rec.json is not valid gemini: no 'contents' or 'candidates' at the top level"
     )
 
 
 def test_unknown_format_and_empty_file() -> None:
     assert error_of("[]", format="yaml") == (
-        "unknown format 'yaml'; known formats: openai-chat, openai-responses, anthropic, "
-        "langchain, scenario, jsonl"
+        f"unknown format 'yaml'; known formats: {', '.join(FORMATS)}"
     )
+    assert FORMATS == (
+        "openai-chat", "openai-responses", "anthropic", "otel-genai", "gemini", "bedrock",
+        "langchain", "langfuse", "sharegpt", "scenario", "claude-code", "jsonl",
+    )  # fmt: skip
     assert error_of(" \n\n") == "rec.json is empty"
 
 
@@ -583,8 +606,9 @@ def test_problems_are_available_per_format() -> None:
     ("document", "problem"),
     [
         ([{"role": "user", "content": 3}], "[0].content: expected a string, a list of content parts or null, got number"),
-        ([{"role": "operator", "content": "x"}], "[0]: unknown role 'operator' (expected system or user or assistant or tool)"),
-        ([{"role": "user", "content": [{"type": "tool_use"}]}], "[0].content[0]: unknown content part type 'tool_use'"),
+        ([{"role": "operator", "content": "x"}], "[0]: unknown role 'operator' (expected system or user or assistant or tool or function)"),
+        ([{"role": "user", "content": [{"type": {"x": 1}}]}], "[0].content[0]: content part without a string 'type'"),
+        ([{"role": {"x": 1}, "content": "x"}], "[0]: unknown role {'x': 1} (expected system or user or assistant or tool or function)"),
         ([{"role": "user", "content": "x", "tool_calls": [call("a", "f")]}], "[0]: 'tool_calls' on a user message; only assistant turns call tools"),
         ({"system": "s", "messages": []}, "system: a top-level system prompt is Anthropic's layout, not OpenAI Chat's"),
         ("hello", "expected a list of messages or an object with 'messages', got string"),
@@ -600,13 +624,12 @@ def test_openai_chat_problems(document: Any, problem: str) -> None:
     ("fmt", "document", "problem"),
     [
         ("openai-responses", [{"type": "function_call", "name": "f"}], "[0]: function_call without 'call_id'"),
-        ("openai-responses", [{"type": "web_search_call"}], "[0]: unknown item type 'web_search_call'"),
+        ("openai-responses", [{"type": {"x": 1}}], "[0]: item 'type' must be a string, got object"),
         ("openai-responses", {"output": [{"type": "function_call_output", "call_id": "c"}]}, "output[0]: function_call_output without 'output'"),
         ("anthropic", {"messages": [{"role": "user", "content": [{"type": "tool_use", "id": "a", "name": "f"}]}]}, "messages[0].content[0]: tool_use block in a user message"),
         ("anthropic", {"messages": [{"role": "user", "content": [{"type": "tool_result"}]}]}, "messages[0].content[0]: tool_result block without 'tool_use_id'"),
         ("anthropic", {"messages": [{"role": "assistant"}]}, "messages[0]: missing 'content'"),
         ("langchain", [{"type": "robot", "data": {}}], "[0]: unknown message type 'robot' (expected human, ai, system or tool)"),
-        ("langchain", [{"type": "tool", "data": {"content": "x"}}], "[0].data: tool message without 'tool_call_id'"),
         ("scenario", {"name": "s", "steps": [{"apend": []}]}, "steps[0].append: missing required field"),
         ("scenario", {"name": "s", "buffer": [7], "steps": []}, "buffer[0]: expected a message object, got number"),
     ],

@@ -1,8 +1,9 @@
 """ConversationBuffer's live cache: reused while the store's revision is its own, never stale.
 
-A serialized append keeps the slot's engine Buffer next to the revision its
-write returned; the next append reuses it only while the store still reports
-that revision. These tests show the cache is used (no ``get``), that every
+An append keeps the slot's engine Buffer next to the revision its write
+returned; the next append reuses it, and its conditional write (compare and
+set) fails when the store is at another revision, which makes it re-read.
+These tests show the cache is used (no ``read``), that every
 other writer (another instance, a direct ``store.set``, another SQLiteStore
 on the file, another process) invalidates it, that failures leave nothing
 stale behind, and that results are identical to the pure engine's.
@@ -48,12 +49,13 @@ def test_second_append_reuses_the_live_buffer() -> None:
     buf.append(user("one"), CTX)
     spy.calls.clear()
     res = buf.append(user("two"), CTX)
-    assert "get" not in spy.kinds()  # no read, no rebuild: the revision matched
-    assert spy.kinds().count("revision") == 1 and spy.kinds().count("set") == 1
+    # no read, no rebuild, not even a revision check: the write is conditional on the
+    # cached revision, so a stale cache would make it fail instead of being trusted
+    assert spy.kinds() == ["lock", "apply"]
     assert contents(res.messages) == ["one", "two"] and res.count == 2
     spy.calls.clear()
     assert contents(buf.read(CTX).messages) == ["one", "two"]
-    assert "get" not in spy.kinds()  # a read is served from the cache too
+    assert "read" not in spy.kinds()  # a read is served from the cache too
 
 
 def test_duplicate_keeps_the_cache() -> None:
@@ -67,30 +69,29 @@ def test_duplicate_keeps_the_cache() -> None:
     )
     spy.calls.clear()
     assert buf.append(user("next"), CTX).count == 3
-    assert "get" not in spy.kinds()
+    assert "read" not in spy.kinds()
 
 
-def test_unserialized_append_neither_uses_nor_fills_the_cache(
+def test_unserialized_append_uses_the_cache_with_a_conditional_write(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """MEM-12 fallback: without the lock the write is still conditional, so the cache is safe."""
     spy = SpyStore()
     buf = ConversationBuffer(store=spy, lock_timeout=0.01)
     buf.append(user("one"), CTX)
-    before = dict(buf._cache)
     with spy.inner.lock(*SLOT, 1.0) as held, caplog.at_level(logging.WARNING):
         assert held
         spy.calls.clear()
         res = buf.append(user("two"), CTX)
     assert res.serialized is False and contents(res.messages) == ["one", "two"]
-    assert "get" in spy.kinds() and "revision" not in spy.kinds()
-    assert buf._cache == before  # the cached buffer of "one" was neither used nor replaced
-    assert contents(before[SLOT][1].messages()) == ["one"]
+    assert spy.kinds() == ["lock", "apply"]
+    spy.inner.set(*SLOT, [user("someone else")])  # a write the cache does not know
     spy.calls.clear()
-    assert contents(buf.append(user("three"), CTX).messages) == ["one", "two", "three"]
-    assert "get" in spy.kinds()  # the store's revision moved on: re-read once
-    spy.calls.clear()
-    buf.append(user("four"), CTX)
-    assert "get" not in spy.kinds()
+    with spy.inner.lock(*SLOT, 1.0):
+        res = buf.append(user("three"), CTX)
+    assert contents(res.messages) == ["someone else", "three"]  # re-read, re-applied
+    assert spy.kinds() == ["lock", "apply", "read", "apply"]  # the stale write was refused
+    assert contents(spy.inner.get(*SLOT)[0]) == ["someone else", "three"]
 
 
 # -- other writers invalidate it ---------------------------------------------------------------
@@ -166,7 +167,7 @@ def test_cache_holds_at_most_cache_slots_slots() -> None:
     assert sorted(slot[1] for slot in buf._cache) == ["b", "c"]  # "a" was least recently written
     spy.calls.clear()
     assert contents(buf.append(user("a2"), {"session_id": "a"}).messages) == ["a", "a2"]
-    assert "get" in spy.kinds()
+    assert "read" in spy.kinds()
     assert sorted(slot[1] for slot in buf._cache) == ["a", "c"]
     off = ConversationBuffer(store=spy, cache_slots=0)
     off.append(user("x"), CTX)
@@ -189,11 +190,11 @@ def test_changed_window_is_not_reused() -> None:
 class FailingSpy(SpyStore):
     fail_next = False
 
-    def set(self, scope: str, scope_id: str, key: str, value: Any) -> str:
+    def apply(self, scope: str, scope_id: str, key: str, delta: Any, **kw: Any) -> str:
         if self.fail_next:
             self.fail_next = False
             raise StorageError("disk on fire", scope=scope, scope_id=scope_id, key=key)
-        return super().set(scope, scope_id, key, value)
+        return super().apply(scope, scope_id, key, delta, **kw)
 
 
 def test_failed_write_leaves_no_stale_cache() -> None:
@@ -206,7 +207,7 @@ def test_failed_write_leaves_no_stale_cache() -> None:
     spy.calls.clear()
     res = buf.append(user("b"), CTX)
     assert contents(res.messages) == ["a", "b"]  # not ["a", "lost", "b"]
-    assert "get" in spy.kinds()  # re-read from the store
+    assert "read" in spy.kinds()  # re-read from the store
     assert contents(buf.read(CTX).messages) == ["a", "b"]
 
 

@@ -7,8 +7,11 @@ message and what is wrong, before any work: the buffer is unchanged.
 from __future__ import annotations
 
 import copy
+from types import MappingProxyType
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flowdrop_core import (
     Buffer,
@@ -18,6 +21,7 @@ from flowdrop_core import (
     append_messages,
     read_call_id,
 )
+from flowdrop_core.messages import read_message, read_row, to_stored_row
 
 GOOD = {"role": "user", "content": "hi"}
 
@@ -189,3 +193,68 @@ def test_read_call_function_under_every_spelling(call: dict, expected: tuple) ->
 
     assert read_call_function(call) == expected
     assert (ToolCall.model_validate(call).name, ToolCall.model_validate(call).arguments) == expected
+
+
+_VALUES = {
+    "role": ["user", "assistant", "tool", "system", "robot", 3, None],
+    "content": ["hi", "", None, [], {}, [{"type": "text"}], 2.5],
+    "tool_calls": [
+        [{"id": "c1", "type": "function"}],
+        [{"tool_call_id": " c2 "}, {"id": "c2"}, {"id": "0"}],
+        [{"tool_call_id": 0, "id": 7}],
+        [],
+        None,
+        {"id": "c1"},
+        ["c1"],
+    ],
+    "tool_call_id": ["c1", " c1 ", "0", "", 7, -1, 0, True, 1.5, None, ["c1"]],
+    "healed": [True, False, None, "yes", 1],
+    "timestamp": ["2026-11-30T12:00:00Z"],
+    "name": ["search"],
+}
+
+
+@st.composite
+def _any_message(draw: st.DrawFn) -> dict:
+    """A message with a random subset of fields at either level, valid or not."""
+    msg: dict = {}
+    meta: dict = {}
+    for key in draw(st.lists(st.sampled_from(sorted(_VALUES)), unique=True)):
+        value = draw(st.sampled_from(_VALUES[key]))
+        if key in ("tool_calls", "tool_call_id", "healed") and draw(st.booleans()):
+            meta[key] = value
+            if draw(st.integers(0, 4)) == 0:
+                msg[key] = copy.deepcopy(value)  # both levels, maybe equal
+        else:
+            msg[key] = value
+    if meta or draw(st.booleans()):
+        msg["metadata"] = meta if draw(st.integers(0, 9)) else "not an object"
+    return msg
+
+
+@settings(max_examples=600, deadline=None)
+@given(msg=_any_message())
+def test_read_row_is_read_message_then_to_stored_row(msg: dict) -> None:
+    """The engine's one-pass reader agrees with the reference pair on every input."""
+    before = copy.deepcopy(msg)
+    got = read_row(msg)
+    parsed = read_message(msg)
+    if isinstance(parsed, str):
+        assert got == parsed  # the same problem text
+    else:
+        assert got == [to_stored_row(parsed), parsed.calls, parsed.result_id, parsed.healed, 0]
+        assert got[0]["metadata"] is not msg.get("metadata")  # a copy: the input stays unshared
+    assert msg == before
+
+
+def test_read_row_handles_other_mappings_like_dicts() -> None:
+    msg = {"role": "tool", "content": "x", "tool_call_id": " c1 ", "timestamp": 1}
+    row = read_row(MappingProxyType(msg))
+    assert row == read_row(msg)
+    assert row[0] == {
+        "role": "tool",
+        "content": "x",
+        "metadata": {"tool_call_id": " c1 "},
+        "timestamp": 1,
+    }
+    assert row[2] == "c1"

@@ -67,7 +67,7 @@ def test_json_lines_carry_the_buffer_after_each_step() -> None:
         context={"session_id": "s"},
         steps=[ScenarioStep(append={"role": "user", "content": c}) for c in "ab"],
     )
-    lines = list(replay(scenario).to_json_lines())
+    lines = list(replay(scenario).to_json_lines(include_messages=True))
     import json
 
     second = json.loads(lines[1])
@@ -82,11 +82,11 @@ def test_json_lines_reuse_encoded_entries_without_changing_them() -> None:
     conv = load_conversation(LONG)
     del conv.messages[300:], conv.origins[300:]
     timeline = replay_conversation(conv, config=ScenarioConfig(max_messages=9), refire="results")
-    for step, line in enumerate(timeline.to_json_lines(), start=1):
+    for step, line in enumerate(timeline.to_json_lines(include_messages=True), start=1):
         data = json.loads(line)
         assert data["step"] == step
         assert data["messages"] == json.loads(json.dumps(timeline.buffer_after(step)))
-    bare = json.loads(next(timeline.to_json_lines(include_messages=False)))
+    bare = json.loads(next(timeline.to_json_lines()))  # the default: the delta only
     assert "messages" not in bare and bare["count"] == 1
 
 
@@ -283,3 +283,30 @@ def test_provider_expectations_are_checked() -> None:
     )
     result = check(scenario)
     assert [str(m) for m in result.mismatches] == ["p: step 1: provider.dropped: expected 0, got 1"]
+
+
+def test_checkpoints_of_a_growing_buffer_stay_linear_and_rebuild_every_step() -> None:
+    """Checkpoints come at most every count/2 steps, and every step's buffer is still exact."""
+    n = 3000
+    scenario = Scenario(
+        name="growing",
+        context={"session_id": "s"},
+        steps=[ScenarioStep(append={"role": "user", "content": str(i)}) for i in range(n)],
+    )
+    timeline = replay(scenario)
+    timeline_marks = sorted(timeline._checkpoints[("session", "s", "chat_history")])
+    assert timeline_marks == [256, 512, 1023, 2045]  # about doubling: O(n) entries in all
+    for step in (1, 255, 256, 700, 1024, 2047, 2999, 3000):
+        assert [m["content"] for m in timeline.buffer_after(step)] == [str(i) for i in range(step)]
+    buffers = timeline.buffers_after()
+    first = next(buffers)
+    first.append({"role": "user", "content": "mine"})  # the caller's own list
+    assert [m["content"] for m in next(buffers)] == ["0", "1"]
+
+
+def test_json_lines_are_strict_json_even_for_a_library_callers_nan() -> None:
+    """Issue 9: ``--json`` output is JSON; a ``NaN`` a caller put in a message is an error, not text."""
+    timeline = new_timeline(ScenarioConfig())
+    timeline.append_step({"role": "user", "content": "hi", "score": float("nan")})
+    with pytest.raises(ValueError, match="JSON compliant"):
+        list(timeline.to_json_lines(include_messages=True))

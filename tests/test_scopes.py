@@ -28,6 +28,17 @@ UNUSABLE: list[Any] = [
     -1,
     -7,
     1.5,
+    # issue 9: every spelling of zero, negatives and invisible-only ids, like the numbers
+    "00",
+    "0.0",
+    "-0",
+    "\uff10",  # fullwidth zero: NFKC "0"
+    "-1",
+    "\u200b",
+    "\ufeff",
+    "\x00",
+    "\u3000",
+    "ad\u200bmin",  # an invisible character inside would fake "admin"
     [],
     ["7"],
     {},
@@ -39,8 +50,13 @@ USABLE: list[tuple[Any, str]] = [
     ("7", "7"),
     (" 7 ", "7"),
     (1, "1"),
-    ("00", "00"),
-    ("-1", "-1"),  # a non-blank string is an id; only negative *numbers* are not
+    # issue 9: text is compared as written (GR-MEM: trimmed strings), never merged by value
+    ("07", "07"),
+    ("7.0", "7.0"),
+    ("+7", "+7"),
+    ("\uff17", "7"),  # fullwidth seven
+    (7.0, "7"),
+    ("\u200b7\ufeff", "7"),  # invisible characters trimmed at the ends
     ("alice", "alice"),
     ("sess-42", "sess-42"),
     (10**20, str(10**20)),

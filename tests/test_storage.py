@@ -16,7 +16,9 @@ from flowdrop_core.events import EventKind
 from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.storage import (
     DB_ENV,
+    Delta,
     MemoryStore,
+    Snapshot,
     SQLiteStore,
     StorageError,
     Store,
@@ -35,17 +37,25 @@ class SpyStore:
         self.calls.append(("get", (scope, scope_id, key)))
         return self.inner.get(scope, scope_id, key, default)
 
-    def set(self, scope: str, scope_id: str, key: str, value: Any) -> str:
+    def read(self, scope: str, scope_id: str, key: str) -> Snapshot:
+        self.calls.append(("read", (scope, scope_id, key)))
+        return self.inner.read(scope, scope_id, key)
+
+    def set(self, scope: str, scope_id: str, key: str, value: Any, **kw: Any) -> str:
         self.calls.append(("set", (scope, scope_id, key)))
-        return self.inner.set(scope, scope_id, key, value)
+        return self.inner.set(scope, scope_id, key, value, **kw)
+
+    def apply(self, scope: str, scope_id: str, key: str, delta: Delta, **kw: Any) -> str:
+        self.calls.append(("apply", (scope, scope_id, key)))
+        return self.inner.apply(scope, scope_id, key, delta, **kw)
 
     def revision(self, scope: str, scope_id: str, key: str) -> str | None:
         self.calls.append(("revision", (scope, scope_id, key)))
         return self.inner.revision(scope, scope_id, key)
 
-    def delete(self, scope: str, scope_id: str, key: str) -> bool:
+    def delete(self, scope: str, scope_id: str, key: str, **kw: Any) -> bool:
         self.calls.append(("delete", (scope, scope_id, key)))
-        return self.inner.delete(scope, scope_id, key)
+        return self.inner.delete(scope, scope_id, key, **kw)
 
     def lock(
         self, scope: str, scope_id: str, key: str, timeout: float
@@ -167,28 +177,18 @@ def test_sqlite_revision_does_not_read_the_value(tmp_path: Path) -> None:
     with SQLiteStore(path) as store:
         store.set("session", "s1", "k", [user("hi")])
         raw = sqlite3.connect(path)
-        raw.execute("UPDATE slots SET value='{corrupt', rev='r-manual' WHERE scope_id='s1'")
+        raw.execute("UPDATE entry SET body='{corrupt'")
+        raw.execute("UPDATE slot SET rev='r-manual' WHERE scope_id='s1'")
         raw.commit()
         raw.close()
         assert store.revision("session", "s1", "k") == "r-manual"  # no decode, no error
-        with pytest.raises(StorageError):
+        with pytest.raises(StorageError, match="stored entry 0 is corrupt"):
             store.get("session", "s1", "k")
 
 
-def test_sqlite_write_without_new_revision_makes_it_unknown(tmp_path: Path) -> None:
-    """A manual UPDATE or an older writer keeps ``rev``: the trigger makes it unknown."""
-    path = tmp_path / "db.sqlite3"
-    with SQLiteStore(path) as store:
-        store.set("session", "s1", "k", [user("hi")])
-        raw = sqlite3.connect(path)
-        raw.execute("UPDATE slots SET value=? WHERE scope_id='s1'", ('[{"role":"user"}]',))
-        raw.commit()
-        raw.close()
-        assert store.revision("session", "s1", "k") is None
-        assert isinstance(store.set("session", "s1", "k", [user("new")]), str)
-
-
-def test_sqlite_migrates_a_table_without_revisions(tmp_path: Path) -> None:
+@pytest.mark.parametrize("with_rev", [False, True], ids=["no-rev", "rev"])
+def test_sqlite_migrates_a_version_1_file(tmp_path: Path, with_rev: bool) -> None:
+    """A file of the first layout (one JSON value per slot) is moved to one row per entry."""
     path = tmp_path / "old.sqlite3"
     raw = sqlite3.connect(path)
     raw.execute(
@@ -196,27 +196,32 @@ def test_sqlite_migrates_a_table_without_revisions(tmp_path: Path) -> None:
         "value TEXT NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (scope, scope_id, key)) "
         "WITHOUT ROWID"
     )
+    if with_rev:
+        raw.execute("ALTER TABLE slots ADD COLUMN rev TEXT")
     raw.execute(
-        "INSERT INTO slots VALUES ('session', 's1', 'chat_history', ?, 0)",
-        ('[{"role":"user","content":"old"}]',),
+        "INSERT INTO slots (scope, scope_id, key, value, updated_at) "
+        "VALUES ('session', 's1', 'chat_history', ?, 0)",
+        ('[{"role":"user","content":"old"},{"role":"assistant","content":"hi"}]',),
+    )
+    raw.execute(
+        "INSERT INTO slots (scope, scope_id, key, value, updated_at) "
+        "VALUES ('global', '', 'note', '{\"x\": 1}', 0)"
     )
     raw.commit()
     raw.close()
     with SQLiteStore(path) as store:
-        assert store.revision("session", "s1", "chat_history") is None  # unknown, not a token
+        assert isinstance(store.revision("session", "s1", "chat_history"), str)
+        assert store.get("global", "", "note") == ({"x": 1}, True)
         buf = ConversationBuffer(store=store)
         res = buf.append(user("new"), {"session_id": "s1"})
-        assert [m["content"] for m in res.messages or []] == ["old", "new"]
-        token = store.revision("session", "s1", "chat_history")
+        assert [m["content"] for m in res.messages or []] == ["old", "hi", "new"]
     with SQLiteStore(path) as store:  # reopening an up-to-date file changes nothing
         assert store.get("session", "s1", "chat_history")[0][-1]["content"] == "new"
-        assert store.revision("session", "s1", "chat_history") == token
     raw = sqlite3.connect(path)
-    assert "rev" in {row[1] for row in raw.execute("PRAGMA table_info(slots)")}
-    # The append wrote a real token: the one in the migrated row, a non-empty string.
-    (stored,) = raw.execute("SELECT rev FROM slots WHERE scope_id = 's1'").fetchone()
+    tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert tables == {"slot", "entry"}
+    assert raw.execute("SELECT count(*) FROM entry").fetchone()[0] == 3  # one row per entry
     raw.close()
-    assert isinstance(token, str) and token and stored == token
 
 
 # -- SQLite specifics -----------------------------------------------------------------------
@@ -275,7 +280,7 @@ def test_corrupt_value_raises_naming_slot_never_empty_buffer(tmp_path: Path, gar
     buf = ConversationBuffer(scope="session", key="chat_history", store=store)
     buf.append(user("hello"), {"session_id": "s1"})
     raw = sqlite3.connect(path)
-    raw.execute("UPDATE slots SET value=? WHERE scope_id='s1'", (garbage,))
+    raw.execute("UPDATE entry SET body=?", (garbage,))
     raw.commit()
     raw.close()
     slot = r"scope='session', scope_id='s1', key='chat_history'"
@@ -284,8 +289,8 @@ def test_corrupt_value_raises_naming_slot_never_empty_buffer(tmp_path: Path, gar
     assert str(path) in str(err.value)
     with pytest.raises(StorageError, match=slot):
         buf.append(user("again"), {"session_id": "s1"})
-    raw = sqlite3.connect(path)  # the corrupt value was not overwritten by an empty buffer
-    assert raw.execute("SELECT value FROM slots WHERE scope_id='s1'").fetchone()[0] == garbage
+    raw = sqlite3.connect(path)  # the corrupt entry was not overwritten by an empty buffer
+    assert raw.execute("SELECT body FROM entry").fetchall() == [(garbage,)]
     raw.close()
 
 
@@ -449,22 +454,22 @@ def test_call_that_changes_nothing_writes_nothing() -> None:
     declare = {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function"}]}
     result = {"role": "tool", "content": "Found 3 cats", "tool_call_id": "c1"}
     assert buf.append([declare, result], ctx).appended == 2
-    assert spy.kinds().count("set") == 1
+    assert spy.kinds().count("apply") == 1
 
     spy.calls.clear()
     dup = buf.append({"role": "tool", "content": "re-fired", "tool_call_id": "c1"}, ctx)
     assert (dup.appended, dup.changed) == (0, False)
-    assert "set" not in spy.kinds()  # a duplicate writes nothing
+    assert "apply" not in spy.kinds()  # a duplicate writes nothing
 
     spy.calls.clear()
     pure = buf.append(user(""), ctx)  # an empty user message is a pure read
     assert (pure.appended, pure.changed) == (0, False)
-    assert "set" not in spy.kinds()
+    assert "apply" not in spy.kinds()
 
     spy.calls.clear()
     empty = buf.append([], ctx)
     assert (empty.appended, empty.count) == (0, 2)
-    assert "set" not in spy.kinds()
+    assert "apply" not in spy.kinds()
 
 
 def test_placeholder_replacement_appends_zero_but_is_written() -> None:
@@ -476,7 +481,7 @@ def test_placeholder_replacement_appends_zero_but_is_written() -> None:
     spy.calls.clear()
     res = buf.append({"role": "tool", "content": "Found 3 cats", "tool_call_id": "c1"}, ctx)
     assert (res.appended, res.changed) == (0, True)
-    assert spy.kinds().count("set") == 1
+    assert spy.kinds().count("apply") == 1
     stored = buf.messages(ctx)
     assert stored[1] == {
         "role": "tool",

@@ -1,0 +1,196 @@
+"""Per-append cost at 2,000 and 20,000 entries, unbounded, through every layer (issue 8).
+
+One run measures, for each layer, the cost of one more one-message append
+to a buffer that already holds N entries (N = 2,000 and 20,000, no window),
+and prints the growth ratio cost(20,000) / cost(2,000); the target is <= 2x
+for every layer, i.e. no layer walks or copies the buffer per append:
+
+- ``engine``: :meth:`Buffer.append` (the pure engine);
+- ``memory``: :meth:`ConversationBuffer.append` on a :class:`MemoryStore`;
+- ``sqlite``: the same on a :class:`SQLiteStore` (a temporary file), which
+  writes only the rows an append changes;
+- ``timeline``: :meth:`Timeline.append_step`, the replay timeline;
+- ``cli``: ``python -m flowdrop_core replay REC`` in process (table output)
+  on a recording of N messages, per message (so this row includes loading,
+  validating and printing).
+
+Then it times the real command, ``python -m flowdrop_core replay`` on a
+100,000-message recording without a window (table, and ``--json``), as a
+child process: wall time and CPU time (target: under 10 s).
+
+The conversation is the mixed agent loop of ``append_bench.py`` (tool calls,
+re-fired results, dangling calls healed by placeholders). Costs are process
+CPU time (robust to other processes sharing the machine), best of
+``--repeat`` runs of ``--probe`` appends after one warm-up append.
+
+Run: ``.venv/bin/python benchmarks/layers_bench.py [--probe 2000] [--repeat 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import io
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from append_bench import agent_conversation  # noqa: E402
+from gen_long_conversation import generate  # noqa: E402
+
+from flowdrop_core.cli import main as cli_main  # noqa: E402
+from flowdrop_core.conversation import ConversationBuffer  # noqa: E402
+from flowdrop_core.engine import Buffer  # noqa: E402
+from flowdrop_core.replay import new_timeline  # noqa: E402
+from flowdrop_core.storage import MemoryStore, SQLiteStore, Store  # noqa: E402
+
+CTX = {"session_id": "bench"}
+SLOT = ("session", "bench", "chat_history")
+SIZES = (2_000, 20_000)
+
+
+def _stored(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries as the engine stores them (what a store holds after N appends)."""
+    buf = Buffer()
+    for msg in entries:
+        buf.append(msg)
+    return buf.messages()
+
+
+def _per_append(prepare: Callable[[], Callable[[dict[str, Any]], Any]], probe: list[Any]) -> float:
+    """µs of CPU per append: ``prepare()`` builds a filled layer and returns its append."""
+    append = prepare()
+    append(probe[0])  # warm-up: the first append reads the store, heals stale open calls
+    gc.collect()
+    start = time.process_time()
+    for msg in probe[1:]:
+        append(msg)
+    return (time.process_time() - start) / (len(probe) - 1) * 1e6
+
+
+def _conversation_layer(make_store: Callable[[], Store], start: list[dict[str, Any]]) -> Any:
+    def prepare() -> Callable[[dict[str, Any]], Any]:
+        store = make_store()
+        store.set(*SLOT, start)
+        buf = ConversationBuffer(store=store)
+        return lambda msg: buf.append(msg, CTX)
+
+    return prepare
+
+
+def _layers(tmp: Path) -> dict[str, Callable[[list[Any], list[Any]], Any]]:
+    counter = iter(range(1_000_000))
+
+    def engine(start: list[Any], _: list[Any]) -> Any:
+        def prepare() -> Callable[[dict[str, Any]], Any]:
+            return Buffer(start).append
+
+        return prepare
+
+    def memory(start: list[Any], _: list[Any]) -> Any:
+        return _conversation_layer(MemoryStore, start)
+
+    def sqlite(start: list[Any], _: list[Any]) -> Any:
+        return _conversation_layer(lambda: SQLiteStore(tmp / f"l{next(counter)}.sqlite3"), start)
+
+    def timeline(start: list[Any], _: list[Any]) -> Any:
+        def prepare() -> Callable[[dict[str, Any]], Any]:
+            tl = new_timeline(context=CTX, buffer=start)
+            return tl.append_step
+
+        return prepare
+
+    return {"engine": engine, "memory": memory, "sqlite": sqlite, "timeline": timeline}
+
+
+def _cli_per_message(path: Path, messages: int, repeat: int, *extra: str) -> float:
+    """µs of CPU per message for the whole ``replay`` command, in process, output discarded."""
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        start = time.process_time()
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = cli_main(["replay", str(path), *extra])
+        best = min(best, time.process_time() - start)
+        assert code == 0
+    return best / messages * 1e6
+
+
+def _write_recording(path: Path, messages: int) -> int:
+    rows = generate(messages)
+    path.write_text("".join(json.dumps(m) + "\n" for m in rows), encoding="utf-8")
+    return len(rows)
+
+
+def _child_times(args: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of a child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--probe", type=int, default=2_000, help="appends measured per size")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure (best is kept)")
+    parser.add_argument("--big", type=int, default=100_000, help="messages of the CLI run")
+    args = parser.parse_args(argv)
+
+    conv = agent_conversation(max(SIZES) + args.probe + 1)
+    results: dict[str, dict[int, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="flowdrop-layers-") as folder:
+        tmp = Path(folder)
+        for size in SIZES:
+            start = _stored(conv[:size])
+            probe = conv[size : size + args.probe + 1]
+            for name, layer in _layers(tmp).items():
+                results.setdefault(name, {})[size] = min(
+                    _per_append(layer(start, probe), probe) for _ in range(args.repeat)
+                )
+            rec = tmp / f"rec{size}.jsonl"
+            n = _write_recording(rec, size)
+            results.setdefault("cli", {})[size] = _cli_per_message(rec, n, args.repeat)
+            results.setdefault("cli --json", {})[size] = _cli_per_message(
+                rec, n, args.repeat, "--json"
+            )
+
+        print(f"per-append CPU cost, unbounded (best of {args.repeat}, {args.probe} appends)")
+        print(f"{'layer':<12} {'2,000':>10} {'20,000':>10} {'growth':>8}")
+        worst = 0.0
+        for name, by_size in results.items():
+            small, large = by_size[SIZES[0]], by_size[SIZES[1]]
+            worst = max(worst, large / small)
+            print(f"{name:<12} {small:>8.1f}µs {large:>8.1f}µs {large / small:>7.2f}x")
+        print(f"worst growth: {worst:.2f}x (target <= 2x)")
+
+        big = tmp / "big.jsonl"
+        n = _write_recording(big, args.big)
+        cmd = [sys.executable, "-m", "flowdrop_core", "replay", str(big)]
+        for label, extra in (("table", []), ("--json", ["--json"])):
+            wall, cpu = _child_times(cmd + extra)
+            print(
+                f"python -m flowdrop_core replay ({n:,} messages, no window, {label}): "
+                f"{wall:.1f} s wall, {cpu:.1f} s CPU (target < 10 s)"
+            )
+        print(f"load average while measuring: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

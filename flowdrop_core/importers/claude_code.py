@@ -1,0 +1,99 @@
+"""Claude Code session JSONL (``~/.claude/projects/*/SESSION.jsonl``).
+
+One event per line. ``user`` and ``assistant`` events carry an Anthropic
+message in ``message`` (content a string or blocks), read as the
+``anthropic`` format reads it. Claude Code writes one line per streamed block
+of an answer, each with the answer's message id: consecutive assistant lines
+with the same id are one assistant message again (origin ``line 4: message+
+line 5: message``). Other events (``summary``, ``system``,
+``file-history-snapshot``, ...) are notes. ``toolUseResult`` repeats the
+``tool_result`` block for the UI and is not read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowdrop_core.importers import anthropic
+from flowdrop_core.importers.base import Out, Problem, json_type
+from flowdrop_core.scenario import JSONProblem, parse_json
+
+NAME = "claude-code"
+EXPECTS = "JSON lines of session events {'type': 'user'|'assistant', 'message': {role, content}, 'uuid', ...}"
+
+
+def read_text(text: str, out: Out) -> None:
+    """Read every line; at least one must be a user or assistant event.
+
+    A session log is appended to as Claude Code runs (a crash can cut its last
+    line): a line that is not a readable event is a located note with the
+    line's text, not a reason to refuse the whole session.
+    """
+    messages = 0
+    first: Problem | None = None
+    streaming: Any = None  # the API message id of the assistant message being assembled
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"line {number}"
+        event = Out()
+        try:
+            read, message_id = _event(line, where, event)
+        except Problem as problem:
+            first = first or problem
+            why = str(problem).removeprefix(f"{where}: ")
+            out.note(where, "unreadable line", why, line, unknown=True)
+            continue
+        if message_id is not None and message_id == streaming and event.messages:
+            _merge(out, event)
+        else:
+            out.extend(event)
+        streaming = message_id if message_id is not None else None
+        messages += read
+    if not messages:  # not a session: say why its first unreadable line is not an event
+        raise first or Problem("", "no user or assistant event")
+
+
+def _merge(out: Out, event: Out) -> None:
+    """Claude Code writes each block of one streamed answer on its own line, all with the
+    answer's message id: they are one assistant message again (texts, then calls)."""
+    into, part = out.messages[-1], event.messages[0]
+    texts = [t for t in (into.get("content"), part.get("content")) if t]
+    calls = [*into.get("tool_calls", ()), *part.get("tool_calls", ())]
+    into["content"] = "\n".join(texts) if texts or not calls else None
+    if calls:
+        into["tool_calls"] = calls
+    out.origins[-1] += f"+{event.origins[0]}"
+    out.notes.extend(event.notes)
+    out.synthetic |= event.synthetic
+
+
+def _event(line: str, where: str, out: Out) -> tuple[int, Any]:
+    """One line: (1 when it held a user or assistant message, else 0 (a note);
+    the API message id of an assistant message made of one message, else ``None``)."""
+    try:
+        event = parse_json(line, column_only=True)
+    except JSONProblem as exc:
+        raise Problem(where, str(exc)) from None
+    if not isinstance(event, dict):
+        raise Problem(where, f"expected an event object, got {json_type(event)}")
+    kind = event.get("type")
+    if not isinstance(kind, str):
+        raise Problem(where, "event without a string 'type'")
+    if kind in ("user", "assistant"):
+        message = event.get("message")
+        if not isinstance(message, dict):
+            raise Problem(where, f"{kind} event without a 'message' object")
+        if message.get("role") != kind:
+            raise Problem(f"{where}: message", f"role {message.get('role')!r} in a {kind} event")
+        anthropic.read_message(message, f"{where}: message", out)
+        message_id = message.get("id") if kind == "assistant" and len(out.messages) == 1 else None
+        return 1, message_id if isinstance(message_id, str) and message_id else None
+    text_value = event.get("summary", event.get("content", ""))
+    out.note(
+        where,
+        f"{kind} event",
+        "not a conversation message",
+        text_value if isinstance(text_value, str) and text_value else event,
+    )
+    return 0, None

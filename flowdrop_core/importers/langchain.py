@@ -1,0 +1,333 @@
+"""LangChain and LangGraph messages in every serialized spelling.
+
+Each message may be spelled as ``messages_to_dict`` output (``{"type":
+"human", "data": {...}}``), the ``dumpd`` constructor JSON (``{"lc": 1,
+"type": "constructor", "id": [..., "AIMessage"], "kwargs": {...}}``, Python
+and JS alike), a flat ``model_dump`` as LangGraph state holds it
+(``{"type": "ai", "content": ..., "tool_calls": [...]}``), or a role-based
+dict that carries LangChain fields (``additional_kwargs.tool_calls``,
+``function_call``). The top level is a list of messages, an object with
+``messages`` (a LangGraph state), a list of states (``stream_mode="values"``:
+the last state holds the conversation) or a list of node updates
+(``stream_mode="updates"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from flowdrop_core.importers.base import (
+    ERROR_PREFIX,
+    Message,
+    Out,
+    PendingCalls,
+    Problem,
+    arguments_text,
+    json_text,
+    json_type,
+    kind_of,
+    openai_call,
+    parts_text,
+)
+
+NAME = "langchain"
+EXPECTS = (
+    "LangChain messages ({'type', 'data'}, {'lc': 1, 'type': 'constructor', ...}, "
+    "flat {'type': 'human'|'ai'|..., 'content'}, or role dicts with 'additional_kwargs'), "
+    "a LangGraph state {'messages': [...]} or a list of states/updates"
+)
+
+TYPES = {
+    "human": "user",
+    "user": "user",
+    "ai": "assistant",
+    "assistant": "assistant",
+    "system": "system",
+    "developer": "system",
+    "tool": "tool",
+    "function": "function",
+}
+CLASSES = {
+    "HumanMessage": "user",
+    "AIMessage": "assistant",
+    "SystemMessage": "system",
+    "ToolMessage": "tool",
+    "FunctionMessage": "function",
+}
+KNOWN = (
+    "type", "data", "content", "additional_kwargs", "response_metadata", "name", "id", "role",
+    "tool_calls", "invalid_tool_calls", "tool_call_chunks", "usage_metadata", "tool_call_id",
+    "artifact", "status", "example", "lc", "kwargs",
+)  # fmt: skip
+CALL_PARTS = frozenset({"tool_use", "tool_call", "function_call"})
+LEFT_OUT_PARTS = {
+    "thinking": "model reasoning is not a conversation message",
+    "reasoning": "model reasoning is not a conversation message",
+}
+MEDIA = frozenset({"image_url", "image", "audio", "file", "video", "input_audio"})
+
+
+def read(document: Any, out: Out) -> None:
+    """Read a list of messages, a LangGraph state, or a list of stream values / updates."""
+    if isinstance(document, dict) and "messages" in document:
+        _read_list(document["messages"], "messages", out)
+        return
+    if isinstance(document, list) and document and all(_is_state(v) for v in document):
+        _read_states(document, out)
+        return
+    if isinstance(document, list) and document and all(_is_update(v) for v in document):
+        for i, update in enumerate(document):
+            for node, state in update.items():
+                _read_list(state["messages"], f"[{i}].{node}.messages", out)
+        return
+    if not isinstance(document, list):
+        raise Problem(
+            "",
+            f"expected a list of messages or an object with 'messages', got {json_type(document)}",
+        )
+    _read_list(document, "", out)
+
+
+def _is_state(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("messages"), list)
+
+
+def _is_update(value: Any) -> bool:
+    return isinstance(value, dict) and bool(value) and all(_is_state(v) for v in value.values())
+
+
+def _read_states(states: list[Any], out: Out) -> None:
+    """``stream_mode="values"``: each state holds the conversation so far; read the last."""
+    last = len(states) - 1
+    _read_list(states[last]["messages"], f"[{last}].messages", out)
+    kept = {json_text(m) for m in states[last]["messages"]}
+    for i, state in enumerate(states[:last]):
+        for k, message in enumerate(state["messages"]):
+            if json_text(message) not in kept:
+                out.note(
+                    f"[{i}].messages[{k}]",
+                    "message missing from the last state",
+                    "an earlier stream value held it, the last one does not",
+                    message,
+                )
+
+
+def _read_list(items: Any, prefix: str, out: Out) -> None:
+    if not isinstance(items, list):
+        raise Problem(prefix, f"expected a list, got {json_type(items)}")
+    pending = PendingCalls()
+    for i, item in enumerate(items):
+        where = f"{prefix}[{i}]"
+        out.add(message(item, where, out, pending), where)
+
+
+def _named_result(item: dict[str, Any], where: str, pending: PendingCalls) -> Message | None:
+    """A LangChain-JS tool result as Langfuse's JS handler writes it: ``role`` is the tool's
+    name and there is no ``tool_call_id``; it answers the oldest open call of that name."""
+    role = item.get("role")
+    if not isinstance(role, str) or role in TYPES or "tool_call_id" in item or "type" in item:
+        return None
+    call_id = pending.answer(role)
+    if call_id is None:
+        return None  # not a result: the role is reported as unknown below
+    content = item.get("content", "")
+    if not isinstance(content, str | None):
+        raise Problem(f"{where}.content", f"expected a string, got {json_type(content)}")
+    return {"role": "tool", "content": content, "tool_call_id": call_id}
+
+
+def _unwrap(item: dict[str, Any], where: str) -> tuple[str, dict[str, Any], str]:
+    """``(role, fields, origin of the fields)`` of one message in any spelling."""
+    if item.get("lc") == 1 and item.get("type") == "constructor":
+        ids = item.get("id")
+        cls = ids[-1] if isinstance(ids, list) and ids and isinstance(ids[-1], str) else None
+        kwargs = item.get("kwargs", {})
+        if not isinstance(kwargs, dict):
+            raise Problem(f"{where}.kwargs", f"expected an object, got {json_type(kwargs)}")
+        base = cls.removesuffix("Chunk") if cls else None
+        if base == "ChatMessage":
+            return _chat_role(kwargs.get("role"), f"{where}.kwargs"), kwargs, f"{where}.kwargs"
+        if base not in CLASSES:
+            raise Problem(where, f"unknown LangChain class {cls!r}")
+        return CLASSES[base], kwargs, f"{where}.kwargs"
+    kind = kind_of(item)
+    if "type" in item and kind is None:
+        raise Problem(where, f"'type' must be a string, got {json_type(item['type'])}")
+    if "data" in item and isinstance(item.get("data"), dict) and kind is not None:
+        data = item["data"]
+        return _type_role(kind, data, where), data, f"{where}.data"
+    if kind is not None:
+        return _type_role(kind, item, where), item, where
+    if "role" in item:
+        return _chat_role(item["role"], where), item, where
+    raise Problem(where, "missing 'type'")
+
+
+def _type_role(kind: str, data: dict[str, Any], where: str) -> str:
+    base = kind.removesuffix("MessageChunk").removesuffix("Chunk").lower()
+    if base == "chat":
+        return _chat_role(data.get("role"), where)
+    if base in TYPES:
+        return TYPES[base]
+    raise Problem(where, f"unknown message type {kind!r} (expected human, ai, system or tool)")
+
+
+def _chat_role(role: Any, where: str) -> str:
+    if isinstance(role, str) and role in TYPES:
+        return TYPES[role]
+    shown = repr(role)
+    raise Problem(where, f"unknown role {shown} (expected user, assistant, system or tool)")
+
+
+def message(item: Any, where: str, out: Out, pending: PendingCalls) -> Message:
+    """One LangChain message, in any spelling, as a provider-flat message."""
+    if not isinstance(item, dict):
+        raise Problem(where, f"expected a message object, got {json_type(item)}")
+    named = _named_result(item, where, pending)
+    if named is not None:
+        return named
+    role, data, at = _unwrap(item, where)
+    out.foreign(data, at, KNOWN, NAME)
+    extra = data.get("additional_kwargs")
+    extra = extra if isinstance(extra, dict) else {}
+    _reasoning_notes(extra, at, out)
+    calls = _calls(data, extra, at) if role == "assistant" else []
+    out.synthetic.update(
+        c["id"] for c in calls if c["id"] == f"{at}.additional_kwargs.function_call"
+    )
+    call_ids = {c["id"] for c in calls}
+    content = data.get("content", "")
+    if isinstance(content, list):
+        content = _parts(content, f"{at}.content", out, call_ids)
+    elif isinstance(content, dict):
+        out.note(
+            f"{at}.content",
+            "content that is an object",
+            f"{NAME} content is text or blocks; shown as its JSON",
+            content,
+            unknown=True,
+        )
+        content = json_text(content)
+    elif content is not None and not isinstance(content, str):
+        raise Problem(
+            f"{at}.content",
+            f"expected a string or a list of content parts, got {json_type(content)}",
+        )
+    if role == "function":
+        name = data.get("name")
+        call_id = pending.answer(name if isinstance(name, str) else None)
+        if call_id is None:
+            out.note(
+                at, "function result without a call", "no earlier function_call is open", name or ""
+            )
+        return {"role": "tool", "content": content, "tool_call_id": call_id}
+    result: Message = {"role": role, "content": content}
+    if calls:
+        result["tool_calls"] = calls
+        if content == "":
+            result["content"] = None
+        for call in calls:
+            if isinstance(call["id"], str):
+                pending.declare(call["id"], call["function"]["name"])
+    if role == "tool":
+        if data.get("status") == "error" and isinstance(content, str):
+            result["content"] = ERROR_PREFIX + content
+        if "tool_call_id" in data:  # an id-less result is imported as such (MEM-1 judges it)
+            result["tool_call_id"] = data["tool_call_id"]
+    return result
+
+
+def _reasoning_notes(extra: dict[str, Any], at: str, out: Out) -> None:
+    """Reasoning a provider integration keeps in ``additional_kwargs``: a note with its text."""
+    for key in ("reasoning", "reasoning_content", "thinking"):
+        value = extra.get(key)
+        if value in (None, "", [], {}):
+            continue
+        texts: list[str] = []
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, dict):
+            for item in value.get("summary") or ():
+                if isinstance(item, dict) and isinstance(item.get("text"), str):
+                    texts.append(item["text"])
+        out.note(
+            f"{at}.additional_kwargs.{key}",
+            "reasoning",
+            "model reasoning is not a conversation message",
+            "\n".join(texts) if texts else value,
+        )
+
+
+def _calls(data: dict[str, Any], extra: dict[str, Any], at: str) -> list[dict[str, Any]]:
+    """Tool calls: ``tool_calls`` (+ ``invalid_tool_calls``), else the OpenAI ones in
+    ``additional_kwargs``, and a legacy ``additional_kwargs.function_call``."""
+    calls: list[dict[str, Any]] = []
+    raw = data.get("tool_calls")
+    if raw:
+        if not isinstance(raw, list):
+            raise Problem(f"{at}.tool_calls", f"expected a list, got {json_type(raw)}")
+        calls = [openai_call(c, f"{at}.tool_calls[{k}]") for k, c in enumerate(raw)]
+    elif extra.get("tool_calls"):
+        raw = extra["tool_calls"]
+        if not isinstance(raw, list):
+            raise Problem(
+                f"{at}.additional_kwargs.tool_calls", f"expected a list, got {json_type(raw)}"
+            )
+        calls = [
+            openai_call(c, f"{at}.additional_kwargs.tool_calls[{k}]") for k, c in enumerate(raw)
+        ]
+    invalid = data.get("invalid_tool_calls")
+    if isinstance(invalid, list):
+        calls.extend(openai_call(c, f"{at}.invalid_tool_calls[{k}]") for k, c in enumerate(invalid))
+    legacy = extra.get("function_call")
+    if isinstance(legacy, dict) and not calls:
+        where = f"{at}.additional_kwargs.function_call"
+        calls.append(
+            {
+                "id": where,
+                "type": "function",
+                "function": {
+                    "name": legacy.get("name"),
+                    "arguments": arguments_text(legacy.get("arguments")),
+                },
+            }
+        )
+    return calls
+
+
+def _parts(parts: list[Any], where: str, out: Out, call_ids: set[Any]) -> str:
+    """Content blocks: call blocks that repeat ``tool_calls`` are dropped, others noted."""
+    texts: list[str] = []
+    for k, part in enumerate(parts):
+        at = f"{where}[{k}]"
+        kind = kind_of(part) if isinstance(part, dict) else None
+        if kind in CALL_PARTS and isinstance(part, dict):
+            if part.get("id") not in call_ids:
+                out.note(
+                    at,
+                    f"{kind} block not in tool_calls",
+                    "LangChain reads calls from tool_calls; this block declares one it lacks",
+                    part,
+                )
+            continue
+        text = _one_part(part, at, out)
+        if text is not None:
+            texts.append(text)
+    return "\n".join(texts)
+
+
+def _one_part(part: Any, at: str, out: Out) -> str | None:
+    """One content block's text (``None`` when it was left out as a note)."""
+    sub = Out()
+    try:
+        text = parts_text(
+            [part], "", sub, NAME, {"text": "text"}, MEDIA, LEFT_OUT_PARTS, strings=True
+        )
+    except Problem as problem:
+        raise Problem(at, problem.what) from None
+    for note in sub.notes:
+        out.notes.append(replace(note, where=at))
+    if sub.notes and not text:
+        return None
+    return text

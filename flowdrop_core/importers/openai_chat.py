@@ -1,0 +1,242 @@
+"""OpenAI Chat Completions: request bodies, response objects and stored buffer rows.
+
+Reads a JSON list of messages, an object with ``messages`` (a request body),
+an object with ``choices`` (a response object: ``choices[0].message`` is the
+reply; other choices are notes), both, or a list of request bodies each
+followed by its response (a recording of API calls: what the last call saw,
+then its reply). Messages may use the legacy
+``function_call`` / ``role: "function"`` spelling, content parts of every
+type, and the buffer's own row shape (``metadata.tool_calls``,
+``metadata.tool_call_id``, ``metadata.healed``), as GR-MEM reads everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowdrop_core.importers.base import (
+    Message,
+    Out,
+    PendingCalls,
+    Problem,
+    arguments_text,
+    json_text,
+    json_type,
+    last_call,
+    marker,
+    openai_calls,
+    parts_text,
+    role_of,
+)
+
+NAME = "openai-chat"
+EXPECTS = (
+    "a list of chat messages (role, content, tool_calls, tool_call_id), an object with "
+    "'messages' (a request body) or 'choices' (a response object)"
+)
+
+ROLES = ("system", "user", "assistant", "tool", "function")
+ALIASES = {"developer": "system"}
+TEXT_PARTS = {"text": "text", "refusal": "refusal"}
+MEDIA_PARTS = frozenset({"image_url", "input_audio", "file", "image", "audio"})
+KNOWN = ("role", "content", "name", "tool_calls", "tool_call_id", "function_call", "metadata")
+KNOWN_ASSISTANT = (*KNOWN, "refusal", "audio")
+
+
+def read(document: Any, out: Out) -> None:
+    """Read a request body, a response object, a list of messages, or both."""
+    if isinstance(document, dict) and "system" in document and "messages" in document:
+        raise Problem(
+            "system", "a top-level system prompt is Anthropic's layout, not OpenAI Chat's"
+        )
+    pending = PendingCalls()
+    if isinstance(document, dict) and "choices" in document:
+        if "messages" in document:
+            _read_list(document["messages"], "messages", out, pending)
+        _read_choices(document["choices"], out, pending)
+        return
+    if isinstance(document, list) and document and all(_is_exchange(v) for v in document):
+        _read_exchanges(document, out)
+    elif isinstance(document, list):
+        _read_list(document, "", out, pending)
+    elif isinstance(document, dict) and "role" in document and "messages" not in document:
+        out.add(chat_message(document, "", out, pending), "")
+    elif isinstance(document, dict):
+        if "messages" not in document:
+            raise Problem("", "no 'messages' or 'choices' at the top level")
+        _read_list(document["messages"], "messages", out, pending)
+    else:
+        raise Problem(
+            "",
+            f"expected a list of messages or an object with 'messages', got {json_type(document)}",
+        )
+
+
+def _is_exchange(value: Any) -> bool:
+    """A request body (``messages``) or a response object (``choices``), not a message."""
+    return (
+        isinstance(value, dict)
+        and "role" not in value
+        and ("messages" in value or "choices" in value)
+    )
+
+
+def _read_exchanges(items: list[Any], out: Out) -> None:
+    """A recording of API calls: request bodies, each followed by its response.
+
+    Each request repeats the conversation so far, so the conversation is what
+    the last call saw, then its reply; what only an earlier call held is a note.
+    """
+    calls: list[tuple[str, Out]] = []
+    for i, item in enumerate(items):
+        if "messages" in item or not calls:
+            calls.append((f"call [{i}]", Out()))
+        call = calls[-1][1]
+        where = f"[{i}]"
+        pending = PendingCalls()
+        if "messages" in item:
+            _read_list(item["messages"], f"{where}.messages", call, pending)
+        if "choices" in item:
+            _read_choices(item["choices"], call, pending, prefix=f"{where}.")
+    last_call(calls, out, "an earlier call held it; the last call does not")
+
+
+def _read_list(items: Any, prefix: str, out: Out, pending: PendingCalls) -> None:
+    if not isinstance(items, list):
+        raise Problem(prefix, f"expected a list, got {json_type(items)}")
+    for i, item in enumerate(items):
+        where = f"{prefix}[{i}]"
+        out.add(chat_message(item, where, out, pending), where)
+
+
+def _read_choices(choices: Any, out: Out, pending: PendingCalls, prefix: str = "") -> None:
+    if not isinstance(choices, list):
+        raise Problem(f"{prefix}choices", f"expected a list, got {json_type(choices)}")
+    for k, choice in enumerate(choices):
+        where = f"{prefix}choices[{k}]"
+        if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+            raise Problem(where, "expected a choice object with a 'message'")
+        if k == 0:
+            out.add(chat_message(choice["message"], f"{where}.message", out, pending), where)
+        else:
+            out.note(
+                where,
+                "another choice",
+                "a response's alternative completions are not one conversation; "
+                "choices[0] is imported",
+                choice["message"],
+            )
+
+
+def chat_message(
+    message: Any, where: str, out: Out, pending: PendingCalls | None = None
+) -> Message:
+    """One OpenAI Chat message (or stored buffer row) as a provider-flat message.
+
+    Content is kept as given (``null`` stays ``null``); a list of parts
+    becomes their text joined by newlines. A legacy ``function_call`` is a
+    tool call whose id is its origin (the source has none); a ``function``
+    message answers the oldest open call of its name.
+    """
+    pending = pending if pending is not None else PendingCalls()
+    if not isinstance(message, dict):
+        raise Problem(where, f"expected a message object, got {json_type(message)}")
+    if "role" not in message:
+        raise Problem(where, "missing 'role'")
+    role = role_of(message["role"], where, ROLES, ALIASES)
+    out.foreign(message, where, KNOWN_ASSISTANT if role == "assistant" else KNOWN, NAME)
+    content = message.get("content")
+    if isinstance(content, list):
+        content = parts_text(content, f"{where}.content", out, NAME, TEXT_PARTS, MEDIA_PARTS)
+    elif isinstance(content, dict):
+        # Tracing integrations log a tool's structured output as the content itself.
+        out.note(
+            f"{where}.content",
+            "content that is an object",
+            f"{NAME} content is text; shown as its JSON",
+            content,
+            unknown=True,
+        )
+        content = json_text(content)
+    elif content is not None and not isinstance(content, str):
+        raise Problem(
+            f"{where}.content",
+            f"expected a string, a list of content parts or null, got {json_type(content)}",
+        )
+    if role == "assistant":
+        content = _assistant_extras(message, where, content)
+    metadata = message.get("metadata", {})
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise Problem(f"{where}.metadata", f"expected an object, got {json_type(metadata)}")
+    if role == "function":
+        return _function_result(message, where, content, out, pending)
+    result: Message = {"role": role, "content": content}
+    raw_calls = message["tool_calls"] if "tool_calls" in message else metadata.get("tool_calls")
+    calls = openai_calls(raw_calls, f"{where}.tool_calls")
+    legacy = message.get("function_call")
+    if legacy is not None:
+        calls.append(_legacy_call(legacy, f"{where}.function_call"))
+        out.synthetic.add(f"{where}.function_call")
+    if calls:
+        if role != "assistant":
+            raise Problem(
+                where, f"'tool_calls' on a {role} message; only assistant turns call tools"
+            )
+        result["tool_calls"] = calls
+        for call in calls:
+            if isinstance(call["id"], str):
+                pending.declare(call["id"], call["function"]["name"])
+    if role == "tool":
+        if "tool_call_id" in message:
+            result["tool_call_id"] = message["tool_call_id"]
+        elif "tool_call_id" in metadata:
+            result["tool_call_id"] = metadata["tool_call_id"]
+    if metadata.get("healed") is True:
+        result["metadata"] = {"healed": True}
+    return result
+
+
+def _assistant_extras(message: dict[str, Any], where: str, content: str | None) -> str | None:
+    """A response message's ``refusal`` and ``audio`` transcript, appended to its content."""
+    extra: list[str] = []
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal:
+        extra.append(refusal)
+    audio = message.get("audio")
+    if isinstance(audio, dict):
+        transcript = audio.get("transcript")
+        extra.append(
+            marker("audio", audio.get("id"), transcript if isinstance(transcript, str) else None)
+        )
+    if not extra:
+        return content
+    return "\n".join([content, *extra] if content else extra)
+
+
+def _legacy_call(call: Any, where: str) -> dict[str, Any]:
+    """A legacy ``function_call`` (no id in the source): its origin becomes its id."""
+    if not isinstance(call, dict):
+        raise Problem(where, f"expected a function_call object, got {json_type(call)}")
+    return {
+        "id": where,
+        "type": "function",
+        "function": {"name": call.get("name"), "arguments": arguments_text(call.get("arguments"))},
+    }
+
+
+def _function_result(
+    message: dict[str, Any], where: str, content: Any, out: Out, pending: PendingCalls
+) -> Message:
+    """A legacy ``role: "function"`` result, paired with the oldest open call of its name."""
+    name = message.get("name")
+    call_id = pending.answer(name if isinstance(name, str) else None)
+    if call_id is None:
+        out.note(
+            where,
+            "function result without a call",
+            f"no earlier function_call named {name!r} is open; imported with no tool_call_id",
+            name if isinstance(name, str) else "",
+        )
+    return {"role": "tool", "content": content, "tool_call_id": call_id}

@@ -1,0 +1,259 @@
+"""OpenTelemetry GenAI semantic conventions: messages, spans and OTLP-JSON exports.
+
+Messages are ``{"role", "parts": [...]}`` with parts ``text``,
+``tool_call``, ``tool_call_response``, ``reasoning``, ``blob`` / ``uri`` /
+``file`` and ``server_tool_call`` / ``server_tool_call_response``. The
+top level is a list of messages, an attribute map (``gen_ai.input.messages``,
+``gen_ai.output.messages``, ``gen_ai.system_instructions``; values may be JSON
+text), a span with such attributes, a list of spans, or an OTLP-JSON export
+(``resourceSpans[].scopeSpans[].spans[]``). A trace's conversation is what
+its last model call saw: system instructions, input, then output.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowdrop_core.importers.base import (
+    Message,
+    Out,
+    Problem,
+    arguments_text,
+    json_text,
+    json_type,
+    kind_of,
+    last_call,
+    marker,
+    role_of,
+)
+from flowdrop_core.scenario import JSONProblem, parse_json
+
+NAME = "otel-genai"
+EXPECTS = (
+    "OpenTelemetry GenAI messages {'role', 'parts': [{'type', ...}]}, a span whose attributes "
+    "hold gen_ai.input.messages / gen_ai.output.messages, or an OTLP-JSON export"
+)
+
+INPUT = "gen_ai.input.messages"
+OUTPUT = "gen_ai.output.messages"
+SYSTEM = "gen_ai.system_instructions"
+ROLES = ("system", "user", "assistant", "tool")
+MEDIA = frozenset({"blob", "uri", "file"})
+KNOWN = ("role", "parts", "name", "finish_reason")
+
+
+def read(document: Any, out: Out) -> None:
+    """Read messages, attributes, a span, a list of spans or an OTLP-JSON export."""
+    if isinstance(document, list) and document and all(_is_span(s) for s in document):
+        _read_spans([(f"[{i}]", s) for i, s in enumerate(document)], out)
+    elif isinstance(document, list):
+        read_messages(document, "", out)
+    elif isinstance(document, dict) and "resourceSpans" in document:
+        _read_spans(_otlp_spans(document), out)
+    elif isinstance(document, dict) and _is_span(document):
+        _read_spans([("", document)], out)
+    elif isinstance(document, dict) and any(k in document for k in (INPUT, OUTPUT)):
+        _read_attributes(document, "", out)
+    else:
+        raise Problem(
+            "",
+            f"expected GenAI messages, a span with {INPUT} or an OTLP export, "
+            f"got {json_type(document)}",
+        )
+
+
+def _is_span(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("attributes"), dict | list)
+
+
+def _otlp_spans(document: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    spans: list[tuple[str, dict[str, Any]]] = []
+    resources = document["resourceSpans"]
+    if not isinstance(resources, list):
+        raise Problem("resourceSpans", f"expected a list, got {json_type(resources)}")
+    for r, resource in enumerate(resources):
+        scopes = resource.get("scopeSpans", []) if isinstance(resource, dict) else None
+        if not isinstance(scopes, list):
+            raise Problem(f"resourceSpans[{r}].scopeSpans", "expected a list")
+        for s, scope in enumerate(scopes):
+            items = scope.get("spans", []) if isinstance(scope, dict) else None
+            if not isinstance(items, list):
+                raise Problem(f"resourceSpans[{r}].scopeSpans[{s}].spans", "expected a list")
+            for k, span in enumerate(items):
+                if isinstance(span, dict):
+                    spans.append((f"resourceSpans[{r}].scopeSpans[{s}].spans[{k}]", span))
+    return spans
+
+
+def _start(span: dict[str, Any]) -> int:
+    value = span.get("startTimeUnixNano", span.get("start_time", 0))
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _read_spans(spans: list[tuple[str, dict[str, Any]]], out: Out) -> None:
+    """Spans in start order; the conversation is what the last one carrying messages saw."""
+    calls: list[tuple[str, Out]] = []
+    for where, span in sorted(spans, key=lambda item: _start(item[1])):
+        raw = span.get("attributes", [])  # a span without attributes carries no messages
+        if not isinstance(raw, dict | list):
+            raise Problem(f"{where}.attributes", f"expected a list or object, got {json_type(raw)}")
+        attributes = _attributes(raw, f"{where}.attributes")
+        if not any(k in attributes for k in (INPUT, OUTPUT)):
+            continue
+        call = Out()
+        _read_attributes(attributes, f"{where}.attributes", call)
+        name = span.get("name")
+        calls.append((f"span {name!r}" if isinstance(name, str) else f"span {where}", call))
+    if not calls:
+        raise Problem("", f"no span carries {INPUT} or {OUTPUT}")
+    last_call(calls, out, "an earlier model call held it; the last call does not")
+
+
+def _attributes(value: Any, where: str) -> dict[str, Any]:
+    """A span's attributes as a map: OTLP's ``[{"key", "value": {"stringValue"}}]`` or a dict."""
+    if isinstance(value, dict):
+        return value
+    result: dict[str, Any] = {}
+    for k, item in enumerate(value):
+        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+            raise Problem(f"{where}[{k}]", "expected an attribute {'key', 'value'}")
+        result[item["key"]] = _any_value(item.get("value"))
+    return result
+
+
+def _any_value(value: Any) -> Any:
+    """An OTLP ``AnyValue`` as plain JSON."""
+    if not isinstance(value, dict):
+        return value
+    for key in ("stringValue", "boolValue", "intValue", "doubleValue"):
+        if key in value:
+            return value[key]
+    if "arrayValue" in value and isinstance(value["arrayValue"], dict):
+        return [_any_value(v) for v in value["arrayValue"].get("values", [])]
+    if "kvlistValue" in value and isinstance(value["kvlistValue"], dict):
+        return {
+            kv.get("key"): _any_value(kv.get("value"))
+            for kv in value["kvlistValue"].get("values", [])
+            if isinstance(kv, dict)
+        }
+    return value
+
+
+def _json_value(value: Any, where: str) -> Any:
+    if isinstance(value, str):
+        try:
+            return parse_json(value)
+        except JSONProblem as exc:
+            raise Problem(where, str(exc)) from None
+    return value
+
+
+def _read_attributes(attributes: dict[str, Any], prefix: str, out: Out) -> None:
+    """System instructions, then input messages, then output messages."""
+    at = (lambda key: f"{prefix}[{key!r}]") if prefix else (lambda key: key)
+    if SYSTEM in attributes:
+        parts = _json_value(attributes[SYSTEM], at(SYSTEM))
+        if not isinstance(parts, list):
+            raise Problem(at(SYSTEM), f"expected a list of parts, got {json_type(parts)}")
+        message = _message({"role": "system", "parts": parts}, at(SYSTEM), out)
+        if message is not None:
+            out.add(message, at(SYSTEM))
+    for key in (INPUT, OUTPUT):
+        if key in attributes:
+            messages = _json_value(attributes[key], at(key))
+            if not isinstance(messages, list):
+                raise Problem(at(key), f"expected a list of messages, got {json_type(messages)}")
+            read_messages(messages, at(key), out)
+
+
+def read_messages(items: list[Any], prefix: str, out: Out) -> None:
+    """A list of GenAI messages."""
+    for i, item in enumerate(items):
+        where = f"{prefix}[{i}]"
+        message = _message(item, where, out)
+        if message is not None:
+            out.add(message, where)
+
+
+def _message(item: Any, where: str, out: Out) -> Message | None:
+    """One GenAI message; its tool_call_response parts become tool messages of their own."""
+    if not isinstance(item, dict):
+        raise Problem(where, f"expected a message object, got {json_type(item)}")
+    if "role" not in item:
+        raise Problem(where, "missing 'role'")
+    if "parts" not in item:
+        raise Problem(where, "missing 'parts'")
+    role = role_of(item["role"], where, ROLES, {})
+    out.foreign(item, where, KNOWN, NAME)
+    parts = item["parts"]
+    if not isinstance(parts, list):
+        raise Problem(f"{where}.parts", f"expected a list, got {json_type(parts)}")
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    results = 0
+    for k, part in enumerate(parts):
+        at = f"{where}.parts[{k}]"
+        if not isinstance(part, dict):
+            raise Problem(at, f"expected a part object, got {json_type(part)}")
+        kind = kind_of(part)
+        if kind is None:
+            raise Problem(at, "part without a string 'type'")
+        if kind == "text":
+            text = part.get("content")
+            if not isinstance(text, str):
+                raise Problem(at, "text part without a string 'content'")
+            texts.append(text)
+        elif kind == "tool_call":
+            calls.append(
+                {
+                    "id": part.get("id"),
+                    "type": "function",
+                    "function": {
+                        "name": part.get("name"),
+                        "arguments": arguments_text(part.get("arguments")),
+                    },
+                }
+            )
+        elif kind == "tool_call_response":
+            response = part.get("response")
+            content = response if isinstance(response, str) else json_text(response)
+            out.add({"role": "tool", "content": content, "tool_call_id": part.get("id")}, at)
+            results += 1
+        elif kind == "reasoning":
+            out.note(
+                at,
+                "reasoning part",
+                "model reasoning is not a conversation message",
+                part.get("content", part),
+            )
+        elif kind in MEDIA:
+            texts.append(marker(kind, part.get("modality") or part.get("mime_type")))
+        elif kind in ("server_tool_call", "server_tool_call_response"):
+            body = part.get(kind, {})
+            name = part.get("name")
+            label = f"{kind} {name}" if isinstance(name, str) else kind
+            texts.append(marker(label, part.get("id"), body))
+        else:
+            text = part.get("content")
+            texts.append(text if isinstance(text, str) else f"[{kind}]")
+            out.note(
+                at,
+                f"unknown part type {kind!r}",
+                f"{NAME} has no such part type; "
+                + ("its content is kept" if isinstance(text, str) else "shown as a marker"),
+                part,
+                unknown=True,
+            )
+    if results and not texts and not calls:
+        return None
+    message: Message = {"role": role, "content": "\n".join(texts) if texts or not calls else None}
+    if calls:
+        if role != "assistant":
+            raise Problem(
+                where, f"tool_call part on a {role} message; only assistant turns call tools"
+            )
+        message["tool_calls"] = calls
+    return message

@@ -1,0 +1,63 @@
+"""Storage backends for buffers and memory values, keyed by ``(scope, scope_id, key)``.
+
+One protocol, several backends (a small registry of modules):
+
+- :mod:`~flowdrop_core.storage.base`: the :class:`Store` protocol, revisions,
+  conditional writes (:class:`RevisionConflict`), deltas (:class:`Delta`,
+  :class:`Op`) and errors. Standard library only, so a backend imports it
+  without pulling another backend in.
+- :mod:`~flowdrop_core.storage.delta`: the one function turning an append's
+  events into a delta (:func:`delta_from_events`).
+- :mod:`~flowdrop_core.storage.memory`: :class:`MemoryStore`, process-local,
+  the default for tests and the playground.
+- :mod:`~flowdrop_core.storage.sqlite`: :class:`SQLiteStore`, a real SQLite
+  file in WAL mode with one row per entry, the embedded default for anything
+  that must survive a restart.
+
+``lock()`` is the MEM-12 slot lock; every write can be conditional on the
+revision it read (compare and set), which is what makes an unserialized
+append safe: see :mod:`flowdrop_core.storage.base` and ``STORE-PROTOCOL`` in
+the README.
+"""
+
+from __future__ import annotations
+
+from flowdrop_core.storage.base import (
+    ANY,
+    Delta,
+    Op,
+    RevisionConflict,
+    Slot,
+    Snapshot,
+    StorageError,
+    Store,
+    StoreBusyError,
+    apply_ops,
+    check_ops,
+    new_revision,
+    slot_label,
+)
+from flowdrop_core.storage.delta import delta_from_events
+from flowdrop_core.storage.memory import MemoryStore
+from flowdrop_core.storage.sqlite import DB_ENV, SQLiteStore, default_db_path
+
+__all__ = [
+    "ANY",
+    "DB_ENV",
+    "Delta",
+    "MemoryStore",
+    "Op",
+    "RevisionConflict",
+    "SQLiteStore",
+    "Slot",
+    "Snapshot",
+    "StorageError",
+    "Store",
+    "StoreBusyError",
+    "apply_ops",
+    "check_ops",
+    "default_db_path",
+    "delta_from_events",
+    "new_revision",
+    "slot_label",
+]

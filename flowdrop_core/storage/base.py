@@ -1,0 +1,384 @@
+"""The store protocol every backend implements: revisions, conditional writes and deltas.
+
+This module imports nothing but the standard library, so a backend (memory,
+SQLite, Redis, ...) can implement :class:`Store` without pulling another
+backend in. The protocol in one paragraph:
+
+- A **slot** is ``(scope, scope_id, key)``. It is empty or holds a value; a
+  conversation buffer is a list of entry dicts, stored so that a change costs
+  the rows it touches (:meth:`Store.apply`), not the whole list.
+- A **revision** is an opaque string the store hands out on every successful
+  write of a slot. It is fresh: no later write of any slot, in any process,
+  returns it again (a delete followed by a write included). An empty slot's
+  revision is ``None``.
+- Every write can be **conditional** (compare and set, MEM-12):
+  ``expected=<revision>`` means "only if the slot is still at the revision I
+  read"; ``expected=None`` means "only if the slot is empty"; ``expected=ANY``
+  (the default of :meth:`Store.set` and :meth:`Store.delete`) writes
+  unconditionally. A failed condition raises :class:`RevisionConflict` and
+  changes nothing. :meth:`Store.apply` is always conditional.
+- A **delta** (:class:`Delta`) is an ordered tuple of :class:`Op`; each op's
+  position counts in the buffer as it stands when that op runs, exactly like
+  the engine's events, so applying the ops in order to the list at
+  ``expected`` yields the new list. ``Delta.count`` is the length after.
+- ``timeout`` on a write bounds how long the backend may wait for its own
+  write lock (SQLite's busy wait, a Redis round trip...). Past it the write
+  raises :class:`StoreBusyError` and changes nothing. ``None``: the store's
+  default.
+- :meth:`Store.lock` is the MEM-12 slot lock: a bounded wait that yields
+  whether it was acquired and never raises for a timeout.
+
+Entries are treated as immutable: the engine never mutates an entry dict,
+and callers must not mutate the dicts a store or a buffer hands out.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import uuid
+import weakref
+from collections import deque
+from collections.abc import Iterable, MutableSequence
+from contextlib import AbstractContextManager
+from typing import Any, Final, Literal, NamedTuple, Protocol, runtime_checkable
+
+__all__ = [
+    "ANY",
+    "Delta",
+    "Op",
+    "RevisionConflict",
+    "Slot",
+    "Snapshot",
+    "StorageError",
+    "Store",
+    "StoreBusyError",
+    "apply_ops",
+    "check_ops",
+    "new_revision",
+    "slot_label",
+]
+
+Slot = tuple[str, str, str]
+
+
+def slot_label(scope: str, scope_id: str, key: str) -> str:
+    """Human-readable slot name used in every error and warning."""
+    return f"(scope={scope!r}, scope_id={scope_id!r}, key={key!r})"
+
+
+class StorageError(RuntimeError):
+    """A stored value cannot be read or written; names the slot and, for files, the path.
+
+    Raised instead of ever returning an empty buffer for a corrupt value.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        scope: str | None = None,
+        scope_id: str | None = None,
+        key: str | None = None,
+        path: str | os.PathLike[str] | None = None,
+    ) -> None:
+        where = []
+        if scope is not None:
+            where.append(f"slot {slot_label(scope, scope_id or '', key or '')}")
+        if path is not None:
+            where.append(f"file {os.fspath(path)!r}")
+        super().__init__(f"{message} [{', '.join(where)}]" if where else message)
+        self.scope, self.scope_id, self.key = scope, scope_id, key
+        self.path = None if path is None else os.fspath(path)
+
+    @classmethod
+    def for_slot(
+        cls, message: str, slot: Slot, path: str | os.PathLike[str] | None = None
+    ) -> StorageError:
+        """The error for one ``(scope, scope_id, key)`` slot."""
+        scope, scope_id, key = slot
+        return cls(message, scope=scope, scope_id=scope_id, key=key, path=path)
+
+
+class RevisionConflict(StorageError):
+    """A conditional write found the slot at another revision; nothing was written (MEM-12).
+
+    ``expected`` is the revision the writer read, ``actual`` the slot's
+    current one (``None``: empty). The writer re-reads and re-applies.
+    """
+
+    def __init__(
+        self,
+        slot: Slot,
+        expected: str | None,
+        actual: str | None,
+        path: str | os.PathLike[str] | None = None,
+    ) -> None:
+        scope, scope_id, key = slot
+        super().__init__(
+            f"revision conflict: expected {expected!r}, the slot is at {actual!r}",
+            scope=scope,
+            scope_id=scope_id,
+            key=key,
+            path=path,
+        )
+        self.expected, self.actual = expected, actual
+
+
+class StoreBusyError(StorageError):
+    """The backend's own write lock was not obtained within the write's ``timeout``.
+
+    Nothing was written; the write may be retried. ``progressed`` is True when
+    other writers committed while this one waited (contention: the store is
+    moving, so retrying is safe and cheap); False when nothing was committed
+    for the whole wait (a stalled writer).
+    """
+
+    progressed: bool = False
+
+
+class _Any:
+    """The type of :data:`ANY`."""
+
+    _instance: _Any | None = None
+
+    def __new__(cls) -> _Any:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ANY"
+
+
+#: ``expected=ANY``: an unconditional write (whatever the slot's revision).
+ANY: Final = _Any()
+Expected = str | None | _Any
+
+
+class Op(NamedTuple):
+    """One change of a stored buffer, at a position counted when the op runs.
+
+    ``insert``: ``entry`` goes in at ``position`` (``position == len`` appends);
+    ``replace``: the entry at ``position`` becomes ``entry``; ``delete``: the
+    entry at ``position`` is removed (``entry`` is what was there, for
+    backends that want to check it; it may be ``None``).
+    """
+
+    kind: Literal["insert", "replace", "delete"]
+    position: int
+    entry: dict[str, Any] | None = None
+
+
+class Delta(NamedTuple):
+    """What one append changed in a buffer: ordered ops and the length after them.
+
+    A named tuple (immutable, and cheap to build once per append).
+    """
+
+    ops: tuple[Op, ...]
+    count: int
+
+
+class Snapshot(NamedTuple):
+    """A slot read in one consistent step: value, whether found, and its revision."""
+
+    value: Any
+    found: bool
+    revision: str | None
+
+
+@runtime_checkable
+class Store(Protocol):
+    """What a buffer needs from a backend. ``scope`` is the scope's name (a ``str``)."""
+
+    def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
+        """Return ``(value, True)``, or ``(default, False)`` when the slot is empty.
+
+        A stored buffer comes back as a new ``list`` the caller may change.
+        """
+        ...
+
+    def read(self, scope: str, scope_id: str, key: str) -> Snapshot:
+        """The slot's value and revision read consistently (``Snapshot(None, False, None)``)."""
+        ...
+
+    def revision(self, scope: str, scope_id: str, key: str) -> str | None:
+        """The slot's revision in O(1) without decoding the value; ``None`` when empty."""
+        ...
+
+    def set(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        value: Any,
+        *,
+        expected: Expected = ANY,
+        timeout: float | None = None,
+    ) -> str:
+        """Replace the slot's whole value; return its new revision.
+
+        A list is stored as a buffer (so :meth:`apply` can change it row by
+        row later). Raises :class:`RevisionConflict` when ``expected`` is not
+        :data:`ANY` and the slot is at another revision.
+        """
+        ...
+
+    def apply(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        delta: Delta,
+        *,
+        expected: str | None,
+        timeout: float | None = None,
+    ) -> str:
+        """Apply ``delta`` to the buffer at revision ``expected``; return the new revision.
+
+        Costs O(ops), not O(buffer). ``expected=None`` applies to an empty
+        slot (an empty buffer). Raises :class:`RevisionConflict` (nothing
+        written) when the slot is at another revision, and
+        :class:`StorageError` when the slot holds something that is not a
+        buffer or an op's position is out of range.
+        """
+        ...
+
+    def delete(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        *,
+        expected: Expected = ANY,
+        timeout: float | None = None,
+    ) -> bool:
+        """Empty the slot; return whether it held a value (conditional like :meth:`set`)."""
+        ...
+
+    def lock(
+        self, scope: str, scope_id: str, key: str, timeout: float
+    ) -> AbstractContextManager[bool]:
+        """MEM-12 slot lock; yields ``True`` if acquired within ``timeout`` seconds."""
+        ...
+
+
+def apply_ops(entries: MutableSequence[Any], ops: Iterable[Op]) -> None:
+    """Apply ``ops`` in order to a mutable sequence (a list or a deque), in place.
+
+    The reference semantics of :class:`Delta` for backends that hold the list
+    themselves. Raises ``IndexError`` for a position out of range.
+    """
+    for kind, position, entry in ops:
+        size = len(entries)
+        if kind == "insert":
+            if not 0 <= position <= size:
+                raise IndexError(f"insert at {position} in a buffer of {size}")
+            if position == size:
+                entries.append(entry)
+            else:
+                entries.insert(position, entry)
+        elif not 0 <= position < size:
+            raise IndexError(f"{kind} at {position} in a buffer of {size}")
+        elif kind == "replace":
+            entries[position] = entry
+        elif kind == "delete":
+            del entries[position]
+        else:
+            raise ValueError(f"unknown op {kind!r}")
+
+
+def check_ops(size: int, delta: Delta) -> None:
+    """Raise ``ValueError`` unless every op's position is in range and the count matches.
+
+    Positions depend only on the length, so a backend can check a delta in
+    O(ops) before changing anything, and so apply it all or nothing.
+    """
+    for kind, position, _ in delta.ops:
+        if kind == "insert":
+            if not 0 <= position <= size:
+                raise ValueError(f"insert at {position} in a buffer of {size}")
+            size += 1
+        elif kind in ("replace", "delete"):
+            if not 0 <= position < size:
+                raise ValueError(f"{kind} at {position} in a buffer of {size}")
+            size -= kind == "delete"
+        else:
+            raise ValueError(f"unknown op {kind!r}")
+    if size != delta.count:
+        raise ValueError(f"the change leaves {size} entries, its count says {delta.count}")
+
+
+def conflict_check(slot: Slot, expected: Expected, actual: str | None, path: Any = None) -> None:
+    """Raise :class:`RevisionConflict` unless ``expected`` is :data:`ANY` or ``actual``."""
+    if expected is not ANY and expected != actual:
+        raise RevisionConflict(slot, expected, actual, path)  # type: ignore[arg-type]
+
+
+#: Tokens are ``<random per-process prefix>-<counter>``: unique across processes
+#: (the prefix is 128 random bits, drawn again after a fork) and cheap to make.
+_token_prefix = uuid.uuid4().hex
+_token_counter = itertools.count(1)
+
+
+def _reseed_tokens() -> None:
+    global _token_prefix, _token_counter
+    _token_prefix = uuid.uuid4().hex
+    _token_counter = itertools.count(1)
+
+
+#: Bumped in a forked child: per-process state (connections, caches) compares it
+#: instead of calling ``os.getpid()`` (a system call) on every append.
+_fork_generation = [0]
+
+
+def _after_fork_in_child() -> None:
+    _reseed_tokens()
+    _fork_generation[0] += 1
+
+
+def fork_generation() -> int:
+    """A number that changes in a child process after ``fork`` (0 in the first process)."""
+    return _fork_generation[0]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def new_revision() -> str:
+    """A fresh revision token, never returned before by any process."""
+    return f"{_token_prefix}-{next(_token_counter)}"
+
+
+def check_timeout(timeout: float) -> float:
+    """A lock or write timeout: a number of seconds >= 0."""
+    if timeout < 0:
+        raise ValueError(f"timeout must be >= 0 seconds, got {timeout!r}")
+    return float(timeout)
+
+
+class SlotLocks:
+    """One ``threading.Lock`` per slot, created on demand and dropped when unused.
+
+    Different slots get different locks, so they never wait on each other.
+    """
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: weakref.WeakValueDictionary[Slot, Any] = weakref.WeakValueDictionary()
+        # Strong references to the recently used locks, so a slot appended to
+        # over and over keeps one lock instead of making a new one every time.
+        self._recent: deque[Any] = deque(maxlen=256)
+
+    def get(self, slot: Slot) -> Any:
+        """The slot's lock (the same object while anyone holds a reference)."""
+        with self._guard:
+            lock = self._locks.get(slot)
+            if lock is None:
+                lock = threading.Lock()
+                self._locks[slot] = lock
+                self._recent.append(lock)
+            return lock

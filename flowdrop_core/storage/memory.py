@@ -1,0 +1,164 @@
+"""The process-local store: a dict of slots, a buffer held as a deque of entries."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Any
+
+from flowdrop_core.storage.base import (
+    ANY,
+    Delta,
+    Expected,
+    Slot,
+    SlotLocks,
+    Snapshot,
+    StorageError,
+    apply_ops,
+    check_ops,
+    check_timeout,
+    conflict_check,
+    new_revision,
+)
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore:
+    """In-process store: a dict of slots plus per-slot thread locks (MEM-12).
+
+    A list or tuple is stored as a buffer: a ``deque`` of its elements owned
+    by the store, changed in place by :meth:`apply` in O(ops) (appends and
+    front evictions O(1), a mid insert O(distance to the nearer end)).
+    ``get`` returns a new list, so changing the list passed to ``set`` or
+    returned by ``get`` never changes the store. The elements themselves are
+    shared, not copied: entries are immutable by contract. Any value is
+    accepted; only :class:`~flowdrop_core.storage.SQLiteStore` requires JSON.
+    Every write is conditional when given ``expected`` (see
+    :mod:`flowdrop_core.storage.base`); ``timeout`` is accepted and unused,
+    since a write never waits.
+    """
+
+    def __init__(self) -> None:
+        self._data: dict[Slot, list[Any]] = {}  # slot -> [value (deque for a buffer), revision]
+        self._guard = threading.Lock()
+        self._locks = SlotLocks()
+
+    def __repr__(self) -> str:
+        return "MemoryStore()"
+
+    def read(self, scope: str, scope_id: str, key: str) -> Snapshot:
+        """The value (a buffer as a new list) and its revision, read under the store's guard."""
+        with self._guard:
+            item = self._data.get((str(scope), scope_id, key))
+            if item is None:
+                return Snapshot(None, False, None)
+            value = item[0]
+            return Snapshot(list(value) if type(value) is deque else value, True, item[1])
+
+    def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
+        """Return ``(value, found)``; a stored buffer comes back as a new list."""
+        snap = self.read(scope, scope_id, key)
+        return (snap.value, True) if snap.found else (default, False)
+
+    def set(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        value: Any,
+        *,
+        expected: Expected = ANY,
+        timeout: float | None = None,
+    ) -> str:
+        """Store ``value`` (a list or tuple as a buffer); return the new revision."""
+        slot = (str(scope), scope_id, key)
+        if isinstance(value, list | tuple):
+            value = deque(value)
+        token = new_revision()
+        with self._guard:
+            item = self._data.get(slot)
+            conflict_check(slot, expected, None if item is None else item[1])
+            self._data[slot] = [value, token]
+        return token
+
+    def apply(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        delta: Delta,
+        *,
+        expected: str | None,
+        timeout: float | None = None,
+    ) -> str:
+        """Apply ``delta`` in place if the slot is at ``expected``; return the new revision."""
+        slot = (str(scope), scope_id, key)
+        token = new_revision()
+        with self._guard:
+            item = self._data.get(slot)
+            conflict_check(slot, expected, None if item is None else item[1])
+            if item is None:
+                item = [deque(), token]
+            elif type(item[0]) is not deque:
+                raise StorageError.for_slot(
+                    f"stored value is not a conversation buffer, got {type(item[0]).__name__}",
+                    slot,
+                )
+            entries: deque[Any] = item[0]
+            try:
+                check_ops(len(entries), delta)  # all or nothing: validate before changing
+            except ValueError as exc:
+                raise StorageError.for_slot(f"cannot apply the change ({exc})", slot) from exc
+            apply_ops(entries, delta.ops)
+            item[1] = token
+            self._data[slot] = item
+        return token
+
+    def revision(self, scope: str, scope_id: str, key: str) -> str | None:
+        """The slot's revision token, ``None`` when it is empty."""
+        item = self._data.get((str(scope), scope_id, key))
+        return None if item is None else item[1]
+
+    def delete(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        *,
+        expected: Expected = ANY,
+        timeout: float | None = None,
+    ) -> bool:
+        """Empty the slot; return whether it held a value."""
+        slot = (str(scope), scope_id, key)
+        with self._guard:
+            item = self._data.get(slot)
+            conflict_check(slot, expected, None if item is None else item[1])
+            return self._data.pop(slot, None) is not None
+
+    def slots(self) -> list[Slot]:
+        """Every non-empty slot, sorted (for the inspector)."""
+        with self._guard:
+            return sorted(self._data)
+
+    def lock(self, scope: str, scope_id: str, key: str, timeout: float = 5.0) -> _Held:
+        """MEM-12: hold the slot's thread lock, waiting at most ``timeout`` seconds."""
+        return _Held(self._locks.get((str(scope), scope_id, key)), check_timeout(timeout))
+
+
+class _Held:
+    """The slot lock as a context manager yielding whether it was acquired (no generator)."""
+
+    __slots__ = ("_acquired", "_lock", "_timeout")
+
+    def __init__(self, lock: Any, timeout: float) -> None:
+        self._lock, self._timeout, self._acquired = lock, timeout, False
+
+    def __enter__(self) -> bool:
+        self._acquired = self._lock.acquire(timeout=self._timeout)
+        return self._acquired
+
+    def __exit__(self, *exc: object) -> None:
+        if self._acquired:
+            self._acquired = False
+            self._lock.release()

@@ -1,0 +1,770 @@
+"""The SQLite store: one row per buffer entry, so an append writes only what it changed.
+
+Layout (schema version 2, ``PRAGMA user_version``):
+
+- ``slot``: one row per non-empty slot with its revision, its entry count
+  (``NULL`` for a plain value) and, for a plain value, its JSON.
+- ``entry``: one row per buffer entry, keyed by ``(slot id, ord)``. ``ord``
+  is a gapped integer key (appends step by 2**20), so an entry can be put
+  between two others by taking the midpoint, without renumbering the buffer;
+  when a gap is used up, the rows from that point on are shifted once.
+
+An append (:meth:`SQLiteStore.apply`) therefore costs a few indexed
+statements per changed row: an eviction deletes the first row, an append
+inserts after the last, a placeholder goes between its neighbours (found
+from the nearer end), a replacement updates one row. A read still returns
+the whole buffer. Every write is one ``BEGIN IMMEDIATE`` .. ``COMMIT``
+transaction, conditional on the revision when asked (MEM-12), and waits at
+most its ``timeout`` for SQLite's write lock (:class:`StoreBusyError` past it).
+A file written by the first version (one JSON value per slot) is migrated
+the first time it is opened writable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from flowdrop_core.storage.base import (
+    ANY,
+    Delta,
+    Expected,
+    Slot,
+    SlotLocks,
+    Snapshot,
+    StorageError,
+    StoreBusyError,
+    check_ops,
+    check_timeout,
+    conflict_check,
+    fork_generation,
+    new_revision,
+    slot_label,
+)
+
+try:  # POSIX advisory file locks for the cross-process half of MEM-12.
+    import fcntl
+except ImportError:  # pragma: no cover - non-POSIX: thread-level serialization only
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["DB_ENV", "SQLiteStore", "default_db_path"]
+
+_log = logging.getLogger("flowdrop_core")
+
+#: Environment variable naming the SQLite file when no path is passed.
+DB_ENV = "FLOWDROP_DB"
+
+#: Step between the ordering keys of consecutive appended entries.
+GAP = 1 << 20
+
+_VERSION = 2
+_SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS slot (
+        id         INTEGER PRIMARY KEY,
+        scope      TEXT NOT NULL,
+        scope_id   TEXT NOT NULL,
+        key        TEXT NOT NULL,
+        rev        TEXT NOT NULL,
+        count      INTEGER,
+        value      TEXT,
+        updated_at REAL NOT NULL,
+        UNIQUE (scope, scope_id, key)
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS entry (
+        slot INTEGER NOT NULL,
+        ord  INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (slot, ord)
+    ) WITHOUT ROWID
+    """,
+    *(
+        # Any change of a row gives its slot a fresh revision, so a write that
+        # bypasses this class (a manual UPDATE) never leaves a cached copy
+        # current; our own writes then set the revision they return.
+        f"""
+        CREATE TRIGGER IF NOT EXISTS entry_{op.lower()}_rev AFTER {op} ON entry
+        BEGIN
+            UPDATE slot SET rev = 'external-' || lower(hex(randomblob(16)))
+            WHERE id = {row}.slot;
+        END
+        """
+        for op, row in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD"))
+    ),
+)
+
+#: Poll interval bounds while waiting for another process's slot file lock.
+_POLL_MIN, _POLL_MAX = 0.0005, 0.004
+
+
+def _encode(value: Any, slot: Slot, path: Path, where: str) -> str:
+    """JSON text for SQLite; refuses what cannot be stored, naming the slot and field."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text.encode("utf-8")  # a lone surrogate cannot be stored as UTF-8 (issue 9)
+    except UnicodeEncodeError as exc:
+        field = _surrogate_path(value, where)
+        raise StorageError.for_slot(
+            f"{field} holds a lone surrogate ({exc.object[exc.start : exc.end]!a}), "
+            "which cannot be stored as UTF-8; nothing was written",
+            slot,
+            path,
+        ) from None
+    except (TypeError, ValueError) as exc:
+        raise StorageError.for_slot(
+            f"{where} is not JSON-serializable ({exc})", slot, path
+        ) from exc
+    return text
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _surrogate_path(value: Any, where: str) -> str:
+    """The JSON path of the first string (key or value) holding a lone surrogate."""
+    if isinstance(value, str):
+        return where if _has_surrogate(value) else ""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(k, str) and _has_surrogate(k):
+                return f"{where} key {k!a}"
+            found = _surrogate_path(v, f"{where}.{k}")
+            if found:
+                return found
+    elif isinstance(value, list | tuple):
+        for n, v in enumerate(value):
+            found = _surrogate_path(v, f"{where}[{n}]")
+            if found:
+                return found
+    return where
+
+
+def _decode(text: Any, slot: Slot, path: Path, what: str = "stored value") -> Any:
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        if not isinstance(text, str):
+            raise TypeError(f"{what} is {type(text).__name__}, not JSON text")
+        return json.loads(text)
+    except (TypeError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise StorageError.for_slot(
+            f"{what} is corrupt and cannot be decoded ({exc})", slot, path
+        ) from exc
+
+
+def default_db_path() -> Path:
+    """Where the SQLite store lives when neither an argument nor ``FLOWDROP_DB`` says.
+
+    ``$XDG_DATA_HOME/flowdrop/buffers.sqlite3``, else
+    ``~/.local/share/flowdrop/buffers.sqlite3`` (``%LOCALAPPDATA%`` on Windows).
+    """
+    base = os.environ.get("XDG_DATA_HOME", "").strip()
+    if not base and os.name == "nt":  # pragma: no cover - platform specific
+        base = os.environ.get("LOCALAPPDATA", "").strip()
+    root = Path(base) if base else Path.home() / ".local" / "share"
+    return root / "flowdrop" / "buffers.sqlite3"
+
+
+def _resolve_path(path: str | os.PathLike[str] | None) -> Path:
+    if path is None:
+        env = os.environ.get(DB_ENV, "").strip()
+        path = env or default_db_path()
+    p = Path(path).expanduser()
+    if str(p) == ":memory:" or str(p).startswith("file:"):
+        raise ValueError(
+            f"SQLiteStore needs a real file path, got {os.fspath(path)!r}; "
+            "use MemoryStore for an in-memory store"
+        )
+    return p.resolve()
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)  # pragma: no cover - Python < 3.11
+
+
+class SQLiteStore:
+    """SQLite file store (WAL mode) with thread- and process-level slot locks.
+
+    The path comes from ``path``, else ``$FLOWDROP_DB``, else
+    :func:`default_db_path`; parent directories are created. Each thread gets
+    its own connection. A process killed mid-write leaves the old state
+    (SQLite rolls the uncommitted transaction back), never a torn one.
+
+    ``busy_timeout`` is the default bound on waiting for SQLite's write lock;
+    a write's own ``timeout`` overrides it (``ConversationBuffer`` passes its
+    ``lock_timeout``). A file that is not writable (or ``readonly=True``) is
+    opened read-only: reads work, writes raise :class:`StorageError`.
+
+    MEM-12 across processes: ``lock()`` takes the slot's thread lock, then an
+    ``fcntl.flock`` on a per-slot lock file in ``<db>.locks/`` (polled until
+    the deadline, so the wait is bounded). The kernel releases a dead
+    process's flock, so a crash never leaves a slot locked.
+
+    ``on_write(slot)``, when given, is called inside each write transaction
+    just before ``COMMIT``; it exists for crash tests and instrumentation.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        busy_timeout: float = 30.0,
+        on_write: Callable[[Slot], None] | None = None,
+        readonly: bool | None = None,
+    ) -> None:
+        self.path = _resolve_path(path)
+        self.lock_dir = self.path.with_name(self.path.name + ".locks")
+        self.busy_timeout = check_timeout(busy_timeout)
+        self.on_write = on_write
+        if readonly is None:  # an existing file we may not write (or whose folder we may not)
+            readonly = self.path.exists() and not (
+                os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)
+            )
+        self.readonly = readonly
+        self._conns_guard = threading.Lock()
+        self._after_fork()
+        try:
+            if readonly:
+                conn = self._conn()
+                self._check_readable(conn)
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.lock_dir.mkdir(exist_ok=True)
+            conn = self._conn()
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            self._migrate(conn)
+        except (OSError, sqlite3.Error) as exc:
+            raise StorageError(f"cannot open the SQLite store ({exc})", path=self.path) from exc
+        if str(mode).lower() != "wal":  # pragma: no cover - e.g. a filesystem without shm
+            raise StorageError(f"SQLite refused WAL mode (got {mode!r})", path=self.path)
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({os.fspath(self.path)!r})"
+
+    def _check_readable(self, conn: sqlite3.Connection) -> None:
+        """A read-only file must already have the current layout (it cannot be migrated)."""
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if version != _VERSION and tables:
+            raise StorageError(
+                f"the file has layout version {version}, this version reads {_VERSION}; "
+                "open it once writable to migrate it",
+                path=self.path,
+            )
+
+    @staticmethod
+    def _migrate(conn: sqlite3.Connection) -> None:
+        """Create the tables, or move a version-1 file (one JSON value per slot) into them.
+
+        An up-to-date file is only read, so opening it takes no write lock.
+        """
+        if conn.execute("PRAGMA user_version").fetchone()[0] == _VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")  # one process migrates; the others wait, then see it
+        try:
+            if conn.execute("PRAGMA user_version").fetchone()[0] != _VERSION:
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+                legacy = conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type='table' AND name='slots'"
+                ).fetchone()
+                if legacy:
+                    _migrate_v1(conn)
+                conn.execute(f"PRAGMA user_version = {_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    # -- connections -----------------------------------------------------------------------
+
+    def _after_fork(self) -> None:
+        """Start fresh per-process state: connections and thread locks never cross a fork."""
+        self._pid = fork_generation()
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._locks = SlotLocks()
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._pid != fork_generation():
+            self._after_fork()
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            if self.readonly:
+                conn = sqlite3.connect(
+                    f"file:{quote(os.fspath(self.path))}?mode=ro",
+                    uri=True,
+                    timeout=self.busy_timeout,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+            else:
+                conn = sqlite3.connect(
+                    self.path,
+                    timeout=self.busy_timeout,
+                    isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+                    check_same_thread=False,  # only so close() may close it from another thread
+                )
+                conn.execute("PRAGMA synchronous=NORMAL")  # WAL+NORMAL: crash-safe
+            self._local.conn = conn
+            self._local.busy = self.busy_timeout
+            with self._conns_guard:
+                self._conns.append(conn)
+        return conn
+
+    def close(self) -> None:
+        """Close every connection this store opened (in any thread)."""
+        with self._conns_guard:
+            conns, self._conns = self._conns, []
+        for conn in conns:
+            conn.close()
+        self._local = threading.local()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _meta(self, conn: sqlite3.Connection, slot: Slot) -> tuple[Any, ...] | None:
+        """``(id, rev, count, value)`` of the slot's row, ``None`` when empty."""
+        return conn.execute(
+            "SELECT id, rev, count, value FROM slot WHERE scope=? AND scope_id=? AND key=?", slot
+        ).fetchone()
+
+    def read(self, scope: str, scope_id: str, key: str) -> Snapshot:
+        """The value (a buffer as a list) and its revision, from one read transaction."""
+        slot = (str(scope), scope_id, key)
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN")
+            try:
+                row = self._meta(conn, slot)
+                if row is None:
+                    return Snapshot(None, False, None)
+                sid, rev, count, value = row
+                if count is None:
+                    return Snapshot(_decode(value, slot, self.path), True, rev)
+                bodies = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT body FROM entry WHERE slot=? ORDER BY ord", (sid,)
+                    )
+                ]
+            finally:
+                conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StorageError.for_slot(f"cannot read the slot ({exc})", slot, self.path) from exc
+        return Snapshot(self._decode_rows(bodies, slot), True, rev)
+
+    def _decode_rows(self, bodies: list[Any], slot: Slot) -> list[Any]:
+        """Decode every row in one ``json.loads``; on failure, name the bad row."""
+        try:
+            entries = json.loads("[" + ",".join(bodies) + "]")
+            if len(entries) == len(bodies):  # an empty or comma-laden body shifts the count
+                return entries
+        except (TypeError, ValueError):
+            pass
+        return [
+            _decode(body, slot, self.path, f"stored entry {n}") for n, body in enumerate(bodies)
+        ]
+
+    def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
+        """Return ``(value, found)``; a corrupt value raises :class:`StorageError`."""
+        snap = self.read(scope, scope_id, key)
+        return (snap.value, True) if snap.found else (default, False)
+
+    def revision(self, scope: str, scope_id: str, key: str) -> str | None:
+        """The slot's revision (one indexed lookup, the value is not read); ``None`` when empty."""
+        slot = (str(scope), scope_id, key)
+        try:
+            row = (
+                self._conn()
+                .execute("SELECT rev FROM slot WHERE scope=? AND scope_id=? AND key=?", slot)
+                .fetchone()
+            )
+        except sqlite3.Error as exc:
+            raise StorageError.for_slot(
+                f"cannot read the slot's revision ({exc})", slot, self.path
+            ) from exc
+        return None if row is None else row[0]
+
+    def slots(self) -> list[Slot]:
+        """Every non-empty slot, sorted (for the inspector)."""
+        rows = self._conn().execute("SELECT scope, scope_id, key FROM slot ORDER BY 1, 2, 3")
+        return [tuple(r) for r in rows]  # type: ignore[misc]
+
+    # -- writing ---------------------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self, slot: Slot, timeout: float | None) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` .. ``COMMIT``, waiting at most ``timeout`` for the write lock."""
+        if self.readonly:
+            raise StorageError.for_slot(
+                "the store was opened read-only (the file is not writable); nothing was written",
+                slot,
+                self.path,
+            )
+        conn = self._conn()
+        wait = self.busy_timeout if timeout is None else check_timeout(timeout)
+        version = None
+        try:
+            if self._local.busy != wait:
+                conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+                self._local.busy = wait
+            # Changes when another connection commits: tells contention from a stall.
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                if self.on_write is not None:
+                    self.on_write(slot)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            self._local.busy_version = None
+        except sqlite3.Error as exc:
+            if _is_busy(exc):
+                busy = StoreBusyError.for_slot(
+                    f"SQLite's write lock was not obtained within {wait:.3g} s; nothing was written",
+                    slot,
+                    self.path,
+                )
+                try:
+                    now = conn.execute("PRAGMA data_version").fetchone()[0]
+                except sqlite3.Error:  # pragma: no cover - the connection itself failed
+                    now = version
+                # Progress is any commit since this attempt began or since the last
+                # busy attempt of this thread: commits made while the caller re-read
+                # between attempts count too.
+                last = getattr(self._local, "busy_version", None)
+                busy.progressed = now != version or (last is not None and now != last)
+                self._local.busy_version = now
+                raise busy from exc
+            raise StorageError.for_slot(f"cannot write the slot ({exc})", slot, self.path) from exc
+
+    def set(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        value: Any,
+        *,
+        expected: Expected = ANY,
+        timeout: float | None = None,
+    ) -> str:
+        """Replace the slot's whole value (a list as rows); return the new revision."""
+        slot = (str(scope), scope_id, key)
+        is_buffer = isinstance(value, list | tuple)
+        if is_buffer:
+            rows = [_encode(e, slot, self.path, f"entry {n}") for n, e in enumerate(value)]
+        else:
+            text = _encode(value, slot, self.path, "value")
+        token = new_revision()
+        with self._transaction(slot, timeout) as conn:
+            row = self._meta(conn, slot)
+            conflict_check(slot, expected, None if row is None else row[1], self.path)
+            if row is not None:
+                conn.execute("DELETE FROM entry WHERE slot=?", (row[0],))
+                conn.execute("DELETE FROM slot WHERE id=?", (row[0],))
+            cur = conn.execute(
+                "INSERT INTO slot (scope, scope_id, key, rev, count, value, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    *slot,
+                    token,
+                    len(rows) if is_buffer else None,
+                    None if is_buffer else text,
+                    time.time(),
+                ),
+            )
+            if is_buffer:
+                sid = cur.lastrowid
+                conn.executemany(
+                    "INSERT INTO entry (slot, ord, body) VALUES (?, ?, ?)",
+                    ((sid, n * GAP, body) for n, body in enumerate(rows)),
+                )
+                conn.execute("UPDATE slot SET rev=? WHERE id=?", (token, sid))
+        return token
+
+    def apply(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        delta: Delta,
+        *,
+        expected: str | None,
+        timeout: float | None = None,
+    ) -> str:
+        """Write only the rows ``delta`` changes, if the slot is at ``expected``."""
+        slot = (str(scope), scope_id, key)
+        bodies = [
+            None
+            if entry is None or kind == "delete"
+            else _encode(entry, slot, self.path, f"entry at position {pos}")
+            for kind, pos, entry in delta.ops
+        ]
+        token = new_revision()
+        with self._transaction(slot, timeout) as conn:
+            row = self._meta(conn, slot)
+            conflict_check(slot, expected, None if row is None else row[1], self.path)
+            if row is None:
+                sid = conn.execute(
+                    "INSERT INTO slot (scope, scope_id, key, rev, count, value, updated_at) "
+                    "VALUES (?, ?, ?, ?, 0, NULL, ?)",
+                    (*slot, token, time.time()),
+                ).lastrowid
+                count = 0
+            else:
+                sid, _, count, _ = row
+                if count is None:
+                    raise StorageError.for_slot(
+                        "stored value is not a conversation buffer (a plain value); "
+                        "nothing was written",
+                        slot,
+                        self.path,
+                    )
+            try:
+                check_ops(count, delta)
+            except ValueError as exc:
+                raise StorageError.for_slot(
+                    f"cannot apply the change ({exc}); nothing was written", slot, self.path
+                ) from exc
+            _RowWriter(conn, sid, count).run(delta, bodies)
+            conn.execute(
+                "UPDATE slot SET rev=?, count=?, updated_at=? WHERE id=?",
+                (token, delta.count, time.time(), sid),
+            )
+        return token
+
+    def delete(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        *,
+        expected: Expected = ANY,
+        timeout: float | None = None,
+    ) -> bool:
+        """Empty the slot; return whether it held a value."""
+        slot = (str(scope), scope_id, key)
+        with self._transaction(slot, timeout) as conn:
+            row = self._meta(conn, slot)
+            conflict_check(slot, expected, None if row is None else row[1], self.path)
+            if row is None:
+                return False
+            conn.execute("DELETE FROM entry WHERE slot=?", (row[0],))
+            conn.execute("DELETE FROM slot WHERE id=?", (row[0],))
+            return True
+
+    # -- MEM-12 ----------------------------------------------------------------------------
+
+    def _lock_file(self, slot: Slot) -> Path:
+        digest = hashlib.sha256(json.dumps(slot).encode("utf-8")).hexdigest()[:32]
+        return self.lock_dir / f"{digest}.lock"
+
+    def _open_lock_file(self, slot: Slot) -> int | None:
+        """Open the slot's lock file, recreating a removed lock directory.
+
+        Returns ``None`` when it cannot be opened at all: the append then runs
+        unserialized with the MEM-12 warning instead of failing the turn.
+        """
+        path = self._lock_file(slot)
+        for attempt in range(2):
+            try:
+                return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            except FileNotFoundError:
+                if attempt == 0:
+                    self.lock_dir.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                break
+        _log.warning("MEM-12: cannot open lock file %s for slot %s", path, slot_label(*slot))
+        return None
+
+    @contextmanager
+    def lock(self, scope: str, scope_id: str, key: str, timeout: float = 5.0) -> Iterator[bool]:
+        """MEM-12: serialize one slot across threads and processes, waiting at most ``timeout``.
+
+        Yields ``True`` when both the thread lock and the slot's file lock were
+        acquired. On timeout it yields ``False`` (never raises); whatever was
+        acquired is released on exit, exceptions included.
+        """
+        slot = (str(scope), scope_id, key)
+        deadline = time.monotonic() + check_timeout(timeout)
+        if self._pid != fork_generation():
+            self._after_fork()
+        tlock = self._locks.get(slot)
+        got_thread = tlock.acquire(timeout=timeout)
+        fd: int | None = None
+        got_file = False
+        try:
+            if got_thread and fcntl is not None:
+                fd = self._open_lock_file(slot)
+                got_file = fd is not None and _flock_until(fd, deadline)
+            elif got_thread:  # pragma: no cover - non-POSIX
+                got_file = True
+            yield got_thread and got_file
+        finally:
+            if fd is not None:
+                if got_file:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+            if got_thread:
+                tlock.release()
+
+
+class _RowWriter:
+    """Turns a delta's positions into ``entry`` rows of one slot, inside a write transaction.
+
+    A position is found from the nearer end of the buffer (``LIMIT 1 OFFSET``
+    on the primary key), so the ops an append makes (evict the first,
+    append after the last, a placeholder near the end) are a few index steps.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, sid: int, count: int) -> None:
+        self.conn, self.sid, self.count = conn, sid, count
+
+    def ord_at(self, position: int) -> int:
+        if position < self.count - position:
+            sql = "SELECT ord FROM entry WHERE slot=? ORDER BY ord LIMIT 1 OFFSET ?"
+            offset = position
+        else:
+            sql = "SELECT ord FROM entry WHERE slot=? ORDER BY ord DESC LIMIT 1 OFFSET ?"
+            offset = self.count - 1 - position
+        return self.conn.execute(sql, (self.sid, offset)).fetchone()[0]
+
+    def run(self, delta: Delta, bodies: list[str | None]) -> None:
+        conn, sid = self.conn, self.sid
+        ops = delta.ops
+        k = 0
+        while k < len(ops):
+            kind, position, _ = ops[k]
+            if kind == "delete" and position == 0:  # evictions come in runs from the front
+                run = 1
+                while k + run < len(ops) and ops[k + run][0] == "delete" and ops[k + run][1] == 0:
+                    run += 1
+                conn.execute(
+                    "DELETE FROM entry WHERE slot=? AND ord IN "
+                    "(SELECT ord FROM entry WHERE slot=? ORDER BY ord LIMIT ?)",
+                    (sid, sid, run),
+                )
+                self.count -= run
+                k += run
+                continue
+            if kind == "insert":
+                conn.execute(
+                    "INSERT INTO entry (slot, ord, body) VALUES (?, ?, ?)",
+                    (sid, self.new_ord(position), bodies[k]),
+                )
+                self.count += 1
+            elif kind == "replace":
+                conn.execute(
+                    "UPDATE entry SET body=? WHERE slot=? AND ord=?",
+                    (bodies[k], sid, self.ord_at(position)),
+                )
+            else:
+                conn.execute(
+                    "DELETE FROM entry WHERE slot=? AND ord=?", (sid, self.ord_at(position))
+                )
+                self.count -= 1
+            k += 1
+
+    def new_ord(self, position: int) -> int:
+        """An ordering key that sorts the new row at ``position``."""
+        if self.count == 0:
+            return 0
+        if position == self.count:
+            return self.ord_at(position - 1) + GAP
+        hi = self.ord_at(position)
+        if position == 0:
+            return hi - GAP
+        lo = self.ord_at(position - 1)
+        if hi - lo < 2:  # the gap is used up: shift the rows from ``position`` on, once
+            top = self.ord_at(self.count - 1)
+            shift = top - hi + GAP  # every shifted key lands above every current key
+            self.conn.execute(
+                "UPDATE entry SET ord = ord + ? WHERE slot=? AND ord >= ?", (shift, self.sid, hi)
+            )
+            hi += shift
+        return (lo + hi) // 2
+
+
+def _migrate_v1(conn: sqlite3.Connection) -> None:
+    """Move every version-1 row (``slots``: one JSON value per slot) into the new tables.
+
+    A list becomes rows (each element re-encoded as is, good or bad, so a bad
+    entry is still reported as one when read); anything else, corrupt text
+    included, is kept verbatim as the slot's plain value.
+    """
+    rows = conn.execute("SELECT scope, scope_id, key, value, updated_at FROM slots").fetchall()
+    for scope, scope_id, key, text, updated in rows:
+        try:
+            value = json.loads(text) if isinstance(text, str | bytes) else None
+        except ValueError:
+            value = None
+        is_buffer = isinstance(value, list)
+        sid = conn.execute(
+            "INSERT INTO slot (scope, scope_id, key, rev, count, value, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                scope,
+                scope_id,
+                key,
+                new_revision(),
+                len(value) if is_buffer else None,
+                None if is_buffer else text,
+                updated or time.time(),
+            ),
+        ).lastrowid
+        if is_buffer:
+            conn.executemany(
+                "INSERT INTO entry (slot, ord, body) VALUES (?, ?, ?)",
+                (
+                    (sid, n * GAP, json.dumps(e, ensure_ascii=False, separators=(",", ":")))
+                    for n, e in enumerate(value)  # type: ignore[arg-type]
+                ),
+            )
+    conn.execute("DROP TRIGGER IF EXISTS slots_rev_unknown")
+    conn.execute("DROP TABLE slots")
+
+
+def _flock_until(fd: int, deadline: float) -> bool:
+    """Take an exclusive flock on ``fd``, polling until ``deadline`` (monotonic)."""
+    delay = _POLL_MIN
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            pass
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        time.sleep(min(delay, remaining))
+        delay = min(delay * 2, _POLL_MAX)

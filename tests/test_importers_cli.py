@@ -1,0 +1,127 @@
+"""Issue 13 item 2 in the command line: import notes in replay, normalize and lint.
+
+And item 5: bad input is one located error on stderr, exit 2, no traceback; a
+JSON file of an unknown shape lists what each format expects.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flowdrop_core.cli import main
+from flowdrop_core.importers import FORMATS
+
+ROOT = Path(__file__).resolve().parent.parent
+SESSION = ROOT / "sample_data" / "imports" / "claude_code_session.jsonl"
+SUMMARY = json.loads(SESSION.read_text(encoding="utf-8").splitlines()[-1])["summary"]
+NOTE = {
+    "where": "line 7",
+    "what": "summary event",
+    "why": "not a conversation message",
+    "content": SUMMARY,
+    "unknown": False,
+}
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: Any) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def test_replay_table_ends_with_the_import_notes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "replay", SESSION)
+    assert code == 0
+    assert out.endswith(
+        "\nimport notes (1): left out of the imported messages\n"
+        "  line 7: summary event: not a conversation message\n"
+    )
+
+
+def test_replay_json_leads_with_one_notes_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "replay", SESSION, "--json")
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert code == 0
+    assert lines[0] == {"import_notes": [NOTE]}
+    assert [line["step"] for line in lines[1:]] == [1, 2, 3, 4, 5, 6]
+
+
+def test_replay_json_of_a_recording_without_notes_is_steps_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, out, _ = run(
+        capsys, "replay", ROOT / "sample_data" / "imports" / "bedrock_converse.json", "--json"
+    )
+    assert all("step" in json.loads(line) for line in out.splitlines())
+
+
+def test_normalize_text_and_json_show_the_notes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "normalize", SESSION)
+    assert code == 0
+    assert out.splitlines()[-2:] == [
+        "import notes (1): left out of the imported messages",
+        "  line 7: summary event: not a conversation message",
+    ]
+    _, out, _ = run(capsys, "normalize", SESSION, "--json")
+    assert json.loads(out)["import_notes"] == [NOTE]
+
+
+def test_lint_text_and_json_show_the_notes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "lint", SESSION)
+    assert code == 0  # notes are not provider findings: they do not change the status
+    assert out.splitlines() == [
+        f"{SESSION}: line 7: import note: summary event: not a conversation message",
+        "no findings, 1 import note",
+    ]
+    code, out, _ = run(capsys, "lint", SESSION, "--json")
+    assert code == 0
+    assert json.loads(out) == {"source": str(SESSION), "findings": [], "import_notes": [NOTE]}
+
+
+def test_a_json_file_of_unknown_shape_lists_what_each_format_reads(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"turns": [{"speaker": "me", "said": "hi"}]}), encoding="utf-8")
+    for command in ("replay", "normalize", "lint"):
+        code, out, err = run(capsys, command, path)
+        assert (code, out) == (2, "")
+        lines = err.splitlines()
+        assert lines[0] == f"flowdrop-buffer: error: no known format matched {path}:"
+        shapes = lines[lines.index("what each format reads:") + 1 :]
+        assert [line.split(":")[0] for line in shapes] == [f"- {fmt}" for fmt in FORMATS]
+
+
+@pytest.mark.parametrize(
+    ("document", "located"),
+    [
+        ({"input": [{"type": {"x": 1}}]}, "input[0]: item 'type' must be a string, got object"),
+        ([{"role": "user", "content": [{"type": ["text"], "text": "hi"}]}],
+         "[0].content[0]: content part without a string 'type'"),
+    ],
+)  # fmt: skip
+def test_issue_9_reductions_are_located_errors_in_a_subprocess(
+    tmp_path: Path, document: Any, located: str
+) -> None:
+    """Issue 9 item 2, end to end: exit 2, the file and JSON path on stderr, no traceback."""
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "flowdrop_core", "replay", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"flowdrop-buffer: error: no known format matched {path}:")
+    assert located in done.stderr
