@@ -78,7 +78,16 @@ TESTS = [
 ]
 
 #: Extra tests for files whose path contains the key.
-EXTRA_TESTS = {"importers": ["tests/test_importers.py"]}
+EXTRA_TESTS = {
+    "importers": [
+        "tests/test_importers.py",
+        "tests/test_importers_formats.py",
+        "tests/test_importers_samples.py",
+        "tests/test_importers_properties.py",
+    ],
+    "ids.py": ["tests/test_hostile_input.py"],
+    "messages.py": ["tests/test_hostile_input.py"],
+}
 
 EQUIVALENT_FILE = ROOT / "scripts" / "mutate_equivalent.txt"
 RESULTS_FILE = ROOT / ".mutate" / "results.jsonl"
