@@ -402,3 +402,28 @@ def test_a_resolution_names_the_field_its_id_came_from(
 ) -> None:
     res = resolve_scope(scope, context)
     assert (res.resolved_scope_id, res.source, res.refused) == (resolved, source, False)
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("   ", "it is only whitespace"),
+        ("\t\n", "it is only whitespace"),
+        ("a\ud800", "it holds the lone surrogate U+D800, which is not text"),
+        (10**4305, "it has more than 4300 digits"),
+    ],
+    ids=["spaces", "tab-newline", "lone-surrogate", "huge-number"],
+)
+def test_an_unusable_id_says_why(value: object, problem: str) -> None:
+    """The reason a refusal or an import note shows for an id that is not one (MEM-6, MEM-11)."""
+    from flowdrop_core.ids import read_id
+
+    assert (read_id(value).id, read_id(value).problem) == (None, problem)
+
+
+def test_a_long_value_is_shown_cut_to_its_limit() -> None:
+    from flowdrop_core.ids import shown_value
+
+    shown = shown_value("x" * 300)
+    assert len(shown) == 40 and shown.endswith("…")
+    assert shown_value("short") == "'short'"
