@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint format bench screenshots clean
+.PHONY: run test lint format bench screenshots clean mutate coverage
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,3 +40,16 @@ screenshots: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
+
+# Mutation testing of the rule core (not part of `make test`; see scripts/mutate.py).
+# Bounded runs: make mutate MUTATE_ARGS="--sample 40 --seed 1" or "--resume --limit 100".
+MUTATE_ARGS ?=
+mutate: $(STAMP)
+	$(PY) scripts/mutate.py --jobs 2 $(MUTATE_ARGS)
+
+# Branch coverage of flowdrop_core without the UI pages and browser tests.
+coverage: $(STAMP)
+	$(PY) -m coverage run --branch --source=flowdrop_core -m pytest -q -p no:cacheprovider \
+		--ignore=tests/test_browser.py --ignore=tests/test_app_pages.py \
+		--ignore=tests/test_app_playground.py --ignore=tests/test_app_view.py
+	$(PY) -m coverage report --show-missing --skip-covered

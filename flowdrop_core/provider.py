@@ -2,11 +2,11 @@
 
 Chat-completion providers reject a conversation whose tool pairing is off: a
 result with no call before it, a call with no result right after its turn, a
-call id declared twice, a conversation that opens with a tool message. The
-buffer itself keeps such entries (it records what happened); this module turns
-a copy into the provider-flat shape, repairs it, and reports every entry it
-dropped and every result it synthesized, with where it came from. It never
-modifies its input.
+call id declared twice, a call with no id, a conversation that opens with a
+tool message. The buffer itself keeps such entries (it records what
+happened); this module turns a copy into the provider-flat shape, repairs it,
+and reports every entry and every call it dropped and every result it
+synthesized, with where it came from. It never modifies its input.
 """
 
 from __future__ import annotations
@@ -25,13 +25,14 @@ __all__ = ["Finding", "NormalizeReport", "lint", "normalize", "normalize_report"
 FindingKind = Literal[
     "not_a_message",
     "malformed_calls",
+    "idless_call",
+    "misplaced_call",
     "orphan_result",
     "duplicate_result",
     "idless_result",
     "empty_turn",
     "duplicate_call",
     "unanswered_call",
-    "leading_tool",
 ]
 
 
@@ -39,20 +40,26 @@ class Finding(BaseModel):
     """One thing a provider would reject, where it is, and what MEM-5 did about it.
 
     ``index`` is the position of the entry in the buffer given to
-    :func:`normalize_report`. ``dropped`` is true when the entry was removed;
-    an unanswered call gets a synthetic result instead, and a repeated call id
-    is removed from the later turn only.
+    :func:`normalize_report`; ``call_index`` is the position of the call in
+    that entry's ``tool_calls`` when the finding is about one call. ``dropped``
+    is true when an entry or a call was removed (each counts one drop); an
+    unanswered call gets a synthetic result instead, and a malformed
+    ``tool_calls`` field is ignored without removing the message.
     """
 
     index: int
     kind: FindingKind
     message: str
     tool_call_id: str | None = None
+    call_index: int | None = None
     dropped: bool = False
     rule: str = "MEM-5"
 
     def __str__(self) -> str:
-        return f"entry {self.index}: {self.message}"
+        where = f"entry {self.index}"
+        if self.call_index is not None:
+            where += f", tool_calls[{self.call_index}]"
+        return f"{where}: {self.message}"
 
 
 class NormalizeReport(BaseModel):
@@ -64,7 +71,7 @@ class NormalizeReport(BaseModel):
 
     @property
     def drops(self) -> list[Finding]:
-        """Only the findings that removed an entry (their count is ``dropped``)."""
+        """Only the findings that removed an entry or a call (their count is ``dropped``)."""
         return [f for f in self.findings if f.dropped]
 
 
@@ -88,15 +95,23 @@ def _provider_call(call: Mapping[str, Any], cid: str) -> dict[str, Any]:
 
 
 class _Item:
-    """A coerced message and the buffer index it came from."""
+    """A coerced message, the buffer index it came from, and its calls as given.
 
-    __slots__ = ("calls", "index", "msg", "result_id", "role")
+    ``raw_calls`` holds every item of the entry's ``tool_calls`` list as
+    given; :func:`_repair` decides which of them survive into ``calls`` (the
+    usable ids kept) and the message's provider ``tool_calls``.
+    """
 
-    def __init__(self, index: int, msg: dict[str, Any], calls: list[str], result_id: str | None):
+    __slots__ = ("calls", "index", "msg", "raw_calls", "result_id", "role")
+
+    def __init__(
+        self, index: int, msg: dict[str, Any], raw_calls: list[Any], result_id: str | None
+    ) -> None:
         self.index = index
         self.msg = msg
         self.role: str = msg["role"]
-        self.calls = calls
+        self.raw_calls = raw_calls
+        self.calls: list[str] = []
         self.result_id = result_id
 
 
@@ -105,8 +120,9 @@ def _coerce(entries: Iterable[Any], findings: list[Finding]) -> list[_Item]:
 
     Lenient on purpose (this is a repair, not validation): an entry is
     dropped only when it is not an object or has no usable role. A malformed
-    ``tool_calls``, ``metadata`` or id is coerced away (with a finding) and
-    the message kept; ids are read by the shared readers (MEM-11).
+    ``tool_calls``, ``metadata`` or result id is coerced away (with a finding
+    where something is lost) and the message kept; ids are read by the shared
+    readers (MEM-11). Calls are judged by :func:`_repair`.
     """
     items: list[_Item] = []
     for index, entry in enumerate(entries):
@@ -125,34 +141,83 @@ def _coerce(entries: Iterable[Any], findings: list[Finding]) -> list[_Item]:
         meta = entry.get("metadata")
         meta = meta if isinstance(meta, Mapping) else {}
         msg: dict[str, Any] = {"role": role, "content": _text(entry.get("content"))}
-        calls: list[str] = []
-        result_id = None
-        if role == "assistant":
-            raw_calls = entry.get("tool_calls") or meta.get("tool_calls") or []
-            if not isinstance(raw_calls, list):
-                findings.append(
-                    Finding(
-                        index=index,
-                        kind="malformed_calls",
-                        message=f"tool_calls is not a list ({type(raw_calls).__name__}); ignored",
-                    )
+        raw_calls = entry.get("tool_calls") or meta.get("tool_calls") or []
+        if not isinstance(raw_calls, list):
+            findings.append(
+                Finding(
+                    index=index,
+                    kind="malformed_calls",
+                    message=f"tool_calls is not a list ({type(raw_calls).__name__}); ignored",
                 )
-                raw_calls = []
-            provider_calls = []
-            for call in raw_calls:
-                cid = read_call_id(call) if isinstance(call, Mapping) else None
-                if cid is not None and cid not in calls:
-                    calls.append(cid)
-                    provider_calls.append(_provider_call(call, cid))
-            if provider_calls:
-                msg["tool_calls"] = provider_calls
-        elif role == "tool":
+            )
+            raw_calls = []
+        result_id = None
+        if role == "tool":
             raw_id = entry.get("tool_call_id")
             result_id = usable_id(raw_id if raw_id is not None else meta.get("tool_call_id"))
             if result_id is not None:
                 msg["tool_call_id"] = result_id
-        items.append(_Item(index, msg, calls, result_id))
+        items.append(_Item(index, msg, raw_calls, result_id))
     return items
+
+
+def _drop_call(
+    findings: list[Finding], item: _Item, j: int, kind: Any, why: str, cid: str | None = None
+) -> None:
+    """Record one call removed from a turn (counts one drop)."""
+    findings.append(
+        Finding(
+            index=item.index,
+            kind=kind,
+            call_index=j,
+            tool_call_id=cid,
+            dropped=True,
+            message=f"dropped: tool_calls[{j}] {why}",
+        )
+    )
+
+
+def _keep_calls(item: _Item, declared: set[str], findings: list[Finding]) -> None:
+    """Keep the calls of one turn a provider accepts; every other call is a located drop.
+
+    A call is removed when it is not an object or has no usable id (MEM-11),
+    repeats an id earlier in the same turn, or repeats an id an earlier turn
+    declared. Only an assistant turn declares calls: calls on any other role
+    are removed.
+    """
+    calls: list[str] = []
+    provider_calls: list[dict[str, Any]] = []
+    for j, call in enumerate(item.raw_calls):
+        if item.role != "assistant":
+            _drop_call(findings, item, j, "misplaced_call", f"on a {item.role} message")
+            continue
+        cid = read_call_id(call) if isinstance(call, Mapping) else None
+        if cid is None:
+            if isinstance(call, Mapping):
+                why = "has no usable id (MEM-11: blank and '0' are no id)"
+            else:
+                why = f"is not a call object ({type(call).__name__})"
+            _drop_call(findings, item, j, "idless_call", why)
+        elif cid in calls:
+            _drop_call(
+                findings, item, j, "duplicate_call", f"repeats call id {cid!r} of this turn", cid
+            )
+        elif cid in declared:
+            _drop_call(
+                findings,
+                item,
+                j,
+                "duplicate_call",
+                f"repeats call id {cid!r}, already declared by an earlier turn",
+                cid,
+            )
+        else:
+            calls.append(cid)
+            provider_calls.append(_provider_call(call, cid))
+    item.calls = calls
+    if provider_calls:
+        item.msg["tool_calls"] = provider_calls
+    declared.update(calls)
 
 
 def _repair(items: list[_Item], findings: list[Finding]) -> list[_Item]:
@@ -160,33 +225,18 @@ def _repair(items: list[_Item], findings: list[Finding]) -> list[_Item]:
 
     A result counts only if its call was declared before it; a later second
     result for the same id is a duplicate; a call id declared again is removed
-    from the later turn; an unanswered call gets a synthetic result.
+    from the later turn; an unanswered call gets a synthetic result. Each
+    result is placed right after the turn that declared its call, so the
+    output never opens with a ``tool`` message (GR-MEM's "strip leading tool
+    messages and repair again" has nothing left to do; the property tests
+    check it).
     """
     declared: set[str] = set()
     results: dict[str, _Item] = {}
     kept: list[_Item] = []
     for item in items:
+        _keep_calls(item, declared, findings)
         if item.role == "assistant":
-            fresh = [cid for cid in item.calls if cid not in declared]
-            for cid in item.calls:
-                if cid in declared:
-                    findings.append(
-                        Finding(
-                            index=item.index,
-                            kind="duplicate_call",
-                            tool_call_id=cid,
-                            message=f"call id {cid!r} was already declared by an earlier turn; "
-                            "removed from this one",
-                        )
-                    )
-            if fresh != item.calls:
-                item.calls = fresh
-                wanted = set(fresh)
-                calls = [c for c in item.msg.get("tool_calls", []) if c["id"] in wanted]
-                item.msg = {k: v for k, v in item.msg.items() if k != "tool_calls"}
-                if calls:
-                    item.msg["tool_calls"] = calls
-            declared.update(fresh)
             if not item.calls and not item.msg["content"].strip():
                 findings.append(
                     Finding(
@@ -251,32 +301,21 @@ def normalize_report(entries: Iterable[Any]) -> NormalizeReport:
     Steps, as GR-MEM states them: coerce each entry to the flat shape (drop
     non-objects and role-less entries, serialize non-scalar content); move
     ``system`` messages to the front (both groups keep their order); repair
-    tool pairing; strip leading ``tool`` messages and repair again. The drop
-    count is counted by the passes that drop, not derived from lengths
-    (synthetic results make the output longer).
+    tool pairing. The drop count is the passes' own tally, entries and calls
+    alike (an entry removed, a call removed from a turn, a turn removed
+    because nothing is left of it), never derived from lengths: a call and
+    its result both spelled ``"0"`` cost three drops.
     """
     findings: list[Finding] = []
     items = _coerce(entries, findings)
     items = [i for i in items if i.role == "system"] + [i for i in items if i.role != "system"]
-    items = _repair(items, findings)
-    while items and items[0].role == "tool":
-        lead = items.pop(0)
-        findings.append(
-            Finding(
-                index=lead.index,
-                kind="leading_tool",
-                tool_call_id=lead.result_id,
-                dropped=True,
-                message="dropped: a conversation cannot open with a tool message",
-            )
-        )
     items = _repair(items, findings)
     dropped = sum(1 for f in findings if f.dropped)
     return NormalizeReport(messages=[i.msg for i in items], dropped=dropped, findings=findings)
 
 
 def normalize(entries: Iterable[Any]) -> tuple[list[dict[str, Any]], int]:
-    """MEM-5: ``(messages, dropped)``, the provider view and how many entries it dropped."""
+    """MEM-5: ``(messages, dropped)``, the provider view and how many entries and calls it dropped."""
     report = normalize_report(entries)
     return report.messages, report.dropped
 

@@ -345,10 +345,56 @@ def test_normalize_json_of_zero_ids(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "normalize", SAMPLES / "mem-5-zero-ids.json", "--json")
     assert code == 0
     data = json.loads(out)
-    assert (data["entries"], data["messages"], data["dropped"]) == (2, [], 2)
-    assert [(d["origin"], d["kind"]) for d in data["drops"]] == [
-        ("steps[0].append", "empty_turn"),
-        ("steps[1].append", "idless_result"),
+    assert (data["entries"], data["messages"], data["dropped"]) == (2, [], 3)
+    assert [(d["origin"], d["call_index"], d["kind"]) for d in data["drops"]] == [
+        ("steps[0].append", 0, "idless_call"),
+        ("steps[0].append", None, "empty_turn"),
+        ("steps[1].append", None, "idless_result"),
+    ]
+
+
+def test_normalize_text_of_zero_ids_locates_its_three_drops(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 13: the call, the turn it leaves empty and the result, each with its location."""
+    path = SAMPLES / "mem-5-zero-ids.json"
+    code, out, _ = run(capsys, "normalize", path)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == f"MEM-5 provider view of {path}: 2 entries in, 0 messages out, 3 dropped"
+    start = lines.index("dropped (3):")
+    assert lines[start + 1 : start + 4] == [
+        "  steps[0].append (entry 0): dropped: tool_calls[0] has no usable id "
+        "(MEM-11: blank and '0' are no id)",
+        "  steps[0].append (entry 0): dropped: assistant turn with no content and no usable "
+        "tool call",
+        "  steps[1].append (entry 1): dropped: tool result with no usable tool_call_id (MEM-11)",
+    ]
+
+
+def test_lint_reports_every_call_without_a_usable_id(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 13: a file whose calls all lack ids is not "no findings"."""
+    path = write(
+        tmp_path,
+        "idless.jsonl",
+        '{"role": "user", "content": "weather?"}\n'
+        '{"role": "assistant", "content": "checking", "tool_calls": '
+        '[{"type": "function", "function": {"name": "a"}}, {"id": "", "function": {"name": "b"}}]}\n'
+        '{"role": "assistant", "content": "", "tool_calls": [{"id": "c1"}, {"id": "c1"}]}\n'
+        '{"role": "tool", "content": "sunny", "tool_call_id": "c1"}\n',
+    )
+    code, out, _ = run(capsys, "lint", path)
+    assert code == 1
+    assert out.splitlines() == [
+        f"{path}: line 2 (entry 1): idless_call: dropped: tool_calls[0] has no usable id "
+        "(MEM-11: blank and '0' are no id)",
+        f"{path}: line 2 (entry 1): idless_call: dropped: tool_calls[1] has no usable id "
+        "(MEM-11: blank and '0' are no id)",
+        f"{path}: line 3 (entry 2): duplicate_call: dropped: tool_calls[1] repeats call id 'c1' "
+        "of this turn",
+        "3 findings",
     ]
 
 

@@ -1,9 +1,11 @@
 """Property-based tests of the append engine over random agent conversations.
 
-Random conversations mix both message shapes, usable and unusable call ids,
-re-fired results, healed messages, empty user turns and random windows. The
-engine is checked against the naive model in ``oracle.py`` and against the
-invariants GR-MEM promises.
+Random conversations (``strategies.py``) mix both message shapes, usable and
+unusable call ids, re-fired results, healed messages, empty user turns and
+random windows. Here the starting buffer is built by earlier appends; the
+loaded buffers a store can hold are in ``test_oracle_properties.py``. The
+engine is checked against the independent model in ``oracle.py`` and against
+the invariants GR-MEM promises.
 """
 
 from __future__ import annotations
@@ -14,49 +16,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import naive_append
+from strategies import conversations, examples, messages, windows
 
 from flowdrop_core import Buffer, EventKind, append_messages, apply_events
 from flowdrop_core.messages import read_message
-
-IDS = ["c1", "c2", "c3", "c4", "c5", "call_6", " c1 "]
-BAD_IDS = ["0", "", "   ", 0]
-
-
-def _shape(msg: dict[str, Any], stored: bool) -> dict[str, Any]:
-    """Spell a flat message as a stored row when ``stored``."""
-    if not stored:
-        return msg
-    meta = {k: msg.pop(k) for k in ("tool_calls", "tool_call_id", "healed") if k in msg}
-    return {**msg, "metadata": meta}
-
-
-@st.composite
-def messages(draw: st.DrawFn, usable_only: bool = False) -> dict[str, Any]:
-    ids = st.sampled_from(IDS) if usable_only else st.sampled_from(IDS + BAD_IDS)
-    kind = draw(st.sampled_from(["user", "assistant", "calls", "tool", "system"]))
-    stored = draw(st.booleans())
-    if kind == "user":
-        msg = {"role": "user", "content": draw(st.sampled_from(["hi", "more?", "", "  ", None]))}
-    elif kind == "assistant":
-        msg = {"role": "assistant", "content": draw(st.sampled_from(["ok", ""]))}
-    elif kind == "system":
-        msg = {"role": "system", "content": "be brief"}
-    elif kind == "calls":
-        spell = draw(st.sampled_from(["id", "tool_call_id"]))
-        calls = [
-            {spell: cid, "name": "search"} for cid in draw(st.lists(ids, min_size=1, max_size=3))
-        ]
-        msg = {"role": "assistant", "content": None, "tool_calls": calls}
-    else:
-        msg = {"role": "tool", "content": draw(st.sampled_from(["r1", "r2"]))}
-        msg["tool_call_id"] = draw(ids)
-        if draw(st.integers(0, 5)) == 0:
-            msg["healed"] = True
-    return _shape(msg, stored)
-
-
-conversations = st.lists(messages(), max_size=25)
-windows = st.integers(min_value=0, max_value=8)
 
 
 def _answer_ids(buffer: list[dict[str, Any]]) -> list[str]:
@@ -68,7 +31,7 @@ def _answer_ids(buffer: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(history=conversations, batch=conversations, window=windows)
 def test_engine_matches_the_naive_model_and_invariants(
     history: list[dict[str, Any]], batch: list[dict[str, Any]], window: int
@@ -78,7 +41,7 @@ def test_engine_matches_the_naive_model_and_invariants(
     snapshot_start, snapshot_batch = copy.deepcopy(start), copy.deepcopy(batch)
 
     res = append_messages(start, batch, max_messages=window)
-    expected, expected_appended = naive_append(start, batch, window)
+    expected, expected_appended, _ = naive_append(start, batch, window)
 
     assert res.messages == expected
     assert res.appended == expected_appended
@@ -95,7 +58,7 @@ def test_engine_matches_the_naive_model_and_invariants(
     assert start == snapshot_start and batch == snapshot_batch
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(history=conversations, batch=conversations, window=windows)
 def test_no_call_answered_twice_and_placeholders_sit_by_their_turn(
     history: list[dict[str, Any]], batch: list[dict[str, Any]], window: int
@@ -125,7 +88,7 @@ def test_no_call_answered_twice_and_placeholders_sit_by_their_turn(
             assert between.result_id in turn_calls
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     history=conversations,
     batch=st.lists(
@@ -145,16 +108,23 @@ def test_refiring_results_and_calling_turns_is_idempotent(
     assert buf.messages() == before
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(history=conversations, batches=st.lists(conversations, max_size=5), window=windows)
 def test_buffer_and_pure_form_agree_step_by_step(
     history: list[dict[str, Any]], batches: list[list[dict[str, Any]]], window: int
 ) -> None:
+    """The live buffer, the pure form and the oracle agree after every step.
+
+    The pure form wraps :class:`Buffer`, so agreeing with each other alone
+    would prove little: both are also held to the oracle's buffer and count.
+    """
     buf = Buffer(max_messages=window)
     entries: list[dict[str, Any]] = []
     for batch in [history, *batches]:
+        expected, expected_appended, _ = naive_append(entries, batch, window)
         live = buf.append(batch)
         pure = append_messages(entries, batch, max_messages=window)
         assert (live.count, live.appended, live.events) == (pure.count, pure.appended, pure.events)
+        assert (pure.messages, pure.appended) == (expected, expected_appended)
         entries = pure.messages or []
         assert buf.messages() == entries

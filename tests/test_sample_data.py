@@ -154,7 +154,7 @@ def test_mem5_provider_view_of_the_samples() -> None:
     """MEM-5 is read-only: the samples hold the buffer side, normalize shows the spec's view."""
     zero = load_conversation(SAMPLE_DATA / "mem-5-zero-ids.json")
     report = normalize_report(zero.messages)
-    assert (report.messages, report.dropped) == ([], 2)
+    assert (report.messages, report.dropped) == ([], 3)  # the call, its turn, the result
     early = load_conversation(SAMPLE_DATA / "mem-5-result-before-call.json")
     report = normalize_report(early.messages)
     assert [m["role"] for m in report.messages] == ["assistant", "tool"]

@@ -12,6 +12,7 @@ from flowdrop_core import (
     append_messages,
     apply_events,
     normalize,
+    normalize_report,
     text_to_message,
     usable_id,
 )
@@ -185,7 +186,15 @@ def test_mem5_call_and_result_spelled_zero_normalize_to_nothing() -> None:
         {"role": "assistant", "content": "", "tool_calls": [{"id": "0", "type": "function"}]},
         {"role": "tool", "content": "result", "tool_call_id": "0"},
     ]
-    assert normalize(entries) == ([], 2)
+    # GR-MEM: three drops, each located: the call, the turn it leaves empty, the result.
+    assert normalize(entries) == ([], 3)
+    report = normalize_report(entries)
+    assert [(f.index, f.call_index, f.kind) for f in report.drops] == [
+        (0, 0, "idless_call"),
+        (0, None, "empty_turn"),
+        (1, None, "idless_result"),
+    ]
+    assert report.findings == report.drops  # nothing else: no repair, no silent removal
 
 
 def test_mem5_result_ahead_of_call_is_dropped_and_call_gets_synthetic_result() -> None:
