@@ -380,17 +380,41 @@ def test_read_only_database_opens_for_reads(tmp_path: Path) -> None:
     assert contents(ConversationBuffer(store=SQLiteStore(path)).messages(CTX)) == ["kept"]
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root ignores file modes")
-def test_file_without_write_permission_opens_read_only(tmp_path: Path) -> None:
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_file_without_write_permission_opens_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file the process may not write opens read-only: reads work, every write is refused.
+
+    The store decides with ``os.access``; root passes that check whatever the
+    mode, so as root (CI) ``os.access`` is made to answer as it would for an
+    ordinary user on a 0o444 file. SQLite itself then really has the file
+    open with ``mode=ro``: a raw write on its connection fails too.
+    """
     path = tmp_path / "db.sqlite3"
     with SQLiteStore(path) as store:
         store.set(*SLOT, [user("kept")])
     path.chmod(0o444)
+    if os.geteuid() == 0:
+        real_access = os.access
+
+        def access(target: Any, mode: int, *args: Any, **kwargs: Any) -> bool:
+            if mode & os.W_OK and Path(target) == path:
+                return bool(path.stat().st_mode & 0o200)  # what a non-root owner gets
+            return real_access(target, mode, *args, **kwargs)
+
+        monkeypatch.setattr(os, "access", access)
     try:
         store = SQLiteStore(path)
         assert store.readonly and contents(store.get(*SLOT)[0]) == ["kept"]
+        with pytest.raises(StorageError, match="opened read-only"):
+            store.set(*SLOT, [])
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store._conn().execute("CREATE TABLE probe (x)")
+        store.close()
     finally:
         path.chmod(0o644)
+    assert contents(SQLiteStore(path).get(*SLOT)[0]) == ["kept"]  # nothing was lost
 
 
 def test_bad_stored_entry_is_reported_as_stored_not_incoming(store: Store) -> None:
