@@ -1,0 +1,235 @@
+"""How the Bedrock Converse and Langfuse readers treat each field they meet.
+
+Every bad field is a located error naming where and what; every skipped part
+is a located note; nothing is silently dropped. Each test states the exact
+messages a user gets back, or the exact error text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from flowdrop_core.importers import (
+    ConversationFormatError,
+    ImportedConversation,
+    parse_conversation,
+)
+
+
+def imported(document: Any, fmt: str) -> ImportedConversation:
+    return parse_conversation(json.dumps(document), format=fmt)
+
+
+def rows(got: ImportedConversation) -> list[tuple[Any, ...]]:
+    return [
+        (m.get("role"), m.get("content"), m.get("tool_calls"), m.get("tool_call_id"))
+        for m in got.messages
+    ]
+
+
+def notes(got: ImportedConversation) -> list[tuple[str, str, str]]:
+    return [(n.where, n.what, n.why) for n in got.notes]
+
+
+def error(document: Any, fmt: str) -> str:
+    with pytest.raises(ConversationFormatError) as info:
+        imported(document, fmt)
+    return str(info.value)
+
+
+def use(call_id: str = "t1") -> dict[str, Any]:
+    return {"toolUse": {"toolUseId": call_id, "name": "f", "input": {"a": 1}}}
+
+
+CALL = {"id": "t1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+
+# --------------------------------------------------------------------------- bedrock
+
+
+def test_bedrock_system_blocks_join_and_cache_points_are_skipped() -> None:
+    got = imported(
+        {
+            "system": [{"text": "be brief"}, {"cachePoint": {"type": "default"}}],
+            "messages": [{"role": "user", "content": [{"text": "hi"}]}],
+        },
+        "bedrock",
+    )
+    assert rows(got) == [("system", "be brief", None, None), ("user", "hi", None, None)]
+    assert notes(got) == []
+
+
+BEDROCK_ERRORS: list[tuple[dict[str, Any], str]] = [
+    ({"system": "x", "messages": []}, "system: expected a list of system blocks, got string"),
+    ({"system": [5], "messages": []}, "system[0]: expected a {'text': ...} block"),
+    ({"messages": "x"}, "messages: expected a list, got string"),
+    ({"output": {"nomessage": 1}}, "output: missing 'message'"),
+    (
+        {"messages": [{"role": "user", "content": [5]}]},
+        "messages[0].content[0]: expected a content block object, got number",
+    ),
+    (
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}]}]},
+        "messages[0].content[0]: a block with 'type' is not a Converse block",
+    ),
+    (
+        {"messages": [{"role": "assistant", "content": [{"toolUse": {"name": "f"}}]}]},
+        "messages[0].content[0].toolUse: toolUse without 'toolUseId'",
+    ),
+    (
+        {"messages": [{"role": "user", "content": [use()]}]},
+        "messages[0]: toolUse in a user message; only the assistant calls tools",
+    ),
+    (
+        {
+            "messages": [
+                {"role": "assistant", "content": [use()]},
+                {"role": "user", "content": [{"toolResult": {"content": [{"text": "r"}]}}]},
+            ]
+        },
+        "messages[1].content[0].toolResult: toolResult without 'toolUseId'",
+    ),
+    (
+        {
+            "messages": [
+                {"role": "assistant", "content": [use()]},
+                {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "content": "x"}}]},
+            ]
+        },
+        "messages[1].content[0].toolResult.content: expected a list, got string",
+    ),
+]
+
+
+@pytest.mark.parametrize(("document", "problem"), BEDROCK_ERRORS)
+def test_bedrock_bad_field_is_a_located_error(document: dict[str, Any], problem: str) -> None:
+    assert error(document, "bedrock") == f"<text> is not valid bedrock: {problem}"
+
+
+def test_bedrock_media_is_a_marker_and_an_unknown_block_a_note() -> None:
+    got = imported(
+        {
+            "messages": [
+                {"role": "user", "content": [{"image": {"format": "png"}}, {"cachePoint": {}}]},
+                {"role": "assistant", "content": [{"wizard": 1}]},
+            ]
+        },
+        "bedrock",
+    )
+    assert rows(got) == [("user", "[image]", None, None), ("assistant", "[wizard]", None, None)]
+    assert notes(got) == [
+        ("messages[1].content[0]", "unknown content block (wizard)", "bedrock has no such block")
+    ]
+
+
+def test_bedrock_tool_result_media_is_a_marker_and_an_odd_part_a_note() -> None:
+    got = imported(
+        {
+            "messages": [
+                {"role": "assistant", "content": [use()]},
+                {
+                    "role": "user",
+                    "content": [
+                        {"toolResult": {"toolUseId": "t1", "content": [{"image": {}}, {"odd": 1}]}}
+                    ],
+                },
+            ]
+        },
+        "bedrock",
+    )
+    assert rows(got) == [("assistant", None, [CALL], None), ("tool", "[image]", None, "t1")]
+    assert notes(got) == [
+        (
+            "messages[1].content[0].toolResult.content[1]",
+            "unknown tool result block",
+            "bedrock has no such block",
+        )
+    ]
+
+
+# --------------------------------------------------------------------------- langfuse
+
+
+def generation(**fields: Any) -> dict[str, Any]:
+    return {"id": "g", "type": "GENERATION", **fields}
+
+
+def test_langfuse_trace_holding_its_own_observations() -> None:
+    got = imported(
+        {
+            "trace": {
+                "id": "t",
+                "observations": [
+                    generation(input=[{"role": "user", "content": "hi"}], output=""),
+                ],
+            }
+        },
+        "langfuse",
+    )
+    assert rows(got) == [("user", "hi", None, None)]  # an empty output adds no message
+    assert notes(got) == []
+
+
+def test_langfuse_trace_observations_not_a_list_is_a_located_error() -> None:
+    assert error({"trace": {"id": "t", "observations": "nope"}}, "langfuse") == (
+        "<text> is not valid langfuse: trace.observations: expected a list of observations"
+    )
+
+
+def test_langfuse_generations_without_messages_fall_back_to_the_trace_output() -> None:
+    got = imported(
+        {
+            "trace": {
+                "id": "t",
+                "output": {
+                    "messages": [
+                        {"role": "user", "content": "q"},
+                        {"role": "assistant", "content": "a"},
+                    ]
+                },
+            },
+            "observations": [generation(), {"id": "s", "type": "SPAN"}],
+        },
+        "langfuse",
+    )
+    assert rows(got) == [("user", "q", None, None), ("assistant", "a", None, None)]
+
+
+def test_langfuse_trace_output_no_format_reads_falls_back_to_its_input() -> None:
+    got = imported(
+        {
+            "trace": {"id": "t", "output": 5, "input": [{"role": "user", "content": "only in"}]},
+            "observations": [generation()],
+        },
+        "langfuse",
+    )
+    assert rows(got) == [("user", "only in", None, None)]
+
+
+def test_langfuse_nothing_readable_anywhere_is_an_error() -> None:
+    document = {"trace": {"id": "t", "output": {"weird": 1}}, "observations": [generation()]}
+    assert error(document, "langfuse") == (
+        "<text> is not valid langfuse: observations: "
+        "no GENERATION observation with input or output messages"
+    )
+
+
+def test_langfuse_text_that_only_looks_like_json_stays_text() -> None:
+    got = imported([generation(input="{not json", output="answer")], "langfuse")
+    assert rows(got) == [("user", "{not json", None, None), ("assistant", "answer", None, None)]
+
+
+def test_langfuse_output_no_format_reads_is_a_note_not_a_failure() -> None:
+    got = imported([generation(input="q", output={"choices": 1})], "langfuse")
+    assert rows(got) == [("user", "q", None, None)]
+    assert [(where, what) for where, what, _ in notes(got)] == [
+        ("[0].output", "generation output in no known format")
+    ]
+
+
+def test_langfuse_gemini_candidate_output_is_unwrapped() -> None:
+    output = {"content": {"role": "model", "parts": [{"text": "gem"}]}}
+    got = imported([generation(input="hello", output=output)], "langfuse")
+    assert rows(got) == [("user", "hello", None, None), ("assistant", "gem", None, None)]
