@@ -233,3 +233,122 @@ def test_langfuse_gemini_candidate_output_is_unwrapped() -> None:
     output = {"content": {"role": "model", "parts": [{"text": "gem"}]}}
     got = imported([generation(input="hello", output=output)], "langfuse")
     assert rows(got) == [("user", "hello", None, None), ("assistant", "gem", None, None)]
+
+
+# --------------------------------------------------------------------------- OpenTelemetry GenAI
+
+USER_PARTS = [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]
+
+
+def kv(key: str, value: dict[str, Any]) -> dict[str, Any]:
+    return {"key": key, "value": value}
+
+
+def test_otel_attributes_with_messages_as_json_text() -> None:
+    got = imported({"gen_ai.input.messages": json.dumps(USER_PARTS)}, "otel-genai")
+    assert rows(got) == [("user", "hi", None, None)]
+
+
+def test_otel_system_instructions_come_first() -> None:
+    got = imported(
+        {
+            "gen_ai.system_instructions": [{"type": "text", "content": "sys"}],
+            "gen_ai.input.messages": USER_PARTS,
+        },
+        "otel-genai",
+    )
+    assert rows(got) == [("system", "sys", None, None), ("user", "hi", None, None)]
+
+
+def test_otel_otlp_export_with_nested_any_values_and_a_bad_start_time() -> None:
+    """OTLP keeps every value wrapped (arrayValue, kvlistValue, stringValue): all unwrapped."""
+    part = {
+        "kvlistValue": {
+            "values": [kv("type", {"stringValue": "text"}), kv("content", {"stringValue": "deep"})]
+        }
+    }
+    message = {
+        "kvlistValue": {
+            "values": [
+                kv("role", {"stringValue": "user"}),
+                kv("parts", {"arrayValue": {"values": [part]}}),
+            ]
+        }
+    }
+    span = {
+        "name": "late",
+        "startTimeUnixNano": "not a number",
+        "attributes": [kv("gen_ai.input.messages", {"arrayValue": {"values": [message]}})],
+    }
+    document = {"resourceSpans": [{"scopeSpans": [{"spans": [5, span]}]}]}
+    assert rows(imported(document, "otel-genai")) == [("user", "deep", None, None)]
+
+
+PREFIX = "<text> is not valid otel-genai: "
+OTEL_ERRORS: list[tuple[Any, str]] = [
+    (
+        5,
+        "expected GenAI messages, a span with gen_ai.input.messages or an OTLP export, got number",
+    ),
+    ({"resourceSpans": "x"}, "resourceSpans: expected a list, got string"),
+    ({"resourceSpans": [{"scopeSpans": "x"}]}, "resourceSpans[0].scopeSpans: expected a list"),
+    (
+        {"resourceSpans": [{"scopeSpans": [{"spans": "x"}]}]},
+        "resourceSpans[0].scopeSpans[0].spans: expected a list",
+    ),
+    (
+        [{"attributes": {"other": 1}}],
+        "no span carries gen_ai.input.messages or gen_ai.output.messages",
+    ),
+    ([{"attributes": [5]}], "[0].attributes[0]: expected an attribute {'key', 'value'}"),
+    (
+        {"gen_ai.input.messages": "{bad"},
+        "gen_ai.input.messages: not JSON "
+        "(Expecting property name enclosed in double quotes at line 1, column 2)",
+    ),
+    (
+        {"gen_ai.system_instructions": {"a": 1}, "gen_ai.input.messages": USER_PARTS},
+        "gen_ai.system_instructions: expected a list of parts, got object",
+    ),
+    ([{"role": "user"}], "[0]: missing 'parts'"),
+    ([{"role": "user", "parts": "x"}], "[0].parts: expected a list, got string"),
+    ([{"role": "user", "parts": [5]}], "[0].parts[0]: expected a part object, got number"),
+    ([{"role": "user", "parts": [{"content": "x"}]}], "[0].parts[0]: part without a string 'type'"),
+    (
+        [{"role": "user", "parts": [{"type": "text"}]}],
+        "[0].parts[0]: text part without a string 'content'",
+    ),
+    (
+        [{"role": "user", "parts": [{"type": "tool_call", "id": "c1", "name": "f"}]}],
+        "[0]: tool_call part on a user message; only assistant turns call tools",
+    ),
+]
+
+
+@pytest.mark.parametrize(("document", "problem"), OTEL_ERRORS)
+def test_otel_bad_field_is_a_located_error(document: Any, problem: str) -> None:
+    assert error(document, "otel-genai") == PREFIX + problem
+
+
+def test_otel_unknown_parts_are_markers_or_their_text_and_notes() -> None:
+    parts = [{"type": "video"}, {"type": "widget", "content": "w"}]
+    got = imported([{"role": "user", "parts": parts}], "otel-genai")
+    assert rows(got) == [("user", "[video]\nw", None, None)]
+    assert notes(got) == [
+        (
+            "[0].parts[0]",
+            "unknown part type 'video'",
+            "otel-genai has no such part type; shown as a marker",
+        ),
+        (
+            "[0].parts[1]",
+            "unknown part type 'widget'",
+            "otel-genai has no such part type; its content is kept",
+        ),
+    ]
+
+
+def test_otel_server_tool_call_is_a_visible_marker() -> None:
+    part = {"type": "server_tool_call", "id": "s1", "name": "web", "server_tool_call": {"q": 1}}
+    got = imported([{"role": "assistant", "parts": [part]}], "otel-genai")
+    assert rows(got) == [("assistant", '[server_tool_call web s1] {"q": 1}', None, None)]
