@@ -352,3 +352,69 @@ def test_otel_server_tool_call_is_a_visible_marker() -> None:
     part = {"type": "server_tool_call", "id": "s1", "name": "web", "server_tool_call": {"q": 1}}
     got = imported([{"role": "assistant", "parts": [part]}], "otel-genai")
     assert rows(got) == [("assistant", '[server_tool_call web s1] {"q": 1}', None, None)]
+
+
+# --------------------------------------------------------------------------- ShareGPT
+
+SHAREGPT_ERRORS: list[tuple[Any, str]] = [
+    ({"conversations": "x"}, "conversations: expected a list, got string"),
+    (
+        {"conversations": [{"from": 5, "value": "x"}]},
+        "conversations[0]: 'from' must be a string, got number",
+    ),
+    (
+        {"conversations": [{"from": "human", "value": 5}]},
+        "conversations[0].value: expected a string, got number",
+    ),
+]
+
+
+@pytest.mark.parametrize(("document", "problem"), SHAREGPT_ERRORS)
+def test_sharegpt_bad_field_is_a_located_error(document: Any, problem: str) -> None:
+    assert error(document, "sharegpt") == f"<text> is not valid sharegpt: {problem}"
+
+
+@pytest.mark.parametrize("value", ["not json", "[]"], ids=["text", "empty-list"])
+def test_sharegpt_function_call_that_is_not_a_call_is_kept_as_text(value: str) -> None:
+    got = imported({"conversations": [{"from": "function_call", "value": value}]}, "sharegpt")
+    assert rows(got) == [("assistant", value, None, None)]
+    assert notes(got) == [
+        (
+            "conversations[0]",
+            "function_call that is not JSON {name, arguments}",
+            "imported as the assistant's text, not as a call",
+        )
+    ]
+
+
+def test_sharegpt_several_calls_in_one_turn_are_answered_in_order() -> None:
+    calls = [{"name": "a", "arguments": {}}, {"name": "b", "arguments": {"x": 1}}]
+    got = imported(
+        {
+            "conversations": [
+                {"from": "function_call", "value": json.dumps(calls)},
+                {"from": "observation", "value": "ra"},
+                {"from": "observation", "value": "rb"},
+            ]
+        },
+        "sharegpt",
+    )
+    first = "conversations[0][0]"
+    second = "conversations[0][1]"
+    assert rows(got) == [
+        (
+            "assistant",
+            None,
+            [
+                {"id": first, "type": "function", "function": {"name": "a", "arguments": "{}"}},
+                {
+                    "id": second,
+                    "type": "function",
+                    "function": {"name": "b", "arguments": '{"x": 1}'},
+                },
+            ],
+            None,
+        ),
+        ("tool", "ra", None, first),
+        ("tool", "rb", None, second),
+    ]

@@ -1,0 +1,37 @@
+"""MEM-16: "empty content" means the same thing to the engine and to content_is_empty.
+
+The engine reads a user message's content inline (its hot path); the text
+entry point asks ``content_is_empty``. An empty list or object is no content
+for both; a list holding a part is content for both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from flowdrop_core import append_messages
+from flowdrop_core.messages import content_is_empty
+
+
+@pytest.mark.parametrize(
+    ("content", "empty"),
+    [
+        ([], True),
+        ({}, True),
+        (None, True),
+        (" \n", True),
+        ([{"type": "text", "text": "x"}], False),
+        ({"type": "text"}, False),
+        ("x", False),
+    ],
+    ids=repr,
+)
+def test_engine_and_content_is_empty_agree(content: Any, empty: bool) -> None:
+    assert content_is_empty(content) is empty
+    result = append_messages([], [{"role": "user", "content": content}])
+    assert [(e.kind.value, e.rule) for e in result.events] == (
+        [("pure_read", "MEM-16")] if empty else [("appended", "MEM-14")]
+    )
+    assert result.count == (0 if empty else 1)
