@@ -418,3 +418,71 @@ def test_sharegpt_several_calls_in_one_turn_are_answered_in_order() -> None:
         ("tool", "ra", None, first),
         ("tool", "rb", None, second),
     ]
+
+
+# --------------------------------------------------------------------------- Gemini
+
+GEMINI_USER = {"role": "user", "parts": [{"text": "hi"}]}
+
+GEMINI_ERRORS: list[tuple[Any, str]] = [
+    ({"contents": "x"}, "contents: expected a list, got string"),
+    ({"contents": [GEMINI_USER], "candidates": "x"}, "candidates: expected a list, got string"),
+    (
+        {"contents": [GEMINI_USER], "candidates": [5]},
+        "candidates[0]: expected a candidate with 'content'",
+    ),
+    (
+        {"contents": [{"role": "user", "parts": [{"functionCall": {"name": "f", "args": {}}}]}]},
+        "contents[0]: functionCall in a user content; only the model calls tools",
+    ),
+]
+
+
+@pytest.mark.parametrize(("document", "problem"), GEMINI_ERRORS)
+def test_gemini_bad_field_is_a_located_error(document: Any, problem: str) -> None:
+    assert error(document, "gemini") == f"<text> is not valid gemini: {problem}"
+
+
+def test_gemini_system_instruction_as_plain_text() -> None:
+    got = imported({"systemInstruction": "be brief", "contents": [GEMINI_USER]}, "gemini")
+    assert rows(got) == [("system", "be brief", None, None), ("user", "hi", None, None)]
+
+
+def test_gemini_only_the_first_candidate_is_imported_the_others_are_notes() -> None:
+    candidates = [
+        {"content": {"role": "model", "parts": [{"text": "a"}]}},
+        {"content": {"role": "model", "parts": [{"text": "b"}]}},
+    ]
+    got = imported({"contents": [GEMINI_USER], "candidates": candidates}, "gemini")
+    assert rows(got) == [("user", "hi", None, None), ("assistant", "a", None, None)]
+    assert notes(got) == [
+        (
+            "candidates[1].content",
+            "another candidate",
+            "alternative completions are not one conversation; candidates[0] is imported",
+        )
+    ]
+
+
+def test_gemini_response_without_a_call_is_kept_with_a_note() -> None:
+    response = {"functionResponse": {"name": "f", "response": {"r": 1}}}
+    got = imported({"contents": [GEMINI_USER, {"role": "user", "parts": [response]}]}, "gemini")
+    assert rows(got) == [("user", "hi", None, None), ("tool", '{"r": 1}', None, None)]
+    assert notes(got) == [
+        (
+            "contents[1].parts[0]",
+            "function response without a call",
+            "no earlier functionCall of that name is open",
+        )
+    ]
+
+
+def test_gemini_media_and_code_parts_are_visible_markers() -> None:
+    parts = [
+        {"inlineData": {"mimeType": "image/png", "data": "x"}},
+        {"executableCode": {"code": "print(1)"}},
+    ]
+    got = imported({"contents": [{"role": "user", "parts": parts}]}, "gemini")
+    assert rows(got) == [
+        ("user", '[inlineData image/png]\n[executableCode] {"code": "print(1)"}', None, None)
+    ]
