@@ -19,7 +19,15 @@ import pytest
 
 from flowdrop_core.conversation import ConversationBuffer
 from flowdrop_core.events import EventKind
-from flowdrop_core.storage import SQLiteStore, StorageError
+from flowdrop_core.storage import (
+    Delta,
+    MemoryStore,
+    Op,
+    SQLiteStore,
+    StorageError,
+    Store,
+    apply_ops,
+)
 
 CTX = {"session_id": "s1"}
 SLOT_TEXT = "slot (scope='session', scope_id='s1', key='chat_history')"
@@ -120,3 +128,67 @@ def test_lock_file_that_cannot_be_opened_runs_the_turn_unserialized(
     assert [e.kind for e in result.events] == [EventKind.UNSERIALIZED, EventKind.APPENDED]
     assert [m["content"] for m in buf.messages(CTX)] == ["a"]
     assert any("MEM-12: cannot open lock file" in r.getMessage() for r in caplog.records)
+
+
+# -- deltas out of range: refused whole, nothing changed -------------------------------------
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    return MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "db.sqlite3")
+
+
+BAD_DELTAS = [
+    (
+        Delta((Op("insert", 5, {"role": "user", "content": "x"}),), 2),
+        "insert at 5 in a buffer of 1",
+    ),
+    (Delta((Op("delete", 1),), 0), "delete at 1 in a buffer of 1"),
+    (
+        Delta((Op("replace", -1, {"role": "user", "content": "x"}),), 1),
+        "replace at -1 in a buffer of 1",
+    ),
+    (Delta((Op("move", 0),), 1), "unknown op 'move'"),  # type: ignore[arg-type]
+    # A valid first op does not get written when a later one is refused.
+    (
+        Delta((Op("insert", 1, {"role": "user", "content": "x"}), Op("delete", 7)), 1),
+        "delete at 7 in a buffer of 2",
+    ),
+]
+
+
+@pytest.mark.parametrize(("delta", "problem"), BAD_DELTAS, ids=lambda v: str(v)[:30])
+def test_a_delta_out_of_range_is_refused_whole(
+    any_store: Store, delta: Delta, problem: str
+) -> None:
+    any_store.set("session", "s1", "chat_history", [user("kept")])
+    before = any_store.revision("session", "s1", "chat_history")
+    with pytest.raises(StorageError) as err:
+        any_store.apply("session", "s1", "chat_history", delta, expected=before)
+    assert f"cannot apply the change ({problem})" in str(err.value)
+    assert any_store.get("session", "s1", "chat_history")[0] == [user("kept")]
+    assert any_store.revision("session", "s1", "chat_history") == before
+
+
+@pytest.mark.parametrize(
+    ("ops", "error", "problem"),
+    [
+        ([Op("insert", 2, {})], IndexError, "insert at 2 in a buffer of 1"),
+        ([Op("delete", 1)], IndexError, "delete at 1 in a buffer of 1"),
+        ([Op("move", 0)], ValueError, "unknown op 'move'"),  # type: ignore[arg-type]
+    ],
+)
+def test_apply_ops_refuses_an_op_out_of_range(
+    ops: list[Op], error: type[Exception], problem: str
+) -> None:
+    entries = [user("a")]
+    with pytest.raises(error) as err:
+        apply_ops(entries, ops)
+    assert str(err.value) == problem
+    assert entries == [user("a")]
+
+
+def test_apply_ops_inserts_in_the_middle_and_at_the_end() -> None:
+    entries = [user("a"), user("c")]
+    apply_ops(entries, [Op("insert", 1, user("b")), Op("insert", 3, user("d"))])
+    assert [e["content"] for e in entries] == ["a", "b", "c", "d"]
