@@ -486,3 +486,61 @@ def test_gemini_media_and_code_parts_are_visible_markers() -> None:
     assert rows(got) == [
         ("user", '[inlineData image/png]\n[executableCode] {"code": "print(1)"}', None, None)
     ]
+
+
+# --------------------------------------------------------------------------- OpenAI Chat
+
+CHAT_ERRORS: list[tuple[Any, str]] = [
+    ({"choices": "x"}, "choices: expected a list, got string"),
+    ({"choices": [5]}, "choices[0]: expected a choice object with a 'message'"),
+    (
+        [{"role": "user", "content": 5}],
+        "[0].content: expected a string, a list of content parts or null, got number",
+    ),
+    (
+        [{"role": "user", "content": "x", "metadata": [1]}],
+        "[0].metadata: expected an object, got list",
+    ),
+    (
+        [{"role": "assistant", "content": None, "function_call": "x"}],
+        "[0].function_call: expected a function_call object, got string",
+    ),
+]
+
+
+@pytest.mark.parametrize(("document", "problem"), CHAT_ERRORS)
+def test_chat_bad_field_is_a_located_error(document: Any, problem: str) -> None:
+    assert error(document, "openai-chat") == f"<text> is not valid openai-chat: {problem}"
+
+
+def test_chat_request_messages_then_the_response_choice() -> None:
+    document = {
+        "messages": [{"role": "user", "content": "q"}],
+        "choices": [{"message": {"role": "assistant", "content": "a"}}],
+    }
+    got = imported(document, "openai-chat")
+    assert rows(got) == [("user", "q", None, None), ("assistant", "a", None, None)]
+
+
+def test_chat_object_content_is_its_json_with_a_note() -> None:
+    got = imported([{"role": "tool", "content": {"rows": 2}, "tool_call_id": "c1"}], "openai-chat")
+    assert rows(got) == [("tool", '{"rows": 2}', None, "c1")]
+    assert notes(got) == [
+        (
+            "[0].content",
+            "content that is an object",
+            "openai-chat content is text; shown as its JSON",
+        )
+    ]
+
+
+def test_chat_stored_row_shape_null_metadata_and_id_in_metadata() -> None:
+    """A buffer's own rows (id under metadata) read back as the same messages."""
+    got = imported(
+        [
+            {"role": "user", "content": "x", "metadata": None},
+            {"role": "tool", "content": "r", "metadata": {"tool_call_id": "c9"}},
+        ],
+        "openai-chat",
+    )
+    assert rows(got) == [("user", "x", None, None), ("tool", "r", None, "c9")]
