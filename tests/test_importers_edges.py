@@ -544,3 +544,89 @@ def test_chat_stored_row_shape_null_metadata_and_id_in_metadata() -> None:
         "openai-chat",
     )
     assert rows(got) == [("user", "x", None, None), ("tool", "r", None, "c9")]
+
+
+# --------------------------------------------------------------------------- Anthropic Messages
+
+
+def tool_use(call_id: str = "t1") -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": "f", "input": {}}
+
+
+ANTHROPIC_ERRORS: list[tuple[Any, str]] = [
+    (
+        {"system": 5, "messages": [{"role": "user", "content": "hi"}]},
+        "system: expected a string or a list of text blocks, got number",
+    ),
+    (
+        {"messages": [{"role": "user", "content": [5]}]},
+        "messages[0].content[0]: expected a content block object, got number",
+    ),
+    (
+        {"messages": [{"role": "user", "content": [{"type": "text"}]}]},
+        "messages[0].content[0]: text block without a string 'text'",
+    ),
+    (
+        {"messages": [{"role": "assistant", "content": [{"type": "tool_use", "name": "f"}]}]},
+        "messages[0].content[0]: tool_use block without 'id'",
+    ),
+    (
+        {
+            "messages": [
+                {"role": "assistant", "content": [{"type": "tool_result", "tool_use_id": "x"}]}
+            ]
+        },
+        "messages[0].content[0]: tool_result block in an assistant message",
+    ),
+    (
+        {
+            "messages": [
+                {"role": "assistant", "content": [tool_use()]},
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "t1", "content": 5}],
+                },
+            ]
+        },
+        "messages[1].content[0].content: expected a string or a list of blocks, got number",
+    ),
+]
+
+
+@pytest.mark.parametrize(("document", "problem"), ANTHROPIC_ERRORS)
+def test_anthropic_bad_field_is_a_located_error(document: Any, problem: str) -> None:
+    assert error(document, "anthropic") == f"<text> is not valid anthropic: {problem}"
+
+
+def test_anthropic_empty_system_adds_nothing_and_an_image_is_a_marker() -> None:
+    document = {
+        "system": "",
+        "messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}],
+    }
+    got = imported(document, "anthropic")
+    assert rows(got) == [("user", "[image]", None, None)]
+
+
+def test_anthropic_redacted_thinking_beside_a_result_is_a_note() -> None:
+    document = {
+        "messages": [
+            {"role": "assistant", "content": [tool_use()]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "r"},
+                    {"type": "redacted_thinking", "data": "x"},
+                ],
+            },
+        ]
+    }
+    got = imported(document, "anthropic")
+    call = {"id": "t1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    assert rows(got) == [("assistant", None, [call], None), ("tool", "r", None, "t1")]
+    assert notes(got) == [
+        (
+            "messages[1].content[1]",
+            "redacted_thinking block",
+            "encrypted model reasoning is not a conversation message",
+        )
+    ]
