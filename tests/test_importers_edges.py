@@ -630,3 +630,98 @@ def test_anthropic_redacted_thinking_beside_a_result_is_a_note() -> None:
             "encrypted model reasoning is not a conversation message",
         )
     ]
+
+
+# --------------------------------------------------------------------------- LangChain
+
+LANGCHAIN_ERRORS: list[tuple[Any, str]] = [
+    (
+        [
+            {
+                "type": "ai",
+                "content": "",
+                "tool_calls": [{"id": "c1", "name": "search", "args": {}}],
+            },
+            {"role": "search", "content": 5},  # a JS tool result named by its tool
+        ],
+        "[1].content: expected a string, got number",
+    ),
+    (
+        [{"role": "stranger", "content": "x"}],
+        "[0]: unknown role 'stranger' (expected user, assistant, system or tool)",
+    ),
+    (
+        [{"lc": 1, "type": "constructor", "id": ["x", "HumanMessage"], "kwargs": 5}],
+        "[0].kwargs: expected an object, got number",
+    ),
+    (
+        [{"type": "human", "content": 5}],
+        "[0].content: expected a string or a list of content parts, got number",
+    ),
+    (
+        [{"type": "ai", "content": "", "tool_calls": "x"}],
+        "[0].tool_calls: expected a list, got string",
+    ),
+    (
+        [{"type": "ai", "content": "", "additional_kwargs": {"tool_calls": "x"}}],
+        "[0].additional_kwargs.tool_calls: expected a list, got string",
+    ),
+]
+
+
+@pytest.mark.parametrize(("document", "problem"), LANGCHAIN_ERRORS)
+def test_langchain_bad_field_is_a_located_error(document: Any, problem: str) -> None:
+    assert error(document, "langchain") == f"<text> is not valid langchain: {problem}"
+
+
+def test_langchain_chat_message_class_and_chat_type_take_their_role() -> None:
+    got = imported(
+        [
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", "ChatMessage"],
+                "kwargs": {"role": "user", "content": "hi"},
+            },
+            {"type": "chat", "role": "assistant", "content": "a"},
+        ],
+        "langchain",
+    )
+    assert rows(got) == [("user", "hi", None, None), ("assistant", "a", None, None)]
+
+
+def test_langchain_reasoning_summary_is_a_note_with_its_text() -> None:
+    extra = {"reasoning": {"summary": [{"text": "thought"}, 5]}}
+    got = imported([{"type": "ai", "content": "a", "additional_kwargs": extra}], "langchain")
+    assert rows(got) == [("assistant", "a", None, None)]
+    assert [(n.where, n.what, n.content) for n in got.notes] == [
+        ("[0].additional_kwargs.reasoning", "reasoning", "thought")
+    ]
+
+
+def test_langchain_invalid_tool_calls_are_kept_as_calls() -> None:
+    """A call the model botched is still a call: its result must find it (MEM-5 needs it)."""
+    invalid = [{"id": "c2", "name": "f", "args": "{bad"}]
+    got = imported([{"type": "ai", "content": "", "invalid_tool_calls": invalid}], "langchain")
+    call = {"id": "c2", "type": "function", "function": {"name": "f", "arguments": "{bad"}}
+    assert rows(got) == [("assistant", None, [call], None)]
+
+
+def test_langchain_call_block_missing_from_tool_calls_is_a_note() -> None:
+    document = [
+        {
+            "type": "ai",
+            "content": [{"type": "tool_use", "id": "zz", "name": "f", "input": {}}],
+            "tool_calls": [{"id": "c1", "name": "f", "args": {}}],
+        }
+    ]
+    got = imported(document, "langchain")
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    assert rows(got) == [("assistant", None, [call], None)]
+    assert notes(got) == [
+        (
+            "[0].content[0]",
+            "tool_use block not in tool_calls",
+            "LangChain reads calls from tool_calls; this block declares one it lacks",
+        )
+    ]
