@@ -725,3 +725,51 @@ def test_langchain_call_block_missing_from_tool_calls_is_a_note() -> None:
             "LangChain reads calls from tool_calls; this block declares one it lacks",
         )
     ]
+
+
+# --------------------------------------------------------------------------- OpenAI Responses
+
+RESPONSES_CALL = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
+
+RESPONSES_ERRORS: list[tuple[Any, str]] = [
+    ({"input": [{"type": "message", "content": "x"}]}, "input[0]: missing 'role'"),
+    (
+        {"input": [{"type": "function_call", "name": "f", "arguments": "{}"}]},
+        "input[0]: function_call without 'call_id'",
+    ),
+    (
+        {"input": [{"type": "function_call", "call_id": "c1", "arguments": "{}"}]},
+        "input[0]: function_call without 'name'",
+    ),
+    (
+        {"input": [RESPONSES_CALL, {"type": "function_call_output", "call_id": "c1"}]},
+        "input[1]: function_call_output without 'output'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("document", "problem"), RESPONSES_ERRORS)
+def test_responses_bad_item_is_a_located_error(document: Any, problem: str) -> None:
+    assert error(document, "openai-responses") == (
+        f"<text> is not valid openai-responses: {problem}"
+    )
+
+
+# --------------------------------------------------------------------------- Claude Code sessions
+
+SESSION_START = '{"type":"user","message":{"role":"user","content":"hi"}}\n'
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("[1]", "expected an event object, got list"),
+        ('{"type":5}', "event without a string 'type'"),
+        ("{bad", "not JSON (Expecting property name enclosed in double quotes at column 2)"),
+    ],
+    ids=["list", "type-not-text", "not-json"],
+)
+def test_claude_code_unreadable_line_after_the_start_is_a_located_note(line: str, why: str) -> None:
+    got = parse_conversation(SESSION_START + line + "\n", format="claude-code")
+    assert rows(got) == [("user", "hi", None, None)]
+    assert notes(got) == [("line 2", "unreadable line", why)]
