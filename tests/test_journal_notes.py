@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 import pytest
 
 from flowdrop_core.conversation import ConversationBuffer
 from flowdrop_core.journal import journal_for
 from flowdrop_core.journal.record import JournalRecord
 from flowdrop_core.journal.replay import journal_scenario
-from flowdrop_core.storage import MemoryStore
+from flowdrop_core.storage import MemoryStore, SQLiteStore, StorageError
+
+CTX = {"session_id": "s1"}
 
 
 @pytest.fixture
@@ -52,3 +57,49 @@ def test_a_changed_window_and_an_unserialized_append_are_notes(
         "record 2: ran unserialized (MEM-12 lock timeout)",
     ]
     assert scenario.config.max_messages == 0
+
+
+# -- journal backends ----------------------------------------------------------------------------
+
+SLOT = ("session", "s1", "chat_history")
+
+
+def test_a_corrupt_sqlite_journal_record_is_named_never_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    store = SQLiteStore(path)
+    ConversationBuffer(store=store, journal=5).append({"role": "user", "content": "a"}, CTX)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE journal SET record = '{bad'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StorageError) as err:
+        journal_for(store).read(SLOT)
+    assert str(err.value) == (
+        f"journal record 1 of {SLOT!r} in {path} is corrupt (Expecting property name enclosed "
+        "in double quotes: line 1 column 2 (char 1))"
+    )
+
+
+def test_memory_journal_counts_its_records() -> None:
+    store = MemoryStore()
+    buf = ConversationBuffer(store=store, journal=5)
+    for text in "ab":
+        buf.append({"role": "user", "content": text}, CTX)
+    assert journal_for(store).counts() == {SLOT: 2}
+    assert journal_for(store).slots() == [SLOT]
+
+
+def test_a_read_only_file_without_a_journal_has_an_empty_one(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    SQLiteStore(path).set(*SLOT, [{"role": "user", "content": "a"}])
+    journal = journal_for(SQLiteStore(path, readonly=True))
+    assert (journal.read(SLOT), journal.counts(), journal.slots()) == ([], {}, [])
+
+
+def test_a_store_without_a_journal_kind_is_a_type_error() -> None:
+    class OwnStore:
+        pass
+
+    with pytest.raises(TypeError) as err:
+        journal_for(OwnStore())  # type: ignore[arg-type]
+    assert str(err.value) == "OwnStore has no journal (memory, SQLite and Redis stores do)"
