@@ -505,6 +505,18 @@ CHAT_ERRORS: list[tuple[Any, str]] = [
         [{"role": "assistant", "content": None, "function_call": "x"}],
         "[0].function_call: expected a function_call object, got string",
     ),
+    (
+        [{"role": "assistant", "content": None, "tool_calls": [5]}],
+        "[0].tool_calls[0]: expected a tool call object, got number",
+    ),
+    (
+        [{"role": "assistant", "content": None, "tool_calls": "x"}],
+        "[0].tool_calls: expected a list of tool calls, got string",
+    ),
+    (
+        [{"role": "user", "content": [5]}],
+        "[0].content[0]: expected a content part object, got number",
+    ),
 ]
 
 
@@ -773,3 +785,17 @@ def test_claude_code_unreadable_line_after_the_start_is_a_located_note(line: str
     got = parse_conversation(SESSION_START + line + "\n", format="claude-code")
     assert rows(got) == [("user", "hi", None, None)]
     assert notes(got) == [("line 2", "unreadable line", why)]
+
+
+def test_notes_as_json_rows_keep_what_was_left_out() -> None:
+    got = imported([{"role": "user", "content": [{"type": "widget", "text": "w"}]}], "openai-chat")
+    assert rows(got) == [("user", "w", None, None)]
+    assert got.notes_as_dicts() == [
+        {
+            "where": "[0].content[0]",
+            "what": "unknown content part type 'widget'",
+            "why": "openai-chat has no such part type; its text is kept",
+            "content": '{"type": "widget", "text": "w"}',
+            "unknown": True,
+        }
+    ]
