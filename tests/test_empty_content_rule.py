@@ -13,6 +13,7 @@ import pytest
 
 from flowdrop_core import append_messages
 from flowdrop_core.messages import content_is_empty
+from flowdrop_core.text import text_to_message
 
 
 @pytest.mark.parametrize(
@@ -35,3 +36,15 @@ def test_engine_and_content_is_empty_agree(content: Any, empty: bool) -> None:
         [("pure_read", "MEM-16")] if empty else [("appended", "MEM-14")]
     )
     assert result.count == (0 if empty else 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [(b"hi", "a value of type bytes"), ([1], "a list"), (7, "a number")],
+    ids=["bytes", "list", "number"],
+)
+def test_text_that_is_not_text_is_refused_not_printed(text: Any, kind: str) -> None:
+    """MEM-16's text entry point never guesses how to print a non-string."""
+    with pytest.raises(ValueError) as err:
+        text_to_message(text, "user")
+    assert str(err.value) == f"text must be a string or null, got {kind}"
