@@ -608,3 +608,22 @@ def test_a_file_with_no_session_event_is_not_claude_code() -> None:
     assert (
         str(info.value) == "s.jsonl is not valid claude-code: line 1: event without a string 'type'"
     )
+
+
+def test_claude_code_gives_up_on_a_file_that_opens_with_no_session_event() -> None:
+    """Detection reads a chat JSONL once as a session: past 20 unreadable lines it stops."""
+    from flowdrop_core.importers import claude_code
+    from flowdrop_core.importers.base import Out, Problem
+
+    chat = [json.dumps({"role": "user", "content": f"m{i}"}) for i in range(25)]
+    session_event = json.dumps(
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "late"}}
+    )
+    out = Out()
+    with pytest.raises(Problem, match="line 1: event without a string 'type'"):
+        claude_code.read_text("\n".join([*chat, session_event]), out)
+    assert len(out.notes) == claude_code.GIVE_UP_AFTER - 1
+    # a session whose event comes after a few unreadable lines is still read
+    out = Out()
+    claude_code.read_text("\n".join([*chat[:3], session_event]), out)
+    assert [m["content"] for m in out.messages] == ["late"]

@@ -21,6 +21,11 @@ from flowdrop_core.scenario import JSONProblem, parse_json
 NAME = "claude-code"
 EXPECTS = "JSON lines of session events {'type': 'user'|'assistant', 'message': {role, content}, 'uuid', ...}"
 
+#: Unreadable lines before any message after which the file is not a session at all.
+#: A session opens with its events (summaries are notes, not unreadable); without this,
+#: detection would read every line of any other JSON Lines file as a note first.
+GIVE_UP_AFTER = 20
+
 
 def read_text(text: str, out: Out) -> None:
     """Read every line; at least one must be a user or assistant event.
@@ -29,7 +34,7 @@ def read_text(text: str, out: Out) -> None:
     line): a line that is not a readable event is a located note with the
     line's text, not a reason to refuse the whole session.
     """
-    messages = 0
+    messages = unreadable = 0
     first: Problem | None = None
     streaming: Any = None  # the API message id of the assistant message being assembled
     for number, line in enumerate(text.split("\n"), start=1):
@@ -41,6 +46,9 @@ def read_text(text: str, out: Out) -> None:
             read, message_id = _event(line, where, event)
         except Problem as problem:
             first = first or problem
+            unreadable += 1
+            if not messages and unreadable >= GIVE_UP_AFTER:
+                raise first from None
             why = str(problem).removeprefix(f"{where}: ")
             out.note(where, "unreadable line", why, line, unknown=True)
             continue
