@@ -155,3 +155,10 @@ def test_bad_entries_are_still_passed_for_the_engine_to_name():
 def test_errors_are_still_input_problems():
     with pytest.raises(InputProblem, match="empty list"):
         parse_pasted_with_notes("[]")
+
+
+def test_a_pasted_field_no_reader_uses_is_a_note_not_a_silent_loss() -> None:
+    """A role dict with an unread ``data`` object: the text arrives and ``data`` is a located note."""
+    pasted = parse_pasted_with_notes('[{"role": "user", "content": "a", "data": {"k": 1}}]')
+    assert pasted.messages == [{"role": "user", "content": "a"}]
+    assert [(n.where, n.what) for n in pasted.notes] == [("[0].data", "field 'data'")]
