@@ -48,3 +48,15 @@ def test_text_that_is_not_text_is_refused_not_printed(text: Any, kind: str) -> N
     with pytest.raises(ValueError) as err:
         text_to_message(text, "user")
     assert str(err.value) == f"text must be a string or null, got {kind}"
+
+
+def test_a_stored_row_with_a_call_that_is_not_an_object_is_named_by_its_place() -> None:
+    """A loaded buffer's bad row is reported as the stored entry it is (buffer[i]), not skipped."""
+    from flowdrop_core.messages import InvalidMessagesError
+
+    stored = [{"role": "assistant", "content": None, "metadata": {"tool_calls": [5]}}]
+    with pytest.raises(InvalidMessagesError) as err:
+        append_messages(stored, [{"role": "user", "content": "x"}])
+    assert str(err.value) == (
+        "1 invalid message: buffer[0]: tool_calls[0] must be an object, got int"
+    )
