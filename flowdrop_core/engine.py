@@ -295,9 +295,11 @@ class Buffer:
             if type(node) is str:
                 raise InvalidMessagesError([MessageProblem("incoming", 0, node)])
             batch: Sequence[_Node] = (node,)  # type: ignore[assignment]
+            events: list[tuple[Any, ...]] = []
         else:
             batch = _read_batch(incoming)
-        events: list[tuple[Any, ...]] = []
+            # MEM-16: an empty batch is a pure read (the window below still applies).
+            events = [] if batch else [(_PURE_READ, "MEM-16", None, None, None, None, None)]
         appended = 0
         nodes = self._nodes
         i = -1
@@ -368,8 +370,6 @@ class Buffer:
             nodes.append(node)
             events.append((_APPENDED, "MEM-14", i, len(nodes) - 1, None, entry, None))
             appended += 1
-        if i < 0:  # an empty batch
-            events.append((_PURE_READ, "MEM-16", None, None, None, None, None))
 
         # Window (GR-MEM step 6): drop the oldest entries down to max_messages.
         # Cited as MEM-14 because that rule is why eviction must not lower
