@@ -34,12 +34,13 @@ from flowdrop_core.view import (
     InputProblem,
     compose_message,
     context_from_fields,
-    parse_pasted,
+    parse_pasted_with_notes,
 )
 from inspector_ui import session as session_ui
 from inspector_ui.cache import cached_conversation, cached_replay, samples
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
+from inspector_ui.notes import show_import_notes
 from inspector_ui.plain import md
 from inspector_ui.playground_state import (
     DEFAULTS,
@@ -88,8 +89,10 @@ def add_step(append: Any, label: str) -> None:
 
 def on_append_pasted() -> None:
     text = st.session_state.get("pg_paste", "")
+    st.session_state.pg_paste_notes = []  # the notes of the last append only
     try:
-        batch = parse_pasted(text)
+        pasted = parse_pasted_with_notes(text)
+        batch = pasted.messages
         read_messages(as_batch(batch))  # the engine's own check; names incoming[i]
     except InputProblem as exc:  # names its source itself
         st.session_state.pg_error = str(exc)
@@ -98,6 +101,7 @@ def on_append_pasted() -> None:
         # Whatever else a reader refuses in the text is bad input too: shown, never a traceback.
         st.session_state.pg_error = f"pasted text: {exc}"
         return
+    st.session_state.pg_paste_notes = pasted.notes_as_dicts()  # issue 13: shown by the box
     n = len(batch)
     add_step(batch[0] if n == 1 else batch, f"pasted ({n} message{'s' if n != 1 else ''})")
 
@@ -308,6 +312,9 @@ with paste_tab:
     )
     st.button(
         "Append", key="pg_append", on_click=on_append_pasted, type="primary", icon=":material/add:"
+    )
+    show_import_notes(
+        st.session_state.get("pg_paste_notes") or [], key="pg_paste", source="last paste"
     )
 with compose_tab:
     c1, c2 = st.columns([1, 3])

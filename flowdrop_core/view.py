@@ -19,7 +19,13 @@ from typing import Any
 import pandas as pd
 
 from flowdrop_core.events import Event
-from flowdrop_core.importers import ConversationFormatError, loads_or_problem, parse_conversation
+from flowdrop_core.importers import (
+    ConversationFormatError,
+    ImportNote,
+    loads_or_problem,
+    parse_conversation,
+)
+from flowdrop_core.importers.base import CONTENT_KEYS
 from flowdrop_core.inspect.labels import id_note
 from flowdrop_core.messages import InvalidMessagesError, read_call_id, read_messages
 from flowdrop_core.provider import Finding, NormalizeReport
@@ -34,6 +40,7 @@ __all__ = [
     "SAMPLE_DIR",
     "TIMELINE_COLUMNS",
     "InputProblem",
+    "PastedInput",
     "SampleScenario",
     "chart_frame",
     "clip_frame",
@@ -53,6 +60,7 @@ __all__ = [
     "page_count",
     "page_of",
     "parse_pasted",
+    "parse_pasted_with_notes",
     "rule_summary",
     "sample_scenarios",
     "tagged_frame",
@@ -181,17 +189,84 @@ def clip_frame(frame: pd.DataFrame, limit: int = CLIP) -> pd.DataFrame:
 # --------------------------------------------------------------------------- input
 
 
+@dataclass(frozen=True, slots=True)
+class PastedInput:
+    """What a paste reads as: the batch to append, and what an importer left out of it.
+
+    ``format`` is the importer that read it, or ``None`` when the messages are
+    passed on verbatim (then there are no notes: nothing was left out).
+    """
+
+    messages: list[Any]
+    notes: list[ImportNote]
+    format: str | None = None
+
+    def notes_as_dicts(self) -> list[dict[str, Any]]:
+        """The notes as rows (``where``, ``what``, ``why``, ``content``, ``unknown``)."""
+        return [note.to_dict() for note in self.notes]
+
+
 def parse_pasted(text: str, source: str = "pasted text") -> list[Any]:
-    """Read what a person pasted into the playground into a batch of messages.
+    """The batch of :func:`parse_pasted_with_notes` (for callers that show no notes)."""
+    return parse_pasted_with_notes(text, source).messages
 
-    - A JSON object with a ``role`` is one message; a JSON list holding any
-      object with a ``role`` is a batch. Both are passed on *verbatim*, so the
-      engine judges them and names the bad entry (``incoming[1]: ...``).
+
+#: Content keys the engine itself reads; any other key of ``CONTENT_KEYS`` is one it would lose.
+_ENGINE_KEYS = frozenset({"content", "tool_calls", "tool_call_id"})
+
+
+def _engine_loses(message: Any) -> bool:
+    """Whether the engine, given ``message`` verbatim, would not read some of its content.
+
+    True when a dict carries a content key the engine does not read (``parts``,
+    ``additional_kwargs``, ``function_call``, ``toolUse``, ...), content that is
+    an object, or a content list with anything but text parts
+    (``{"type": "text", "text": str}``): tool_use / tool_result blocks, images,
+    Bedrock ``{"text": ...}`` blocks. Role problems are not counted: the
+    engine names those itself.
+    """
+    if not isinstance(message, dict):
+        return False
+    if (message.keys() & CONTENT_KEYS) - _ENGINE_KEYS:
+        return True
+    content = message.get("content")
+    if isinstance(content, dict):
+        return True
+    if isinstance(content, list):
+        return not all(
+            isinstance(part, dict)
+            and part.get("type") == "text"
+            and isinstance(part.get("text"), str)
+            and not ((part.keys() & CONTENT_KEYS) - {"text"})
+            for part in content
+        )
+    return False
+
+
+def parse_pasted_with_notes(text: str, source: str = "pasted text") -> PastedInput:
+    """Read what a person pasted into the playground into a batch of messages and notes.
+
+    - A JSON object with a ``role``, or a JSON list holding any object with a
+      ``role``, is passed on *verbatim* when every object in it is already
+      engine-shaped, so the engine judges it and names a bad entry
+      (``incoming[1]: missing 'role'``). Engine-shaped: no content key the
+      engine does not read (``parts``, ``additional_kwargs``, ``function_call``,
+      ``toolUse``...), and content text, null or a list of text parts; calls
+      under ``tool_calls``. A wrong or missing role does not count: the engine
+      names it.
+    - Otherwise such role objects (OpenTelemetry ``parts``, Anthropic
+      ``tool_use`` / ``tool_result`` blocks, LangChain ``additional_kwargs``,
+      Gemini, Bedrock) go through the importers' detection, which reads what
+      the verbatim path would lose; a single object is read as a one-item
+      list (origins ``[0]...``). If no importer reads them, they are passed on
+      verbatim (the engine keeps unknown fields in the stored row) as before.
     - Anything else is tried as a recorded conversation in every importable
-      format (OpenAI chat / responses, Anthropic, LangChain, scenario, JSONL).
+      format (OpenAI chat / responses, Anthropic, LangChain, OTel, scenario,
+      JSONL, ...).
 
-    The JSON is strict (``NaN``, lone surrogates and nesting past
-    :data:`~flowdrop_core.scenario.MAX_JSON_DEPTH` are refused with their
+    Imported batches carry the importer's notes (what it left out, where,
+    why; issue 13). The JSON is strict (``NaN``, lone surrogates and nesting
+    past :data:`~flowdrop_core.scenario.MAX_JSON_DEPTH` are refused with their
     JSON path, issue 9). Raises :class:`InputProblem` naming the problem and
     where it is, and nothing else.
     """
@@ -208,10 +283,23 @@ def parse_pasted(text: str, source: str = "pasted text") -> list[Any]:
         json_problem: str | None = str(exc)
     else:
         json_problem = None
+    batch: list[Any] | None = None
     if isinstance(document, dict) and "role" in document:
-        return [document]
-    if isinstance(document, list) and any(isinstance(m, dict) and "role" in m for m in document):
-        return document
+        batch = [document]
+    elif isinstance(document, list) and any(isinstance(m, dict) and "role" in m for m in document):
+        batch = document
+    if batch is not None:
+        if not any(_engine_loses(m) for m in batch):
+            return PastedInput(batch, [])
+        try:
+            imported = parse_conversation(
+                text if batch is document else json.dumps(batch), source_name=source
+            )
+        except (ConversationFormatError, RecursionError, ValueError):
+            return PastedInput(batch, [])  # no reader for it: the engine judges it as before
+        if imported.messages:
+            return PastedInput(imported.messages, imported.notes, imported.format)
+        return PastedInput(batch, [])
     if isinstance(document, list) and not document:
         raise InputProblem(f"{source} is an empty list: there is nothing to append")
     try:
@@ -227,7 +315,7 @@ def parse_pasted(text: str, source: str = "pasted text") -> list[Any]:
         raise InputProblem(str(exc)) from None
     if not conversation.messages:
         raise InputProblem(f"{source} ({conversation.format}) holds no messages")
-    return conversation.messages
+    return PastedInput(conversation.messages, conversation.notes, conversation.format)
 
 
 #: Top-level keys of the recorded formats: a pasted object with one of them is a document.

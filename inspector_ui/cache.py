@@ -37,6 +37,16 @@ def cached_conversation(data: bytes, name: str) -> ImportedConversation:
     return load_conversation(data, name=name)
 
 
+@st.cache_resource(max_entries=16, show_spinner=False)
+def cached_import_notes(digest: str, name: str, _data: bytes) -> list[dict[str, Any]]:
+    """The import notes of a recording (issue 13), once per (content digest, name).
+
+    Keyed on the digest, so a rerun neither re-imports nor re-hashes the bytes;
+    a format error propagates (the page reports it).
+    """
+    return cached_conversation(_data, name).notes_as_dicts()
+
+
 @st.cache_data(max_entries=4, show_spinner=False)
 def cached_samples(stamp: tuple[tuple[str, float], ...], folder: str) -> list[SampleScenario]:
     """The sample scenarios of ``folder``; ``stamp`` (names and mtimes) invalidates on edits."""

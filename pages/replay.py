@@ -13,6 +13,7 @@ from flowdrop_core.view import SAMPLE_DIR, conversation_samples
 from inspector_ui.cache import (
     cached_conversation,
     cached_conversation_replay,
+    cached_import_notes,
     cached_replay,
     cached_scenario,
     digest_of,
@@ -22,6 +23,7 @@ from inspector_ui.cache import (
 from inspector_ui.compare import REFIRE_LABELS, show_replay_compare
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
+from inspector_ui.notes import show_import_notes
 from inspector_ui.plain import md
 from inspector_ui.shell import page_shell
 from inspector_ui.urlparams import (
@@ -137,6 +139,7 @@ def retry() -> None:
 
 
 timeline: Timeline | None = None
+notes: list[dict[str, object]] = []
 try:
     if scenario is not None:
         st.caption(
@@ -145,6 +148,7 @@ try:
         )
         timeline = cached_replay(dump_scenario(scenario), refire or "none")
     else:
+        notes = cached_import_notes(digest, name, data)  # issue 13: shown next to the upload
         timeline = replays().get(key)
         if timeline is None and st.session_state.get("r_cancelled") == key:
             st.info(f"Replay of {md(name)} cancelled.", icon=":material/cancel:")
@@ -175,6 +179,9 @@ try:
 except (ConversationFormatError, ReplayError, ValueError) as exc:
     st.error(f"Cannot replay {md(name)}:\n\n{md(exc)}", icon=":material/error:")
     st.stop()
+
+with source_col:
+    show_import_notes(notes, key="r_import", source=Path(name).name)
 
 st.success(
     f"{md(Path(name).name)}: {len(timeline.steps)} step(s), "

@@ -189,6 +189,14 @@ def message(item: Any, where: str, out: Out, pending: PendingCalls) -> Message:
         return named
     role, data, at = _unwrap(item, where)
     out.foreign(data, at, KNOWN, NAME)
+    if data is item and item.get("data") not in (None, "", [], {}):  # not a typed message
+        out.note(
+            f"{where}.data" if where else "data",
+            "field 'data'",
+            f"{NAME} reads 'data' only as the fields of a typed message",
+            item["data"],
+            unknown=True,
+        )
     extra = data.get("additional_kwargs")
     extra = extra if isinstance(extra, dict) else {}
     _reasoning_notes(extra, at, out)

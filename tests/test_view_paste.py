@@ -1,0 +1,164 @@
+"""The Playground paste rule (issue 13): verbatim when engine-shaped, imported when richer.
+
+A pasted list of role dicts used to go to the engine verbatim, so OpenTelemetry
+``parts``, Anthropic ``tool_use`` blocks or LangChain ``additional_kwargs``
+lost their texts and calls silently. These tests pin which input is passed on
+as it is and which is read by the importers, with the notes they return.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from flowdrop_core.view import InputProblem, parse_pasted, parse_pasted_with_notes
+
+OTEL = [
+    {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]},
+    {
+        "role": "assistant",
+        "parts": [
+            {"type": "tool_call", "id": "c1", "name": "get_weather", "arguments": {"city": "Paris"}}
+        ],
+    },
+    {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "rainy"}]},
+    {"role": "assistant", "parts": [{"type": "text", "content": "It is rainy."}]},
+]
+
+ANTHROPIC = [
+    {"role": "user", "content": "Weather in Paris?"},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Let me check."},
+            {
+                "type": "tool_use",
+                "id": "toolu_1",
+                "name": "get_weather",
+                "input": {"city": "Paris"},
+            },
+        ],
+    },
+    {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "rainy"}],
+    },
+]
+
+LANGCHAIN = [
+    {
+        "role": "assistant",
+        "content": "",
+        "additional_kwargs": {
+            "tool_calls": [
+                {"id": "lc1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ]
+        },
+    },
+    {"role": "tool", "content": "done", "tool_call_id": "lc1"},
+]
+
+
+def test_otel_parts_list_keeps_its_texts_and_calls():
+    pasted = parse_pasted_with_notes(json.dumps(OTEL))
+    assert pasted.format == "otel-genai"
+    assert [m.get("content") for m in pasted.messages] == [
+        "Weather in Paris?",
+        None,
+        "rainy",
+        "It is rainy.",
+    ]
+    call = pasted.messages[1]["tool_calls"][0]
+    assert (call["id"], call["function"]["name"]) == ("c1", "get_weather")
+    assert json.loads(call["function"]["arguments"]) == {"city": "Paris"}
+    assert pasted.messages[2]["tool_call_id"] == "c1"
+
+
+def test_anthropic_tool_use_blocks_become_calls_and_results():
+    messages = parse_pasted(json.dumps(ANTHROPIC))
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
+    assert messages[1]["content"] == "Let me check."
+    assert [c["id"] for c in messages[1]["tool_calls"]] == ["toolu_1"]
+    assert messages[2] == {"role": "tool", "content": "rainy", "tool_call_id": "toolu_1"}
+
+
+def test_langchain_additional_kwargs_calls_are_kept():
+    messages = parse_pasted(json.dumps(LANGCHAIN))
+    assert [c["id"] for c in messages[0]["tool_calls"]] == ["lc1"]
+    assert messages[1]["tool_call_id"] == "lc1"
+
+
+def test_gemini_list_is_imported():
+    gemini = [
+        {"role": "user", "parts": [{"text": "hi"}]},
+        {"role": "model", "parts": [{"text": "hello"}]},
+    ]
+    messages = parse_pasted(json.dumps(gemini))
+    assert messages == [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+    ]
+
+
+def test_a_single_object_with_parts_is_imported():
+    pasted = parse_pasted_with_notes(json.dumps(OTEL[0]))
+    assert pasted.messages == [{"role": "user", "content": "Weather in Paris?"}]
+
+
+def test_an_unknown_part_comes_back_as_a_located_note():
+    batch = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": [{"type": "code", "text": "print(1)"}]},
+    ]
+    pasted = parse_pasted_with_notes(json.dumps(batch))
+    assert pasted.format is not None
+    assert "print(1)" in pasted.messages[1]["content"]
+    (note,) = pasted.notes_as_dicts()
+    assert note["where"] == "[1].content[0]"
+    assert "code" in note["what"]
+
+
+@pytest.mark.parametrize(
+    "batch",
+    [
+        [{"role": "user", "content": "hi"}],
+        [
+            {"role": "system", "content": None},
+            {"role": "user", "content": [{"type": "text", "text": "a"}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "content": "r", "tool_call_id": "c", "metadata": {"x": 1}},
+        ],
+    ],
+    ids=["one", "engine-shapes"],
+)
+def test_engine_shaped_messages_pass_verbatim(batch):
+    pasted = parse_pasted_with_notes(json.dumps(batch))
+    assert pasted.messages == batch
+    assert pasted.format is None and pasted.notes == []
+
+
+def test_bad_entries_are_still_passed_for_the_engine_to_name():
+    batch = [{"role": "user", "content": "hi"}, {"content": "no role"}]
+    assert parse_pasted(json.dumps(batch)) == batch
+    # mixed with a richer entry that no importer reads, the engine still judges it
+    mixed = [OTEL[0], {"content": "no role"}]
+    assert parse_pasted(json.dumps(mixed)) == mixed
+
+
+def test_errors_are_still_input_problems():
+    with pytest.raises(InputProblem, match="empty list"):
+        parse_pasted_with_notes("[]")
+
+
+def test_a_pasted_field_no_reader_uses_is_a_note_not_a_silent_loss() -> None:
+    """A role dict with an unread ``data`` object: the text arrives and ``data`` is a located note."""
+    pasted = parse_pasted_with_notes('[{"role": "user", "content": "a", "data": {"k": 1}}]')
+    assert pasted.messages == [{"role": "user", "content": "a"}]
+    assert [(n.where, n.what) for n in pasted.notes] == [("[0].data", "field 'data'")]
