@@ -295,9 +295,11 @@ class Buffer:
             if type(node) is str:
                 raise InvalidMessagesError([MessageProblem("incoming", 0, node)])
             batch: Sequence[_Node] = (node,)  # type: ignore[assignment]
+            events: list[tuple[Any, ...]] = []
         else:
             batch = _read_batch(incoming)
-        events: list[tuple[Any, ...]] = []
+            # MEM-16: an empty batch is a pure read (the window below still applies).
+            events = [] if batch else [(_PURE_READ, "MEM-16", None, None, None, None, None)]
         appended = 0
         nodes = self._nodes
         i = -1
@@ -317,9 +319,8 @@ class Buffer:
                     appended += 1
                     continue
                 answers = self._answers
-                holders = answers.get(rid)
-                if holders is not None:  # MEM-1 / MEM-10: already answered here
-                    self._answered(i, node, holders, events)
+                if rid in answers:  # MEM-1 / MEM-10: already answered here
+                    self._answered(i, node, answers[rid], events)
                     continue
                 node[_SEQ] = self._next_seq  # a new result: appended and indexed
                 self._next_seq += 1
@@ -369,37 +370,36 @@ class Buffer:
             nodes.append(node)
             events.append((_APPENDED, "MEM-14", i, len(nodes) - 1, None, entry, None))
             appended += 1
-        if i < 0:  # an empty batch
-            events.append((_PURE_READ, "MEM-16", None, None, None, None, None))
 
         # Window (GR-MEM step 6): drop the oldest entries down to max_messages.
         # Cited as MEM-14 because that rule is why eviction must not lower
         # ``appended``; GR-MEM gives the window no rule id of its own.
         cap = self.max_messages
         count = len(nodes)
-        if cap and count > cap:
-            popleft = nodes.popleft
+        if count > cap and cap:
+            answers = self._answers
+            declared = self._declared
             while count > cap:
-                node = popleft()
+                node = nodes.popleft()
                 count -= 1
                 rid = node[_RID]
                 if rid is not None:  # a result (only a tool entry answers; it declares nothing)
-                    holders = self._answers[rid]
-                    if holders[0] is node:  # nearly always: the oldest answer goes first
-                        del holders[0]
+                    holders = answers[rid]
+                    if len(holders) == 1:  # nearly always: its only answer
+                        del answers[rid]
+                        if rid in declared:
+                            self._open[rid] = None  # its declaring turn is still here: open again
                     else:
                         _remove(holders, node)
-                    if not holders:
-                        del self._answers[rid]
-                        if rid in self._declared:
-                            self._open[rid] = None  # its declaring turn is still here: open again
-                else:
+                elif node[_CALLS]:
                     for cid in node[_CALLS]:  # a turn's declarations
-                        holders = self._declared[cid]
-                        _remove(holders, node)
-                        if not holders:
-                            del self._declared[cid]
-                            self._open.pop(cid, None)
+                        holders = declared[cid]
+                        if len(holders) == 1:  # nearly always: its only declaring turn
+                            del declared[cid]
+                            if cid in self._open:  # never answered: nothing left to heal
+                                del self._open[cid]
+                        else:
+                            _remove(holders, node)
                 events.append((_EVICTED, "MEM-14", None, 0, rid, node[_ENTRY], cap))
         result = _new_object(AppendResult)
         _set_pending(result, (count, appended, events, cap))

@@ -202,18 +202,19 @@ def usable_id(value: Any) -> str | None:
     ``7``, ``7.0``, ``" 7 "`` and ``"\\uff17"`` (fullwidth 7) are the id
     ``"7"``, while ``"07"`` and ``"7.0"`` are ids of their own.
     """
-    if value is None:
+    if type(value) is str:  # the common case first: the engine reads every id here
+        if value.isascii() and value.isprintable():
+            # Short path for the common ASCII id: no normalization, no invisible
+            # characters other than spaces; only a number spelling needs more.
+            text = value.strip(" ")
+            if text and text[0] not in _NUMBER_START:
+                return text
+            if text.isdigit():  # ASCII digits: kept as written; any spelling of zero is no id
+                return text if text.strip("0") else None
+    elif value is None:
         return None
-    if type(value) is int and 0 < value < _SHORT_INT_LIMIT:
+    elif type(value) is int and 0 < value < _SHORT_INT_LIMIT:
         return str(value)
-    if type(value) is str and value.isascii() and value.isprintable():
-        # Short path for the common ASCII id: no normalization, no invisible
-        # characters other than spaces; only a number spelling needs more.
-        text = value.strip(" ")
-        if text and text[0] not in _NUMBER_START:
-            return text
-        if text.isdigit():  # ASCII digits: kept as written; any spelling of zero is no id
-            return text if text.strip("0") else None
     return read_id(value).id
 
 
