@@ -209,8 +209,8 @@ def usable_id(value: Any) -> str | None:
             text = value.strip(" ")
             if text and text[0] not in _NUMBER_START:
                 return text
-            if text.isdigit():  # ASCII digits: kept as written; any spelling of zero is no id
-                return text if text.strip("0") else None
+            if text.isdigit():  # ASCII digits: kept as written; zero or too long is no id
+                return text if text.strip("0") and len(text) <= _MAX_DIGITS else None
     elif value is None:
         return None
     elif type(value) is int and 0 < value < _SHORT_INT_LIMIT:
