@@ -7,62 +7,29 @@ import logging
 import os
 import signal
 import sqlite3
-import subprocess
 import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from concurrency_helpers import LONG_WAIT, MARGIN, user
+from concurrency_helpers import python_child as _python
+from concurrency_helpers import walk_chain as _walk_chain
 
 from flowdrop_core.conversation import ConversationBuffer
 from flowdrop_core.events import EventKind
 from flowdrop_core.storage import MemoryStore, SQLiteStore, StorageError, Store
 
-REPO = Path(__file__).resolve().parents[1]
 CTX = {"session_id": "s1", "node_id": "n1", "pipeline_id": "p1", "workflow_id": "wf1"}
 
 # Timing asserts never use tight absolute times (a loaded CI machine can stall for seconds).
 # A wait that must not happen is made long (LONG_WAIT) and the assert allows a wide margin
 # below it (MARGIN): passing proves the wait did not happen, however slow the machine.
-#: A lock timeout (or a holder's hold) that no append in these tests should sit through.
-LONG_WAIT = 30.0
-#: Elapsed time that proves an append did not sit through LONG_WAIT, with room to spare.
-MARGIN = 10.0
-
-
-def user(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": text}
-
-
-def _python(code: str, *args: str) -> subprocess.Popen[str]:
-    """Start a child interpreter running ``code`` with the repository importable."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-    }
-    return subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(code), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
 
 
 # -- threads ---------------------------------------------------------------------------------
-
-
-def _walk_chain(links: dict[str, str | None], last: str) -> list[str]:
-    """Follow each append's predecessor back from ``last``; a serialized history is one chain."""
-    chain: list[str] = []
-    node: str | None = last
-    while node is not None:
-        chain.append(node)
-        node = links[node]
-    return chain[::-1]
 
 
 @pytest.mark.parametrize(

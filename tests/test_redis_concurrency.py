@@ -4,55 +4,22 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import signal
-import subprocess
-import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
+from concurrency_helpers import LONG_WAIT, MARGIN, user
+from concurrency_helpers import python_child as _python
+from concurrency_helpers import walk_chain as _walk_chain
 
 from flowdrop_core.conversation import ConversationBuffer
 from flowdrop_core.events import EventKind
 from flowdrop_core.storage.redis_store import LEASE_SECONDS, RedisStore
 
-REPO = Path(__file__).resolve().parents[1]
 CTX = {"session_id": "s1"}
-#: A wait no append here should sit through, and the margin proving it did not.
-LONG_WAIT, MARGIN = 30.0, 10.0
-
-
-def user(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": text}
-
-
-def _python(code: str, *args: str) -> subprocess.Popen[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-    }
-    return subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(code), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-
-
-def _walk_chain(links: dict[str, str | None], last: str) -> list[str]:
-    """Follow each append's predecessor back from ``last``; a serialized history is one chain."""
-    chain: list[str] = []
-    node: str | None = last
-    while node is not None:
-        chain.append(node)
-        node = links[node]
-    return chain[::-1]
 
 
 def _check_history(
