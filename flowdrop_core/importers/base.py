@@ -183,6 +183,12 @@ def json_text(value: Any) -> str:
         return str(value)
 
 
+def object_content(content: dict[str, Any], where: str, out: Out, why: str) -> str:
+    """Content that is an object, kept visible as its JSON text with an unknown-content note."""
+    out.note(where, "content that is an object", why, content, unknown=True)
+    return json_text(content)
+
+
 def join(where: str, child: str) -> str:
     """An origin inside ``where``: ``messages[2]`` + ``content[0]`` -> ``messages[2].content[0]``."""
     if not where:

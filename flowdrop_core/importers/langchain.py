@@ -27,6 +27,7 @@ from flowdrop_core.importers.base import (
     json_text,
     json_type,
     kind_of,
+    object_content,
     openai_call,
     parts_text,
 )
@@ -209,14 +210,9 @@ def message(item: Any, where: str, out: Out, pending: PendingCalls) -> Message:
     if isinstance(content, list):
         content = _parts(content, f"{at}.content", out, call_ids)
     elif isinstance(content, dict):
-        out.note(
-            f"{at}.content",
-            "content that is an object",
-            f"{NAME} content is text or blocks; shown as its JSON",
-            content,
-            unknown=True,
+        content = object_content(
+            content, f"{at}.content", out, f"{NAME} content is text or blocks; shown as its JSON"
         )
-        content = json_text(content)
     elif content is not None and not isinstance(content, str):
         raise Problem(
             f"{at}.content",

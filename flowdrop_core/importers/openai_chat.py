@@ -20,10 +20,10 @@ from flowdrop_core.importers.base import (
     PendingCalls,
     Problem,
     arguments_text,
-    json_text,
     json_type,
     last_call,
     marker,
+    object_content,
     openai_calls,
     parts_text,
     role_of,
@@ -150,14 +150,9 @@ def chat_message(
         content = parts_text(content, f"{where}.content", out, NAME, TEXT_PARTS, MEDIA_PARTS)
     elif isinstance(content, dict):
         # Tracing integrations log a tool's structured output as the content itself.
-        out.note(
-            f"{where}.content",
-            "content that is an object",
-            f"{NAME} content is text; shown as its JSON",
-            content,
-            unknown=True,
+        content = object_content(
+            content, f"{where}.content", out, f"{NAME} content is text; shown as its JSON"
         )
-        content = json_text(content)
     elif content is not None and not isinstance(content, str):
         raise Problem(
             f"{where}.content",
