@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import json
 import os
 import queue
@@ -72,25 +73,47 @@ TESTS = [
     "tests/test_messages.py",
     "tests/test_engine.py",
     "tests/test_scopes.py",
+    "tests/test_ids_edges.py",
+    "tests/test_empty_content_rule.py",
+    "tests/test_append_result_edges.py",
+    "tests/test_hostile_input.py",
     "tests/test_sample_data.py",
+    "tests/test_view_paste.py",
+    "tests/test_replay.py",
+    "tests/test_replay_edges.py",
+    "tests/test_scenario.py",
+    "tests/test_scenario_edges.py",
+    "tests/test_inspect_decisions.py",
+    "tests/test_inspect_labels.py",
+    "tests/test_inspect_labels_edges.py",
+    "tests/test_inspect_compare.py",
+    "tests/test_inspect_compare_edges.py",
+    "tests/test_inspect_spec.py",
+    "tests/test_storage.py",
+    "tests/test_storage_edges.py",
+    "tests/test_journal.py",
+    "tests/test_cli.py",
+    "tests/test_cli_edges.py",
     "tests/test_engine_properties.py",
     "tests/test_oracle_properties.py",
+    "tests/test_fuzz.py",
 ]
 
 #: Extra tests for files whose path contains the key.
 EXTRA_TESTS = {
     "importers": [
         "tests/test_importers.py",
+        "tests/test_importers_edges.py",
         "tests/test_importers_formats.py",
         "tests/test_importers_samples.py",
         "tests/test_importers_properties.py",
+        "tests/test_importers_cli.py",
     ],
-    "ids.py": ["tests/test_hostile_input.py"],
-    "messages.py": ["tests/test_hostile_input.py"],
 }
 
 EQUIVALENT_FILE = ROOT / "scripts" / "mutate_equivalent.txt"
 RESULTS_FILE = ROOT / ".mutate" / "results.jsonl"
+MAP_FILE = ROOT / ".mutate" / "testmap.json"
 COPY_IGNORE = shutil.ignore_patterns(
     ".venv", ".git", ".mutate", ".hypothesis", ".pytest_cache", "__pycache__", "screenshots"
 )
@@ -121,6 +144,8 @@ class Mutant:
     index: int  # the n-th mutation site of the file, in the mutator's walk order
     key: str
     line: int
+    first: int  # first line of the statement holding the change
+    last: int  # last line of the changed node
 
 
 def _short(node: ast.AST, limit: int = 60) -> str:
@@ -137,8 +162,10 @@ class _Mutator(ast.NodeTransformer):
     def __init__(self, source: str, target: int = -1) -> None:
         self.target = target
         self.count = 0
-        self.sites: list[tuple[str, str, int]] = []  # (qualname, "op: before -> after", line)
+        # (qualname, "op: before -> after", line, first line of statement, last line of node)
+        self.sites: list[tuple[str, str, int, int, int]] = []
         self.stack: list[str] = []
+        self.statement_line = 0
         self.applied = False
         lines = source.splitlines()
         self.skip_lines = {
@@ -153,7 +180,9 @@ class _Mutator(ast.NodeTransformer):
         if line in self.skip_lines:
             return False
         qual = ".".join(self.stack) or "<module>"
-        self.sites.append((qual, f"{op}: {_short(before)} -> {_short(after)}", line))
+        first = min(self.statement_line or line, line)
+        last = getattr(node, "end_lineno", None) or line
+        self.sites.append((qual, f"{op}: {_short(before)} -> {_short(after)}", line, first, last))
         hit = self.count == self.target
         self.count += 1
         if hit:
@@ -201,14 +230,17 @@ class _Mutator(ast.NodeTransformer):
     def _body(self, body: list[ast.stmt]) -> list[ast.stmt]:
         """Statements of a block: each may be deleted, then is visited itself."""
         out: list[ast.stmt] = []
+        outer = self.statement_line
         for k, stmt in enumerate(body):
             if _is_docstring(stmt, k) or _is_exempt(stmt):
                 out.append(stmt)
                 continue
+            self.statement_line = stmt.lineno
             if _deletable(stmt) and self._site(stmt, "delete", stmt, ast.Pass()):
                 out.append(ast.copy_location(ast.Pass(), stmt))
                 continue
             out.append(self.visit(stmt))
+        self.statement_line = outer
         return out
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
@@ -368,17 +400,18 @@ def mutants_of(path: str) -> list[Mutant]:
     mutator.visit(ast.parse(source))
     seen: Counter[str] = Counter()
     out = []
-    for index, (qual, change, line) in enumerate(mutator.sites):
+    for index, (qual, change, line, first, last) in enumerate(mutator.sites):
         base = f"{path}::{qual}::{change}"
         key = f"{base}#{seen[base]}"
         seen[base] += 1
-        out.append(Mutant(path, index, key, line))
+        out.append(Mutant(path, index, key, line, first, last))
     return out
 
 
-def mutated_source(path: str, index: int) -> str:
-    """The file's source with its ``index``-th site mutated."""
-    source = (ROOT / path).read_text(encoding="utf-8")
+def mutated_source(path: str, index: int, source: str | None = None) -> str:
+    """The file's source (read from the repository unless given) with its ``index``-th site mutated."""
+    if source is None:
+        source = (ROOT / path).read_text(encoding="utf-8")
     mutator = _Mutator(source, target=index)
     tree = mutator.visit(ast.parse(source))
     if not mutator.applied:
@@ -424,13 +457,21 @@ def load_equivalent() -> dict[str, str]:
 # --------------------------------------------------------------------------- running
 
 
-def _run_tests(workdir: Path, tests: list[str], timeout: float, scale: float) -> tuple[str, float]:
+def _run_tests(
+    workdir: Path,
+    tests: list[str],
+    timeout: float,
+    scale: float,
+    extra_env: dict[str, str] | None = None,
+) -> tuple[str, float]:
+    """Run ``tests`` in ``workdir`` with ``-x``: killed, survived, timeout or error."""
     env = {
         **os.environ,
-        "PYTHONPATH": str(workdir),
+        "PYTHONPATH": os.pathsep.join([str(workdir), str(workdir / "scripts")]),
         "FLOWDROP_EXAMPLES_SCALE": str(scale),
         "FLOWDROP_MUTATE": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
+        **(extra_env or {}),
     }
     cmd = [
         sys.executable,
@@ -442,6 +483,8 @@ def _run_tests(workdir: Path, tests: list[str], timeout: float, scale: float) ->
         "no:cacheprovider",
         "-p",
         "no:randomly",
+        "-p",
+        "mutate_plugin",
         *tests,
     ]
     start = time.monotonic()
@@ -457,6 +500,67 @@ def _run_tests(workdir: Path, tests: list[str], timeout: float, scale: float) ->
     if proc.returncode in (1, 2, 3, 4):  # tests failed; collection, conftest or import failed
         return "killed", took
     return f"error rc={proc.returncode}", took
+
+
+class TestMap:
+    """Which test reached which line of the unmutated rule core (``mutate_plugin``).
+
+    A test that never reaches a mutated line runs exactly as before, so only the
+    tests that reach it can kill the mutant; they run fastest first. A line run
+    while importing (empty context) is reached by every test. The map cannot see
+    a subprocess, nor a shared fixture's later users, so ``--confirm`` runs every
+    test before it calls a mutant a survivor.
+    """
+
+    def __init__(self, data: dict) -> None:
+        self.lines: dict[str, dict[int, list[str]]] = {
+            path: {int(n): ctx for n, ctx in by_line.items()}
+            for path, by_line in data["lines"].items()
+        }
+        self.seconds: dict[str, float] = data["seconds"]
+
+    @classmethod
+    def build(cls, workdir: Path, tests: list[str], scale: float, cache: Path) -> TestMap:
+        """Run every test once under coverage (cached while sources and tests are unchanged)."""
+        digest = _fingerprint(tests, scale)
+        if cache.exists():
+            data = json.loads(cache.read_text(encoding="utf-8"))
+            if data.get("fingerprint") == digest:
+                return cls(data)
+        out = workdir / ".mutate-map.json"
+        status, took = _run_tests(workdir, tests, 1800, scale, {"FLOWDROP_MUTATE_MAP": str(out)})
+        if status != "survived":
+            raise SystemExit(f"the unmutated tests do not pass under coverage ({status})")
+        raw = json.loads(out.read_text(encoding="utf-8"))
+        lines = {
+            str(Path(name).relative_to(workdir.resolve())): by_line
+            for name, by_line in raw["lines"].items()
+        }
+        data = {"fingerprint": digest, "lines": lines, "seconds": raw["seconds"]}
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(data), encoding="utf-8")
+        print(f"test map: {len(raw['seconds'])} tests in {took:.0f}s", flush=True)
+        return cls(data)
+
+    def select(self, m: Mutant, files: list[str]) -> list[str] | None:
+        """Node ids of the tests in ``files`` that reach the mutant; None: every test."""
+        by_line = self.lines.get(m.path, {})
+        reached: set[str] = set()
+        for n in range(m.first, m.last + 1):
+            reached.update(by_line.get(n, ()))
+        if "" in reached:
+            return None
+        prefixes = tuple(f"{f}::" for f in files)
+        chosen = [t for t in reached if t.startswith(prefixes)]
+        return sorted(chosen, key=lambda t: self.seconds.get(t, 0.0))
+
+
+def _fingerprint(tests: list[str], scale: float) -> str:
+    h = hashlib.sha256(f"{scale}|{' '.join(sorted(tests))}".encode())
+    for path in sorted([*ROOT.glob("flowdrop_core/**/*.py"), *ROOT.glob("tests/**/*.py")]):
+        h.update(str(path.relative_to(ROOT)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def _make_workdirs(n: int) -> list[Path]:
@@ -480,8 +584,15 @@ def _make_workdirs(n: int) -> list[Path]:
 
 
 def run(
-    mutants: list[Mutant], tests: list[str], jobs: int, timeout: float, scale: float
+    mutants: list[Mutant],
+    tests: list[str],
+    jobs: int,
+    timeout: float,
+    scale: float,
+    test_map: TestMap | None,
+    confirm: bool = False,
 ) -> Iterator[dict]:
+    """Run each mutant against the tests that reach it (``confirm``: survivors against all)."""
     dirs = _make_workdirs(jobs)
     free: queue.Queue[Path] = queue.Queue()
     for d in dirs:
@@ -491,9 +602,25 @@ def run(
         workdir = free.get()
         target = workdir / m.path
         original = target.read_text(encoding="utf-8")
+        files = tests_for(m.path, tests)
+        chosen = test_map.select(m, files) if test_map else None
+        took = 0.0
         try:
-            target.write_text(mutated_source(m.path, m.index), encoding="utf-8")
-            status, took = _run_tests(workdir, tests_for(m.path, tests), timeout, scale)
+            # From the private copy: edits to the repository during a run change nothing.
+            target.write_text(mutated_source(m.path, m.index, original), encoding="utf-8")
+            status = "survived"  # no test reaches the change: none can see it
+            if chosen is None:
+                status, took = _run_tests(workdir, files, timeout, scale)
+            elif chosen:
+                ids = workdir / ".mutate-select.txt"
+                ids.write_text("\n".join(chosen), encoding="utf-8")
+                used = sorted({t.split("::", 1)[0] for t in chosen}, key=files.index)
+                status, took = _run_tests(
+                    workdir, used, timeout, scale, {"FLOWDROP_MUTATE_SELECT": str(ids)}
+                )
+            if status == "survived" and confirm and chosen is not None:
+                status, more = _run_tests(workdir, files, timeout, scale)
+                took += more
         finally:
             target.write_text(original, encoding="utf-8")
             free.put(workdir)
@@ -502,6 +629,7 @@ def run(
             "file": m.path,
             "line": m.line,
             "status": status,
+            "reached_by": "every test" if chosen is None else len(chosen),
             "seconds": round(took, 1),
         }
 
@@ -584,6 +712,10 @@ def main(argv: list[str] | None = None) -> int:
         "--rerun-survivors", action="store_true", help="with --resume: run the survivors again"
     )
     ap.add_argument("--results", type=Path, default=RESULTS_FILE, help="JSON-lines results file")
+    ap.add_argument("--no-map", action="store_true", help="run every test for every mutant (slow)")
+    ap.add_argument(
+        "--confirm", action="store_true", help="run every test before calling a mutant a survivor"
+    )
     ap.add_argument("--report", action="store_true", help="only summarize the results file")
     ap.add_argument("--list", action="store_true", help="only list the mutants")
     ap.add_argument("--fail-under", action="store_true", help="exit 1 when a file is under 97%%")
@@ -621,16 +753,23 @@ def main(argv: list[str] | None = None) -> int:
 
     if todo:
         baseline_dir = _make_workdirs(1)[0]
-        status, took = _run_tests(
-            baseline_dir, tests_for(todo[0].path, args.tests), 600, args.examples_scale
-        )
-        shutil.rmtree(baseline_dir.parent, ignore_errors=True)
-        if status != "survived":
-            print(f"the unmutated tests do not pass ({status}); fix them first", file=sys.stderr)
-            return 2
-        timeout = args.timeout or max(
-            90.0, 4 * took
-        )  # generous: a busy machine must not fake a kill
+        try:
+            every = sorted({t for m in todo for t in tests_for(m.path, args.tests)})
+            status, took = _run_tests(baseline_dir, every, 1800, args.examples_scale)
+            if status != "survived":
+                print(
+                    f"the unmutated tests do not pass ({status}); fix them first", file=sys.stderr
+                )
+                return 2
+            test_map = (
+                None
+                if args.no_map
+                else TestMap.build(baseline_dir, every, args.examples_scale, MAP_FILE)
+            )
+        finally:
+            shutil.rmtree(baseline_dir.parent, ignore_errors=True)
+        # Generous: a busy machine must not fake a kill.
+        timeout = args.timeout or max(90.0, 4 * took)
         print(
             f"baseline {took:.1f}s; timeout {timeout:.0f}s per mutant; {args.jobs} jobs", flush=True
         )
@@ -639,7 +778,16 @@ def main(argv: list[str] | None = None) -> int:
             args.results.write_text("", encoding="utf-8")
         with args.results.open("a", encoding="utf-8") as out:
             for k, r in enumerate(
-                run(todo, args.tests, args.jobs, timeout, args.examples_scale), 1
+                run(
+                    todo,
+                    args.tests,
+                    args.jobs,
+                    timeout,
+                    args.examples_scale,
+                    test_map,
+                    args.confirm,
+                ),
+                1,
             ):
                 out.write(json.dumps(r) + "\n")
                 out.flush()
