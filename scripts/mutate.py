@@ -725,7 +725,7 @@ def main(argv: list[str] | None = None) -> int:
 
     files = expand(args.files or FILES)
     if args.report:
-        under = report([r for r in _read_results(args.results) if r["file"] in files], files)
+        under = report(_current(_read_results(args.results), files), files)
         return 1 if args.fail_under and under else 0
 
     mutants: list[Mutant] = []
@@ -794,8 +794,14 @@ def main(argv: list[str] | None = None) -> int:
                 mark = "." if r["status"] in ("killed", "timeout") else "S"
                 print(mark, end="" if k % 50 else f" {k}/{len(todo)}\n", flush=True)
         print()
-    under = report([r for r in _read_results(args.results) if r["file"] in files], files)
+    under = report(_current(_read_results(args.results), files), files)
     return 1 if args.fail_under and under else 0
+
+
+def _current(results: list[dict], files: list[str]) -> list[dict]:
+    """The results of mutants the code has now (a changed function's old mutants drop out)."""
+    keys = {m.key for path in files for m in mutants_of(path)}
+    return [r for r in results if r["key"] in keys]
 
 
 if __name__ == "__main__":
