@@ -457,6 +457,53 @@ def load_equivalent() -> dict[str, str]:
 # --------------------------------------------------------------------------- running
 
 
+_PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "mutate_plugin"]
+
+
+def _env(workdir: Path, scale: float) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(workdir), str(workdir / "scripts")]),
+        "FLOWDROP_EXAMPLES_SCALE": str(scale),
+        "FLOWDROP_MUTATE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+class Worker:
+    """One job's fork server (``scripts/mutate_worker.py``) in its private copy."""
+
+    def __init__(self, workdir: Path, scale: float) -> None:
+        self.workdir = workdir
+        self.proc = subprocess.Popen(
+            [sys.executable, str(workdir / "scripts" / "mutate_worker.py")],
+            cwd=workdir,
+            env=_env(workdir, scale),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(
+        self, tests: list[str], timeout: float, extra_env: dict[str, str] | None = None
+    ) -> tuple[str, float]:
+        """Run ``tests`` with ``-x`` in a fresh fork: killed, survived, timeout or error."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        request = {"args": [*_PYTEST_ARGS, *tests], "env": extra_env or {}, "timeout": timeout}
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"the fork server in {self.workdir} stopped")
+        reply = json.loads(answer)
+        return reply["status"], reply["seconds"]
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
 def _run_tests(
     workdir: Path,
     tests: list[str],
@@ -465,28 +512,8 @@ def _run_tests(
     extra_env: dict[str, str] | None = None,
 ) -> tuple[str, float]:
     """Run ``tests`` in ``workdir`` with ``-x``: killed, survived, timeout or error."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(workdir), str(workdir / "scripts")]),
-        "FLOWDROP_EXAMPLES_SCALE": str(scale),
-        "FLOWDROP_MUTATE": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        **(extra_env or {}),
-    }
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-x",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:randomly",
-        "-p",
-        "mutate_plugin",
-        *tests,
-    ]
+    env = {**_env(workdir, scale), **(extra_env or {})}
+    cmd = [sys.executable, "-m", "pytest", *_PYTEST_ARGS, *tests]
     start = time.monotonic()
     try:
         proc = subprocess.run(
@@ -542,6 +569,10 @@ class TestMap:
         print(f"test map: {len(raw['seconds'])} tests in {took:.0f}s", flush=True)
         return cls(data)
 
+    def timeout(self, chosen: list[str], most: float) -> float:
+        """Seconds the chosen tests may take: 5x what they took unmutated, plus start-up."""
+        return min(most, 30.0 + 5 * sum(self.seconds.get(t, 1.0) for t in chosen))
+
     def select(self, m: Mutant, files: list[str]) -> list[str] | None:
         """Node ids of the tests in ``files`` that reach the mutant; None: every test."""
         by_line = self.lines.get(m.path, {})
@@ -594,12 +625,14 @@ def run(
 ) -> Iterator[dict]:
     """Run each mutant against the tests that reach it (``confirm``: survivors against all)."""
     dirs = _make_workdirs(jobs)
-    free: queue.Queue[Path] = queue.Queue()
-    for d in dirs:
-        free.put(d)
+    workers = [Worker(d, scale) for d in dirs]
+    free: queue.Queue[Worker] = queue.Queue()
+    for w in workers:
+        free.put(w)
 
     def one(m: Mutant) -> dict:
-        workdir = free.get()
+        worker = free.get()
+        workdir = worker.workdir
         target = workdir / m.path
         original = target.read_text(encoding="utf-8")
         files = tests_for(m.path, tests)
@@ -610,20 +643,20 @@ def run(
             target.write_text(mutated_source(m.path, m.index, original), encoding="utf-8")
             status = "survived"  # no test reaches the change: none can see it
             if chosen is None:
-                status, took = _run_tests(workdir, files, timeout, scale)
+                status, took = worker.run(files, timeout)
             elif chosen:
                 ids = workdir / ".mutate-select.txt"
                 ids.write_text("\n".join(chosen), encoding="utf-8")
                 used = sorted({t.split("::", 1)[0] for t in chosen}, key=files.index)
-                status, took = _run_tests(
-                    workdir, used, timeout, scale, {"FLOWDROP_MUTATE_SELECT": str(ids)}
+                status, took = worker.run(
+                    used, test_map.timeout(chosen, timeout), {"FLOWDROP_MUTATE_SELECT": str(ids)}
                 )
             if status == "survived" and confirm and chosen is not None:
-                status, more = _run_tests(workdir, files, timeout, scale)
+                status, more = worker.run(files, timeout)
                 took += more
         finally:
             target.write_text(original, encoding="utf-8")
-            free.put(workdir)
+            free.put(worker)
         return {
             "key": m.key,
             "file": m.path,
@@ -637,6 +670,8 @@ def run(
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             yield from pool.map(one, mutants)
     finally:
+        for w in workers:
+            w.close()
         shutil.rmtree(dirs[0].parent, ignore_errors=True)
 
 
