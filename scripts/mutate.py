@@ -532,9 +532,10 @@ class TestMap:
 
     A test that never reaches a mutated line runs exactly as before, so only the
     tests that reach it can kill the mutant; they run fastest first. A line run
-    while importing (empty context) is reached by every test. The map cannot see
-    a subprocess, nor a shared fixture's later users, so ``--confirm`` runs every
-    test before it calls a mutant a survivor.
+    while importing (empty context) counts as reached by every test that runs
+    any of the file's code. The map cannot see a subprocess, a shared fixture's
+    later users, nor another module using an imported constant, so
+    ``--confirm`` runs every test before it calls a mutant a survivor.
     """
 
     def __init__(self, data: dict) -> None:
@@ -578,7 +579,12 @@ class TestMap:
         for n in range(m.first, m.last + 1):
             reached.update(by_line.get(n, ()))
         if "" in reached:
-            return None
+            # Run at import (a constant, a class body, a signature): it can only matter
+            # to a test that runs this file's code. Another module importing the name
+            # is missed, which can only make a survivor; --confirm checks survivors.
+            reached = {t for ctx in by_line.values() for t in ctx if t}
+            if not reached:
+                return None
         prefixes = tuple(f"{f}::" for f in files)
         chosen = [t for t in reached if t.startswith(prefixes)]
         return sorted(chosen, key=lambda t: self.seconds.get(t, 0.0))
