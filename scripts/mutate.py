@@ -464,7 +464,6 @@ def _env(workdir: Path, scale: float) -> dict[str, str]:
         "PYTHONPATH": os.pathsep.join([str(workdir), str(workdir / "scripts")]),
         "FLOWDROP_EXAMPLES_SCALE": str(scale),
         "FLOWDROP_MUTATE": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
     }
 
 
@@ -598,6 +597,18 @@ def _fingerprint(tests: list[str], scale: float) -> str:
     return h.hexdigest()
 
 
+def _forget_bytecode(source: Path) -> None:
+    """Delete the cached bytecode of a file just rewritten.
+
+    Bytecode is cached (every other module and the rewritten tests load from
+    it, which saves a third of a mutant's start-up), but a cached file is only
+    checked against the source's size and mtime in seconds, which two mutants
+    written in one second can share.
+    """
+    for pyc in (source.parent / "__pycache__").glob(f"{source.stem}.*.pyc"):
+        pyc.unlink(missing_ok=True)
+
+
 def _make_workdirs(n: int) -> list[Path]:
     base = Path(tempfile.mkdtemp(prefix="flowdrop-mutate-"))
     dirs = []
@@ -645,6 +656,7 @@ def run(
         try:
             # From the private copy: edits to the repository during a run change nothing.
             target.write_text(mutated_source(m.path, m.index, original), encoding="utf-8")
+            _forget_bytecode(target)
             status = "survived"  # no test reaches the change: none can see it
             if chosen is None:
                 status, took = worker.run(files, timeout)
@@ -660,6 +672,7 @@ def run(
                 took += more
         finally:
             target.write_text(original, encoding="utf-8")
+            _forget_bytecode(target)
             free.put(worker)
         return {
             "key": m.key,
