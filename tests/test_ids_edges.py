@@ -155,3 +155,20 @@ def test_the_reason_names_at_most_five_combining_marks() -> None:
         "it is made only of combining marks (U+0300, U+0301, U+0302, U+0303, U+0304), "
         "which show nothing",
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ([], "a list is not an id"),
+        (["7"], "a list is not an id"),
+        (("7",), "a list is not an id"),
+        ({}, "an object is not an id"),
+        ({"id": "7"}, "an object is not an id"),
+    ],
+    ids=repr,
+)
+def test_a_list_or_an_object_is_refused_by_its_kind(value: Any, problem: str) -> None:
+    """JSON arrays and objects are named as such in the reason, not by their Python type."""
+    assert read_id(value) == (None, problem)
+    assert usable_id(value) is None
