@@ -72,15 +72,37 @@ def _events(decisions: list[tuple[Any, ...]]) -> tuple[Event, ...]:
     return tuple([_new_event(Event, d) for d in decisions])
 
 
+def _recorded(result: AppendResult) -> list[tuple[Any, ...]]:
+    """A pending result's decisions as tuples laid out like :class:`Event`.
+
+    The window records what it evicts as the evicted nodes themselves (an
+    evicted node is detached, so its entry and id no longer change); they are
+    always the last decisions. The first read turns them into ``EVICTED``
+    tuples and keeps the list. Raises ``AttributeError`` for a result that is
+    not pending.
+    """
+    pending = _get_pending(result)
+    decisions = pending[2]
+    if type(decisions[-1]) is list:  # never empty: every message, or an empty batch, decides
+        cap = pending[3]
+        decisions = [
+            d if type(d) is tuple else (_EVICTED, "MEM-14", None, 0, d[_RID], d[_ENTRY], cap)
+            for d in decisions
+        ]
+        _set_pending(result, (pending[0], pending[1], decisions, cap))
+    return decisions
+
+
 def _build(result: AppendResult) -> dict[str, Any]:
     """A result's instance dict, with the fields of a pending result filled in first."""
     fields = _get_model_dict(result)
     if "count" in fields:
         return fields
     try:
-        count, appended, decisions, max_messages = _get_pending(result)
+        decisions = _recorded(result)
     except AttributeError:  # not a pending result (e.g. pydantic is building one)
         return fields
+    count, appended, _, max_messages = _get_pending(result)
     fields = {
         "count": count,
         "appended": appended,
@@ -104,7 +126,8 @@ class AppendResult(BaseModel):
 
     A result returned by :meth:`Buffer.append` is built on demand: it holds
     what the engine computed (``_pending``: count, appended, the decisions as
-    tuples laid out like :class:`Event`, the window) and becomes an ordinary
+    tuples laid out like :class:`Event` followed by the evicted entries'
+    nodes, the window) and becomes an ordinary
     model, with its ``Event`` objects, the first time anything reads a field,
     its ``__dict__`` (pydantic's dump, copy and equality do) or pydantic's
     bookkeeping. Callers see a plain pydantic model either way; a subclass
@@ -156,7 +179,7 @@ class AppendResult(BaseModel):
         events = _get_model_dict(self).get("events")
         if events is None:
             try:
-                return _get_pending(self)[2]  # type: ignore[no-any-return]
+                return _recorded(self)
             except AttributeError:
                 return ()
         return events  # type: ignore[no-any-return]
@@ -295,7 +318,7 @@ class Buffer:
             if type(node) is str:
                 raise InvalidMessagesError([MessageProblem("incoming", 0, node)])
             batch: Sequence[_Node] = (node,)  # type: ignore[assignment]
-            events: list[tuple[Any, ...]] = []
+            events: list[Any] = []  # decision tuples, then evicted nodes
         else:
             batch = _read_batch(incoming)
             # MEM-16: an empty batch is a pure read (the window below still applies).
@@ -400,7 +423,7 @@ class Buffer:
                                 del self._open[cid]
                         else:
                             _remove(holders, node)
-                events.append((_EVICTED, "MEM-14", None, 0, rid, node[_ENTRY], cap))
+                events.append(node)  # its EVICTED tuple is made when read (_recorded)
         result = _new_object(AppendResult)
         _set_pending(result, (count, appended, events, cap))
         return result
@@ -417,15 +440,17 @@ class Buffer:
         """
         rid = node[_RID]
         head = self._nodes[0][_SEQ]
-        real = next((n for n in holders if not n[_HEALED]), None)
-        if real is None and not node[_HEALED]:
-            target = holders[0]
-            entry = node[_ENTRY]
-            target[_ENTRY] = entry
-            target[_HEALED] = False
-            events.append((_REPLACED, "MEM-10", i, target[_SEQ] - head, rid, entry, None))
-            return
-        held = holders[0] if real is None else real
+        for held in holders:
+            if not held[_HEALED]:
+                break  # MEM-1: a real result answers it already
+        else:
+            held = holders[0]  # only healed placeholders (the first is the one to replace)
+            if not node[_HEALED]:  # MEM-10: a real result replaces it in place
+                entry = node[_ENTRY]
+                held[_ENTRY] = entry
+                held[_HEALED] = False
+                events.append((_REPLACED, "MEM-10", i, held[_SEQ] - head, rid, entry, None))
+                return
         events.append((_DUPLICATE_RESULT, "MEM-1", i, held[_SEQ] - head, rid, None, None))
 
     def _heal(self, i: int, events: list[tuple[Any, ...]]) -> None:
