@@ -321,8 +321,10 @@ def read_row(msg: Any) -> list[Any] | str:
     ``to_stored_row``: a plain ``dict`` in a common shape (provider-flat, or a
     stored row with a plain ``metadata`` dict) is handled here, anything else,
     including every invalid message, by that pair. The engine calls it once per
-    appended message (MEM-11 ids are read by :func:`read_call_id` and
-    :func:`~flowdrop_core.ids.usable_id`, as everywhere).
+    appended message. MEM-11 ids are read by :func:`read_call_id` and
+    :func:`~flowdrop_core.ids.usable_id`, as everywhere, except the commonest
+    spelling, a plain ASCII name, which those two return unchanged and which is
+    taken as it is here (see :func:`_call_ids`).
     """
     if type(msg) is not dict:
         return _read_row_slowly(msg)
@@ -357,11 +359,10 @@ def read_row(msg: Any) -> list[Any] | str:
     elif rest == 1 and "tool_calls" in msg:  # provider-flat assistant turn with calls
         raw_calls = msg["tool_calls"]
         if type(raw_calls) is list:
-            calls = _call_ids(raw_calls)
-            if calls is not None:
+            ids = _call_ids(raw_calls)
+            if ids is not None:  # else a call is not a plain dict: the general path below
                 row = {"role": role, "content": content, "metadata": {"tool_calls": raw_calls}}
-                return [row, calls if role == "assistant" else _EMPTY, None, False, 0]
-            return _read_row_slowly(msg)
+                return [row, ids if role == "assistant" else _EMPTY, None, False, 0]
 
     get = msg.get
     meta = get("metadata")
