@@ -14,9 +14,10 @@ user message is a pure read) and the window (step 6). No I/O happens here.
 
 The append is lean (issue 8): each incoming message is read, validated and
 written as a stored row in one pass (:func:`~flowdrop_core.messages.read_row`),
-each decision is recorded as a plain tuple laid out like an :class:`Event`, and
-the :class:`AppendResult` with its ``Event`` objects is built only when a
-caller reads it. ``tests/legacy_engine`` keeps the engine as it was before, and
+each decision is recorded as a plain tuple laid out like an :class:`Event`
+(an eviction as the evicted node, described when first read), and the
+:class:`AppendResult` with its ``Event`` objects is built only when a caller
+reads it. ``tests/legacy_engine`` keeps the engine as it was before, and
 a differential test holds the two equal on random conversations.
 """
 
@@ -126,11 +127,10 @@ class AppendResult(BaseModel):
 
     A result returned by :meth:`Buffer.append` is built on demand: it holds
     what the engine computed (``_pending``: count, appended, the decisions as
-    tuples laid out like :class:`Event` followed by the evicted entries'
-    nodes, the window) and becomes an ordinary
-    model, with its ``Event`` objects, the first time anything reads a field,
-    its ``__dict__`` (pydantic's dump, copy and equality do) or pydantic's
-    bookkeeping. Callers see a plain pydantic model either way; a subclass
+    tuples laid out like :class:`Event`, evictions as the evicted nodes until
+    first read, the window) and becomes an ordinary model, with its ``Event``
+    objects, the first time anything reads a field, its ``__dict__``
+    (pydantic's dump, copy and equality do) or pydantic's bookkeeping. Callers see a plain pydantic model either way; a subclass
     (``ScopedAppendResult``) built by pydantic or ``model_construct`` is never
     pending.
     """
@@ -174,7 +174,8 @@ class AppendResult(BaseModel):
         laid out like :class:`Event` (``[0]`` kind, ``[2]`` incoming index,
         ``[3]`` position, ``[4]`` tool call id, ``[5]`` entry, ``[6]`` window),
         so a layer that only needs kinds and positions (a storage delta, a
-        tally) can read them at no cost. Do not modify them.
+        tally) can read them cheaply (the first read makes the tuples of the
+        evictions; later reads return the same list). Do not modify them.
         """
         events = _get_model_dict(self).get("events")
         if events is None:
