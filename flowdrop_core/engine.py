@@ -63,33 +63,47 @@ _FIELDS = {"count", "appended", "appended_any", "messages", "events", "max_messa
 _SLOTS = frozenset({"__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"})
 
 
-def _events(decisions: list[tuple[Any, ...]]) -> tuple[Event, ...]:
-    """The :class:`Event` objects of recorded decisions (one or two is the common case)."""
+def _evicted(node: list[Any], cap: int) -> tuple[Any, ...]:
+    """The ``EVICTED`` decision of a node the window dropped, laid out like :class:`Event`.
+
+    The window records an eviction as the evicted node itself (cheaper than
+    the tuple on the hot path); the node is detached by then, so its entry and
+    id no longer change and the tuple can be made whenever it is first read.
+    """
+    return (_EVICTED, "MEM-14", None, 0, node[_RID], node[_ENTRY], cap)
+
+
+def _events(decisions: list[Any], cap: int) -> tuple[Event, ...]:
+    """The :class:`Event` objects of recorded decisions (one or two is the common case).
+
+    The first decision is always a rule's tuple (every message, or an empty
+    batch, decides something); evicted nodes come last.
+    """
     n = len(decisions)
-    if n == 2:
-        return (_new_event(Event, decisions[0]), _new_event(Event, decisions[1]))
+    if n == 2:  # one message: its decision and, with a full window, one eviction
+        first, last = decisions
+        if type(last) is list:
+            last = _evicted(last, cap)
+        return (_new_event(Event, first), _new_event(Event, last))
     if n == 1:
         return (_new_event(Event, decisions[0]),)
-    return tuple([_new_event(Event, d) for d in decisions])
+    return tuple(
+        [_new_event(Event, d if type(d) is tuple else _evicted(d, cap)) for d in decisions]
+    )
 
 
 def _recorded(result: AppendResult) -> list[tuple[Any, ...]]:
     """A pending result's decisions as tuples laid out like :class:`Event`.
 
-    The window records what it evicts as the evicted nodes themselves (an
-    evicted node is detached, so its entry and id no longer change); they are
-    always the last decisions. The first read turns them into ``EVICTED``
-    tuples and keeps the list. Raises ``AttributeError`` for a result that is
-    not pending.
+    Evicted nodes (always the last decisions) become their ``EVICTED`` tuples
+    on the first read, and the list is kept, so later reads return the same
+    list. Raises ``AttributeError`` for a result that is not pending.
     """
     pending = _get_pending(result)
     decisions = pending[2]
-    if type(decisions[-1]) is list:  # never empty: every message, or an empty batch, decides
+    if type(decisions[-1]) is list:
         cap = pending[3]
-        decisions = [
-            d if type(d) is tuple else (_EVICTED, "MEM-14", None, 0, d[_RID], d[_ENTRY], cap)
-            for d in decisions
-        ]
+        decisions = [d if type(d) is tuple else _evicted(d, cap) for d in decisions]
         _set_pending(result, (pending[0], pending[1], decisions, cap))
     return decisions
 
@@ -100,16 +114,15 @@ def _build(result: AppendResult) -> dict[str, Any]:
     if "count" in fields:
         return fields
     try:
-        decisions = _recorded(result)
+        count, appended, decisions, max_messages = _get_pending(result)
     except AttributeError:  # not a pending result (e.g. pydantic is building one)
         return fields
-    count, appended, _, max_messages = _get_pending(result)
     fields = {
         "count": count,
         "appended": appended,
         "appended_any": appended > 0,
         "messages": fields.get("messages"),  # set by a caller before the build, if at all
-        "events": _events(decisions),
+        "events": _events(decisions, max_messages),
         "max_messages": max_messages,
     }
     _set_model_dict(result, fields)
@@ -424,7 +437,7 @@ class Buffer:
                                 del self._open[cid]
                         else:
                             _remove(holders, node)
-                events.append(node)  # its EVICTED tuple is made when read (_recorded)
+                events.append(node)  # its EVICTED decision is made when read (_evicted)
         result = _new_object(AppendResult)
         _set_pending(result, (count, appended, events, cap))
         return result
