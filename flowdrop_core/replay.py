@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from flowdrop_core.context import ExecutionContext, ScopeResolution, as_context
 from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult, fast_model
 from flowdrop_core.engine import as_batch
-from flowdrop_core.events import Event, EventKind, apply_events
+from flowdrop_core.events import Event, EventKind
 from flowdrop_core.importers import ImportedConversation
 from flowdrop_core.messages import InvalidMessagesError, read_messages
 from flowdrop_core.provider import normalize_report
@@ -397,11 +397,12 @@ class Timeline:
         marks = self._checkpoints.get(slot, {})
         base_step = max((s for s in marks if s <= step), default=0)
         entries = list(marks[base_step]) if base_step else list(self._start.get(slot, ()))
-        # the slot's steps after the checkpoint, up to ``step`` (its steps are sorted)
+        # the slot's steps after the checkpoint, up to ``step`` (its steps are sorted), applied
+        # to that one copy: O(buffer + events), not a copy of the buffer per step
         for s in touched[
             bisect.bisect_right(touched, base_step) : bisect.bisect_right(touched, step)
         ]:
-            entries = apply_events(entries, self.steps[s - 1].events)
+            _apply_in_place(entries, self.steps[s - 1].events)
         return entries
 
     def buffer_after(self, step: int) -> list[dict[str, Any]]:

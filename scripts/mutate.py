@@ -101,14 +101,7 @@ TESTS = [
 
 #: Extra tests for files whose path contains the key.
 EXTRA_TESTS = {
-    "importers": [
-        "tests/test_importers.py",
-        "tests/test_importers_edges.py",
-        "tests/test_importers_formats.py",
-        "tests/test_importers_samples.py",
-        "tests/test_importers_properties.py",
-        "tests/test_importers_cli.py",
-    ],
+    "importers": ["tests/test_importers*.py"],  # a pattern: every importer test file
 }
 
 EQUIVALENT_FILE = ROOT / "scripts" / "mutate_equivalent.txt"
@@ -436,8 +429,13 @@ def expand(files: list[str]) -> list[str]:
 
 
 def tests_for(path: str, tests: list[str]) -> list[str]:
+    """The test files for mutants of ``path`` (patterns expanded, missing files left out)."""
     extra = [t for key, ts in EXTRA_TESTS.items() if key in path for t in ts]
-    return [t for t in [*tests, *extra] if (ROOT / t).exists()]
+    out: list[str] = []
+    for name in [*tests, *extra]:
+        found = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob(name))
+        out.extend(f for f in found if f not in out)
+    return out
 
 
 def load_equivalent() -> dict[str, str]:
@@ -457,6 +455,52 @@ def load_equivalent() -> dict[str, str]:
 # --------------------------------------------------------------------------- running
 
 
+_PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "mutate_plugin"]
+
+
+def _env(workdir: Path, scale: float) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(workdir), str(workdir / "scripts")]),
+        "FLOWDROP_EXAMPLES_SCALE": str(scale),
+        "FLOWDROP_MUTATE": "1",
+    }
+
+
+class Worker:
+    """One job's fork server (``scripts/mutate_worker.py``) in its private copy."""
+
+    def __init__(self, workdir: Path, scale: float) -> None:
+        self.workdir = workdir
+        self.proc = subprocess.Popen(
+            [sys.executable, str(workdir / "scripts" / "mutate_worker.py")],
+            cwd=workdir,
+            env=_env(workdir, scale),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(
+        self, tests: list[str], timeout: float, extra_env: dict[str, str] | None = None
+    ) -> tuple[str, float]:
+        """Run ``tests`` with ``-x`` in a fresh fork: killed, survived, timeout or error."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        request = {"args": [*_PYTEST_ARGS, *tests], "env": extra_env or {}, "timeout": timeout}
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"the fork server in {self.workdir} stopped")
+        reply = json.loads(answer)
+        return reply["status"], reply["seconds"]
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
 def _run_tests(
     workdir: Path,
     tests: list[str],
@@ -465,28 +509,8 @@ def _run_tests(
     extra_env: dict[str, str] | None = None,
 ) -> tuple[str, float]:
     """Run ``tests`` in ``workdir`` with ``-x``: killed, survived, timeout or error."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(workdir), str(workdir / "scripts")]),
-        "FLOWDROP_EXAMPLES_SCALE": str(scale),
-        "FLOWDROP_MUTATE": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        **(extra_env or {}),
-    }
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-x",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:randomly",
-        "-p",
-        "mutate_plugin",
-        *tests,
-    ]
+    env = {**_env(workdir, scale), **(extra_env or {})}
+    cmd = [sys.executable, "-m", "pytest", *_PYTEST_ARGS, *tests]
     start = time.monotonic()
     try:
         proc = subprocess.run(
@@ -507,9 +531,10 @@ class TestMap:
 
     A test that never reaches a mutated line runs exactly as before, so only the
     tests that reach it can kill the mutant; they run fastest first. A line run
-    while importing (empty context) is reached by every test. The map cannot see
-    a subprocess, nor a shared fixture's later users, so ``--confirm`` runs every
-    test before it calls a mutant a survivor.
+    while importing (empty context) counts as reached by every test that runs
+    any of the file's code. The map cannot see a subprocess, a shared fixture's
+    later users, nor another module using an imported constant, so
+    ``--confirm`` runs every test before it calls a mutant a survivor.
     """
 
     def __init__(self, data: dict) -> None:
@@ -542,6 +567,10 @@ class TestMap:
         print(f"test map: {len(raw['seconds'])} tests in {took:.0f}s", flush=True)
         return cls(data)
 
+    def timeout(self, chosen: list[str], most: float) -> float:
+        """Seconds the chosen tests may take: 5x what they took unmutated, plus start-up."""
+        return min(most, 30.0 + 5 * sum(self.seconds.get(t, 1.0) for t in chosen))
+
     def select(self, m: Mutant, files: list[str]) -> list[str] | None:
         """Node ids of the tests in ``files`` that reach the mutant; None: every test."""
         by_line = self.lines.get(m.path, {})
@@ -549,7 +578,12 @@ class TestMap:
         for n in range(m.first, m.last + 1):
             reached.update(by_line.get(n, ()))
         if "" in reached:
-            return None
+            # Run at import (a constant, a class body, a signature): it can only matter
+            # to a test that runs this file's code. Another module importing the name
+            # is missed, which can only make a survivor; --confirm checks survivors.
+            reached = {t for ctx in by_line.values() for t in ctx if t}
+            if not reached:
+                return None
         prefixes = tuple(f"{f}::" for f in files)
         chosen = [t for t in reached if t.startswith(prefixes)]
         return sorted(chosen, key=lambda t: self.seconds.get(t, 0.0))
@@ -561,6 +595,18 @@ def _fingerprint(tests: list[str], scale: float) -> str:
         h.update(str(path.relative_to(ROOT)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()
+
+
+def _forget_bytecode(source: Path) -> None:
+    """Delete the cached bytecode of a file just rewritten.
+
+    Bytecode is cached (every other module and the rewritten tests load from
+    it, which saves a third of a mutant's start-up), but a cached file is only
+    checked against the source's size and mtime in seconds, which two mutants
+    written in one second can share.
+    """
+    for pyc in (source.parent / "__pycache__").glob(f"{source.stem}.*.pyc"):
+        pyc.unlink(missing_ok=True)
 
 
 def _make_workdirs(n: int) -> list[Path]:
@@ -594,12 +640,14 @@ def run(
 ) -> Iterator[dict]:
     """Run each mutant against the tests that reach it (``confirm``: survivors against all)."""
     dirs = _make_workdirs(jobs)
-    free: queue.Queue[Path] = queue.Queue()
-    for d in dirs:
-        free.put(d)
+    workers = [Worker(d, scale) for d in dirs]
+    free: queue.Queue[Worker] = queue.Queue()
+    for w in workers:
+        free.put(w)
 
     def one(m: Mutant) -> dict:
-        workdir = free.get()
+        worker = free.get()
+        workdir = worker.workdir
         target = workdir / m.path
         original = target.read_text(encoding="utf-8")
         files = tests_for(m.path, tests)
@@ -608,22 +656,24 @@ def run(
         try:
             # From the private copy: edits to the repository during a run change nothing.
             target.write_text(mutated_source(m.path, m.index, original), encoding="utf-8")
+            _forget_bytecode(target)
             status = "survived"  # no test reaches the change: none can see it
             if chosen is None:
-                status, took = _run_tests(workdir, files, timeout, scale)
+                status, took = worker.run(files, timeout)
             elif chosen:
                 ids = workdir / ".mutate-select.txt"
                 ids.write_text("\n".join(chosen), encoding="utf-8")
                 used = sorted({t.split("::", 1)[0] for t in chosen}, key=files.index)
-                status, took = _run_tests(
-                    workdir, used, timeout, scale, {"FLOWDROP_MUTATE_SELECT": str(ids)}
+                status, took = worker.run(
+                    used, test_map.timeout(chosen, timeout), {"FLOWDROP_MUTATE_SELECT": str(ids)}
                 )
             if status == "survived" and confirm and chosen is not None:
-                status, more = _run_tests(workdir, files, timeout, scale)
+                status, more = worker.run(files, timeout)
                 took += more
         finally:
             target.write_text(original, encoding="utf-8")
-            free.put(workdir)
+            _forget_bytecode(target)
+            free.put(worker)
         return {
             "key": m.key,
             "file": m.path,
@@ -637,6 +687,8 @@ def run(
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             yield from pool.map(one, mutants)
     finally:
+        for w in workers:
+            w.close()
         shutil.rmtree(dirs[0].parent, ignore_errors=True)
 
 
@@ -725,7 +777,7 @@ def main(argv: list[str] | None = None) -> int:
 
     files = expand(args.files or FILES)
     if args.report:
-        under = report([r for r in _read_results(args.results) if r["file"] in files], files)
+        under = report(_current(_read_results(args.results), files), files)
         return 1 if args.fail_under and under else 0
 
     mutants: list[Mutant] = []
@@ -794,8 +846,14 @@ def main(argv: list[str] | None = None) -> int:
                 mark = "." if r["status"] in ("killed", "timeout") else "S"
                 print(mark, end="" if k % 50 else f" {k}/{len(todo)}\n", flush=True)
         print()
-    under = report([r for r in _read_results(args.results) if r["file"] in files], files)
+    under = report(_current(_read_results(args.results), files), files)
     return 1 if args.fail_under and under else 0
+
+
+def _current(results: list[dict], files: list[str]) -> list[dict]:
+    """The results of mutants the code has now (a changed function's old mutants drop out)."""
+    keys = {m.key for path in files for m in mutants_of(path)}
+    return [r for r in results if r["key"] in keys]
 
 
 if __name__ == "__main__":

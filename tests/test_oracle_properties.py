@@ -18,6 +18,7 @@ from oracle import naive_append, naive_normalize, sendable_problems
 from strategies import conversations, examples, stored_buffers, stored_entries, windows
 
 from flowdrop_core import Buffer, append_messages, apply_events, normalize_report
+from flowdrop_core.provider import NormalizeReport
 
 
 def decisions(events: Any) -> list[tuple[Any, ...]]:
@@ -100,6 +101,15 @@ def test_provider_view_matches_the_oracle_and_is_sendable(entries: list[Any]) ->
     assert got == sorted(found, key=repr)
     assert sendable_problems(report.messages) == []
     assert entries == snapshot, "the provider view never modifies its input"
+    # Built without a second validation, it is still a valid report.
+    assert NormalizeReport.model_validate(report.model_dump()) == report
+    # The report is the caller's own: changing it changes no later report.
+    for m in report.messages:
+        for value in m.values():
+            if isinstance(value, list):
+                value.append({"id": "caller's change"})
+        m.clear()
+    assert normalize_report(entries).messages == messages
 
 
 @settings(max_examples=examples(200), deadline=None)

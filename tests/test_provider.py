@@ -41,15 +41,18 @@ def test_serialized_content_and_arguments_keep_their_text_readable() -> None:
         {
             "role": "assistant",
             "content": "",
-            "tool_calls": [{"id": "c1", "name": "wetter", "arguments": {"stadt": "Zürich"}}],
+            "tool_calls": [
+                {"id": "c1", "name": "wetter", "arguments": {"stadt": "Zürich", "land": "CH"}}
+            ],
         },
         {"role": "tool", "content": "sonnig", "tool_call_id": "c1"},
     ]
     messages, dropped = normalize(entries)
     assert messages[0] == {"role": "user", "content": '[{"text": "Zürich café?", "type": "text"}]'}
+    # Keys in a stable (sorted) order, so the same call always reads the same.
     assert messages[1]["tool_calls"][0]["function"] == {
         "name": "wetter",
-        "arguments": '{"stadt": "Zürich"}',
+        "arguments": '{"land": "CH", "stadt": "Zürich"}',
     }
     assert dropped == 0
 

@@ -58,6 +58,12 @@ def test_checkpoints_are_used_for_long_slots() -> None:
     slot = ("session", "s", "chat_history")
     assert sorted(timeline._checkpoints[slot]) == [256, 512]
     assert [m["content"] for m in timeline.buffer_after(600)] == [str(i) for i in range(600)]
+    # Rebuilt in place from a checkpoint, the list is still the caller's own: changing it
+    # changes neither the checkpoint nor a later rebuild.
+    mine = timeline.buffer_after(520)
+    mine.clear()
+    assert [m["content"] for m in timeline.buffer_after(530)] == [str(i) for i in range(530)]
+    assert len(timeline.buffer_before(520)) == 519
 
 
 def test_json_lines_carry_the_buffer_after_each_step() -> None:
