@@ -143,7 +143,8 @@ class AppendResult(BaseModel):
     tuples laid out like :class:`Event`, evictions as the evicted nodes until
     first read, the window) and becomes an ordinary model, with its ``Event``
     objects, the first time anything reads a field, its ``__dict__``
-    (pydantic's dump, copy and equality do) or pydantic's bookkeeping. Callers see a plain pydantic model either way; a subclass
+    (pydantic's dump, copy and equality do) or pydantic's bookkeeping.
+    Callers see a plain pydantic model either way; a subclass
     (``ScopedAppendResult``) built by pydantic or ``model_construct`` is never
     pending.
     """
