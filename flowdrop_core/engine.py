@@ -14,9 +14,10 @@ user message is a pure read) and the window (step 6). No I/O happens here.
 
 The append is lean (issue 8): each incoming message is read, validated and
 written as a stored row in one pass (:func:`~flowdrop_core.messages.read_row`),
-each decision is recorded as a plain tuple laid out like an :class:`Event`, and
-the :class:`AppendResult` with its ``Event`` objects is built only when a
-caller reads it. ``tests/legacy_engine`` keeps the engine as it was before, and
+each decision is recorded as a plain tuple laid out like an :class:`Event`
+(an eviction as the evicted node, described when first read), and the
+:class:`AppendResult` with its ``Event`` objects is built only when a caller
+reads it. ``tests/legacy_engine`` keeps the engine as it was before, and
 a differential test holds the two equal on random conversations.
 """
 
@@ -62,14 +63,49 @@ _FIELDS = {"count", "appended", "appended_any", "messages", "events", "max_messa
 _SLOTS = frozenset({"__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"})
 
 
-def _events(decisions: list[tuple[Any, ...]]) -> tuple[Event, ...]:
-    """The :class:`Event` objects of recorded decisions (one or two is the common case)."""
+def _evicted(node: list[Any], cap: int) -> tuple[Any, ...]:
+    """The ``EVICTED`` decision of a node the window dropped, laid out like :class:`Event`.
+
+    The window records an eviction as the evicted node itself (cheaper than
+    the tuple on the hot path); the node is detached by then, so its entry and
+    id no longer change and the tuple can be made whenever it is first read.
+    """
+    return (_EVICTED, "MEM-14", None, 0, node[_RID], node[_ENTRY], cap)
+
+
+def _events(decisions: list[Any], cap: int) -> tuple[Event, ...]:
+    """The :class:`Event` objects of recorded decisions (one or two is the common case).
+
+    The first decision is always a rule's tuple (every message, or an empty
+    batch, decides something); evicted nodes come last.
+    """
     n = len(decisions)
-    if n == 2:
-        return (_new_event(Event, decisions[0]), _new_event(Event, decisions[1]))
+    if n == 2:  # one message: its decision and, with a full window, one eviction
+        first, last = decisions
+        if type(last) is list:
+            last = _evicted(last, cap)
+        return (_new_event(Event, first), _new_event(Event, last))
     if n == 1:
         return (_new_event(Event, decisions[0]),)
-    return tuple([_new_event(Event, d) for d in decisions])
+    return tuple(
+        [_new_event(Event, d if type(d) is tuple else _evicted(d, cap)) for d in decisions]
+    )
+
+
+def _recorded(result: AppendResult) -> list[tuple[Any, ...]]:
+    """A pending result's decisions as tuples laid out like :class:`Event`.
+
+    Evicted nodes (always the last decisions) become their ``EVICTED`` tuples
+    on the first read, and the list is kept, so later reads return the same
+    list. Raises ``AttributeError`` for a result that is not pending.
+    """
+    pending = _get_pending(result)
+    decisions = pending[2]
+    if type(decisions[-1]) is list:
+        cap = pending[3]
+        decisions = [d if type(d) is tuple else _evicted(d, cap) for d in decisions]
+        _set_pending(result, (pending[0], pending[1], decisions, cap))
+    return decisions
 
 
 def _build(result: AppendResult) -> dict[str, Any]:
@@ -86,7 +122,7 @@ def _build(result: AppendResult) -> dict[str, Any]:
         "appended": appended,
         "appended_any": appended > 0,
         "messages": fields.get("messages"),  # set by a caller before the build, if at all
-        "events": _events(decisions),
+        "events": _events(decisions, max_messages),
         "max_messages": max_messages,
     }
     _set_model_dict(result, fields)
@@ -104,10 +140,11 @@ class AppendResult(BaseModel):
 
     A result returned by :meth:`Buffer.append` is built on demand: it holds
     what the engine computed (``_pending``: count, appended, the decisions as
-    tuples laid out like :class:`Event`, the window) and becomes an ordinary
-    model, with its ``Event`` objects, the first time anything reads a field,
-    its ``__dict__`` (pydantic's dump, copy and equality do) or pydantic's
-    bookkeeping. Callers see a plain pydantic model either way; a subclass
+    tuples laid out like :class:`Event`, evictions as the evicted nodes until
+    first read, the window) and becomes an ordinary model, with its ``Event``
+    objects, the first time anything reads a field, its ``__dict__``
+    (pydantic's dump, copy and equality do) or pydantic's bookkeeping.
+    Callers see a plain pydantic model either way; a subclass
     (``ScopedAppendResult``) built by pydantic or ``model_construct`` is never
     pending.
     """
@@ -151,12 +188,13 @@ class AppendResult(BaseModel):
         laid out like :class:`Event` (``[0]`` kind, ``[2]`` incoming index,
         ``[3]`` position, ``[4]`` tool call id, ``[5]`` entry, ``[6]`` window),
         so a layer that only needs kinds and positions (a storage delta, a
-        tally) can read them at no cost. Do not modify them.
+        tally) can read them cheaply (the first read makes the tuples of the
+        evictions; later reads return the same list). Do not modify them.
         """
         events = _get_model_dict(self).get("events")
         if events is None:
             try:
-                return _get_pending(self)[2]  # type: ignore[no-any-return]
+                return _recorded(self)
             except AttributeError:
                 return ()
         return events  # type: ignore[no-any-return]
@@ -295,7 +333,7 @@ class Buffer:
             if type(node) is str:
                 raise InvalidMessagesError([MessageProblem("incoming", 0, node)])
             batch: Sequence[_Node] = (node,)  # type: ignore[assignment]
-            events: list[tuple[Any, ...]] = []
+            events: list[Any] = []  # decision tuples, then evicted nodes
         else:
             batch = _read_batch(incoming)
             # MEM-16: an empty batch is a pure read (the window below still applies).
@@ -400,7 +438,7 @@ class Buffer:
                                 del self._open[cid]
                         else:
                             _remove(holders, node)
-                events.append((_EVICTED, "MEM-14", None, 0, rid, node[_ENTRY], cap))
+                events.append(node)  # its EVICTED decision is made when read (_evicted)
         result = _new_object(AppendResult)
         _set_pending(result, (count, appended, events, cap))
         return result
@@ -417,15 +455,17 @@ class Buffer:
         """
         rid = node[_RID]
         head = self._nodes[0][_SEQ]
-        real = next((n for n in holders if not n[_HEALED]), None)
-        if real is None and not node[_HEALED]:
-            target = holders[0]
-            entry = node[_ENTRY]
-            target[_ENTRY] = entry
-            target[_HEALED] = False
-            events.append((_REPLACED, "MEM-10", i, target[_SEQ] - head, rid, entry, None))
-            return
-        held = holders[0] if real is None else real
+        for held in holders:
+            if not held[_HEALED]:
+                break  # MEM-1: a real result answers it already
+        else:
+            held = holders[0]  # only healed placeholders (the first is the one to replace)
+            if not node[_HEALED]:  # MEM-10: a real result replaces it in place
+                entry = node[_ENTRY]
+                held[_ENTRY] = entry
+                held[_HEALED] = False
+                events.append((_REPLACED, "MEM-10", i, held[_SEQ] - head, rid, entry, None))
+                return
         events.append((_DUPLICATE_RESULT, "MEM-1", i, held[_SEQ] - head, rid, None, None))
 
     def _heal(self, i: int, events: list[tuple[Any, ...]]) -> None:

@@ -282,6 +282,34 @@ def _read_row_slowly(msg: Any) -> list[Any] | str:
     return [to_stored_row(parsed), parsed[2], parsed[3], parsed[4], 0]  # type: ignore[index,arg-type]
 
 
+def _call_ids(raw_calls: list[Any]) -> tuple[str, ...] | None:
+    """The usable ids a list of plain-dict calls declares, in order, without repeats.
+
+    ``None`` when a call is not a plain ``dict`` (:func:`read_message` then
+    reads the message). The common call spells its id under ``id`` as a plain
+    ASCII name (``call_abc123``), which :func:`~flowdrop_core.ids.usable_id`
+    returns as it is (not a number spelling, nothing to trim or normalize), so
+    that case is answered here without the two calls; any other call goes
+    through :func:`read_call_id` (MEM-11), where ``tool_call_id`` wins.
+    """
+    ids: list[str] = []
+    for call in raw_calls:
+        if type(call) is not dict:
+            return None
+        cid = call.get("id")
+        if (
+            type(cid) is not str
+            or not (cid.isascii() and cid.isidentifier())
+            or "tool_call_id" in call
+        ):
+            cid = read_call_id(call)
+            if cid is None:
+                continue  # not a declaration (MEM-11)
+        if cid not in ids:
+            ids.append(cid)
+    return tuple(ids)
+
+
 def read_row(msg: Any) -> list[Any] | str:
     """Read, validate and write one incoming message in one pass.
 
@@ -293,8 +321,10 @@ def read_row(msg: Any) -> list[Any] | str:
     ``to_stored_row``: a plain ``dict`` in a common shape (provider-flat, or a
     stored row with a plain ``metadata`` dict) is handled here, anything else,
     including every invalid message, by that pair. The engine calls it once per
-    appended message (MEM-11 ids are read by :func:`read_call_id` and
-    :func:`~flowdrop_core.ids.usable_id`, as everywhere).
+    appended message. MEM-11 ids are read by :func:`read_call_id` and
+    :func:`~flowdrop_core.ids.usable_id`, as everywhere, except the commonest
+    spelling, a plain ASCII name, which those two return unchanged and which is
+    taken as it is here (see :func:`_call_ids`).
     """
     if type(msg) is not dict:
         return _read_row_slowly(msg)
@@ -318,21 +348,21 @@ def read_row(msg: Any) -> list[Any] | str:
         raw_result = msg["tool_call_id"]
         kind = type(raw_result)
         if kind is str or kind is int:
-            result_id = usable_id(raw_result) if role == "tool" else None
+            if role != "tool":
+                result_id = None  # only a tool message answers a call
+            elif kind is str and raw_result.isascii() and raw_result.isidentifier():
+                result_id = raw_result  # a plain ASCII name is its own id (see _call_ids)
+            else:
+                result_id = usable_id(raw_result)
             row = {"role": role, "content": content, "metadata": {"tool_call_id": raw_result}}
             return [row, _EMPTY, result_id, False, 0]
     elif rest == 1 and "tool_calls" in msg:  # provider-flat assistant turn with calls
         raw_calls = msg["tool_calls"]
         if type(raw_calls) is list:
-            ids: list[str] = []
-            for call in raw_calls:
-                if type(call) is not dict:
-                    return _read_row_slowly(msg)
-                cid = read_call_id(call)
-                if cid is not None and cid not in ids:
-                    ids.append(cid)
-            row = {"role": role, "content": content, "metadata": {"tool_calls": raw_calls}}
-            return [row, tuple(ids) if ids and role == "assistant" else _EMPTY, None, False, 0]
+            ids = _call_ids(raw_calls)
+            if ids is not None:  # else a call is not a plain dict: the general path below
+                row = {"role": role, "content": content, "metadata": {"tool_calls": raw_calls}}
+                return [row, ids if role == "assistant" else _EMPTY, None, False, 0]
 
     get = msg.get
     meta = get("metadata")
@@ -363,19 +393,15 @@ def read_row(msg: Any) -> list[Any] | str:
     if healed is not None and type(healed) is not bool:
         return _read_row_slowly(msg)
 
-    calls: tuple[str, ...] = _EMPTY
+    calls: tuple[str, ...] | None = _EMPTY
     if raw_calls is not None:
         if type(raw_calls) is not list:
             return _read_row_slowly(msg)
-        ids = []
-        for call in raw_calls:
-            if type(call) is not dict:
-                return _read_row_slowly(msg)
-            cid = read_call_id(call)
-            if cid is not None and cid not in ids:
-                ids.append(cid)
-        if ids and role == "assistant":
-            calls = tuple(ids)
+        calls = _call_ids(raw_calls)
+        if calls is None:
+            return _read_row_slowly(msg)
+        if role != "assistant":
+            calls = _EMPTY
 
     result_id = None
     if raw_result is not None:

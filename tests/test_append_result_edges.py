@@ -39,3 +39,22 @@ def test_a_partly_constructed_result_lacks_the_fields_it_was_not_given() -> None
     with pytest.raises(AttributeError, match="appended"):
         partial.appended  # noqa: B018
     assert tuple(partial.decisions()) == ()
+
+
+def test_evictions_read_before_the_events_are_the_same_decisions_every_time() -> None:
+    """An eviction is recorded as the evicted entry and described when first read;
+    reading again returns the same list (built once), and the events agree."""
+    from flowdrop_core import Buffer
+
+    old = {"role": "tool", "content": "r", "tool_call_id": "c1"}
+    buf = Buffer([{"role": "user", "content": "a"}, old], max_messages=1)
+    result = buf.append({"role": "user", "content": "b"})
+    first = result.decisions()
+    assert first is result.decisions()
+    assert [tuple(d) for d in first] == [
+        ("appended", "MEM-14", 0, 2, None, {"role": "user", "content": "b", "metadata": {}}, None),
+        ("evicted", "MEM-14", None, 0, None, {"role": "user", "content": "a"}, 1),
+        ("evicted", "MEM-14", None, 0, "c1", old, 1),
+    ]
+    assert [tuple(e) for e in result.events] == [tuple(d) for d in first]
+    assert result.count == 1 and result.appended == 1 and buf.messages()[0]["content"] == "b"

@@ -202,12 +202,13 @@ _VALUES = {
         [{"id": "c1", "type": "function"}],
         [{"tool_call_id": " c2 "}, {"id": "c2"}, {"id": "0"}],
         [{"tool_call_id": 0, "id": 7}],
+        [{"tool_call_id": "c3", "id": "c4"}, {"id": "\uff43\uff15"}, {"id": "call_6"}],
         [],
         None,
         {"id": "c1"},
         ["c1"],
     ],
-    "tool_call_id": ["c1", " c1 ", "0", "", 7, -1, 0, True, 1.5, None, ["c1"]],
+    "tool_call_id": ["c1", " c1 ", "\uff43\uff11", "0", "", 7, -1, 0, True, 1.5, None, ["c1"]],
     "healed": [True, False, None, "yes", 1],
     "timestamp": ["2026-11-30T12:00:00Z"],
     "name": ["search"],
@@ -258,3 +259,24 @@ def test_read_row_handles_other_mappings_like_dicts() -> None:
         "timestamp": 1,
     }
     assert row[2] == "c1"
+
+
+@pytest.mark.parametrize("shape", ["provider-flat", "stored row"])
+def test_call_ids_are_read_the_same_on_the_engines_short_path(shape: str) -> None:
+    """MEM-11 through the engine: ``tool_call_id`` wins when a call spells two usable
+    ids, and a fullwidth id is the same id however a turn or a result spells it,
+    while a plain ASCII name (the engine reads it without normalizing) is itself."""
+    calls = [{"tool_call_id": "c3", "id": "c4"}, {"id": "\uff43\uff15"}, {"id": "call_6"}]
+    turn: dict = {"role": "assistant", "content": None, "tool_calls": calls}
+    if shape == "stored row":
+        turn = {"role": "assistant", "content": None, "metadata": {"tool_calls": calls}}
+    buf = Buffer()
+    buf.append(turn)
+    assert buf.open_calls() == ["c3", "c5", "call_6"]
+    answered = buf.append({"role": "tool", "content": "r", "tool_call_id": "\uff43\uff15"})
+    assert answered.appended == 1
+    assert buf.open_calls() == ["c3", "call_6"]
+    again = buf.append({"role": "tool", "content": "r", "tool_call_id": "c5"})
+    assert again.appended == 0  # MEM-1: the same id, already answered
+    assert buf.append({"role": "tool", "content": "r", "tool_call_id": "c4"}).appended == 1
+    assert buf.open_calls() == ["c3", "call_6"]  # c4 was never declared
