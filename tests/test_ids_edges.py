@@ -55,6 +55,13 @@ def test_a_number_too_long_to_print_is_shown_by_its_size() -> None:
     assert read_id(10**5000) == (None, "it has more than 4300 digits")
 
 
+def test_the_fast_reader_refuses_an_int_too_long_to_print() -> None:
+    """``usable_id``'s short path for ints stays below the digit limit: no ValueError."""
+    assert usable_id(10**5000) is None
+    assert usable_id(-(10**5000)) is None
+    assert usable_id(10**4299) == str(10**4299)
+
+
 def test_the_empty_string_is_refused_as_empty() -> None:
     assert read_id("") == (None, "it is empty")
     assert usable_id("") is None
