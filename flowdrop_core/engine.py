@@ -169,13 +169,13 @@ class AppendResult(BaseModel):
         ``__pydantic_fields_set__`` (every field: the engine gave them all),
         ``__pydantic_extra__`` and ``__pydantic_private__`` (``None``) are set
         together, only when something (equality, copy, repr, pickle) asks.
+        The fields themselves are built by whatever reads ``__dict__`` next.
         """
         if name in _SLOTS:
             try:
                 _get_pending(self)
             except AttributeError:  # not built by the engine: pydantic's own behaviour
                 return super().__getattr__(name)  # type: ignore[misc]
-            _build(self)
             _set_fields_set(self, _FIELDS.copy())  # pydantic updates this set in place
             _set_extra(self, None)
             _set_private(self, None)
