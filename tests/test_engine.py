@@ -407,3 +407,30 @@ def test_several_open_calls_heal_at_their_positions_once_the_window_has_moved() 
     assert buf.open_calls() == []
     assert _events(buf.append(_result("b"))) == [("placeholder_replaced", 1, "b")]
     assert _events(buf.append(_turn("d"))) == [("duplicate_turn", 3, "d")]
+
+
+def test_positions_stay_right_when_an_idless_result_is_the_oldest_entry() -> None:
+    """MEM-11: an id-less result appended and later left oldest by the window still
+    anchors positions: a re-fired result is located at the stored one."""
+    buf = Buffer([{"role": "user", "content": "a"}], max_messages=2)
+    buf.append({"role": "tool", "content": "no id"})
+    buf.append({"role": "tool", "content": "r", "tool_call_id": "c9"})  # evicts "a"
+    assert [m["content"] for m in buf.messages()] == ["no id", "r"]
+    result = buf.append({"role": "tool", "content": "again", "tool_call_id": "c9"})
+    (event,) = result.events
+    assert (event.kind, event.position, event.tool_call_id) == ("duplicate_result", 1, "c9")
+
+
+def test_a_real_result_replaces_the_first_of_two_placeholders_for_its_id() -> None:
+    """MEM-10 on a loaded buffer holding two healed placeholders for one id: the first
+    (oldest) is replaced in place, the other stays."""
+    from flowdrop_core.messages import make_placeholder
+
+    turn = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function"}]}
+    entries = [turn, make_placeholder("c1"), {"role": "user", "content": "x"}, make_placeholder("c1")]
+    buf = Buffer(entries)
+    result = buf.append({"role": "tool", "content": "real", "tool_call_id": "c1"})
+    (event,) = result.events
+    assert (event.kind, event.position) == ("placeholder_replaced", 1)
+    contents = [m["content"] for m in buf.messages()]
+    assert contents[1] == "real" and contents[3] == make_placeholder("c1")["content"]
