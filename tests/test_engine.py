@@ -427,7 +427,12 @@ def test_a_real_result_replaces_the_first_of_two_placeholders_for_its_id() -> No
     from flowdrop_core.messages import make_placeholder
 
     turn = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function"}]}
-    entries = [turn, make_placeholder("c1"), {"role": "user", "content": "x"}, make_placeholder("c1")]
+    entries = [
+        turn,
+        make_placeholder("c1"),
+        {"role": "user", "content": "x"},
+        make_placeholder("c1"),
+    ]
     buf = Buffer(entries)
     result = buf.append({"role": "tool", "content": "real", "tool_call_id": "c1"})
     (event,) = result.events
