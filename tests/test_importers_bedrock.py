@@ -140,3 +140,40 @@ def test_reasoning_without_readable_text_is_a_note_holding_all_of_it() -> None:
             False,
         ),
     ]
+
+
+def test_an_unknown_tool_result_block_is_an_unknown_note() -> None:
+    block = {"hologram": {"frames": 3}}
+    result = {"toolUseId": "t1", "content": [{"text": "ok"}, block]}
+    got = imported(
+        {
+            "messages": [
+                {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "f"}}]},
+                {"role": "user", "content": [{"toolResult": result}]},
+            ]
+        }
+    )
+    assert rows(got)[1] == ("tool", "ok", "messages[1].content[0]")
+    assert [(n.where, n.what, n.why, n.content, n.unknown) for n in got.notes] == [
+        (
+            "messages[1].content[0].toolResult.content[1]",
+            "unknown tool result block",
+            "bedrock has no such block",
+            json.dumps(block),
+            True,
+        )
+    ]
+
+
+def test_a_tool_use_typed_as_a_client_call_is_a_call_not_a_marker() -> None:
+    use = {"toolUseId": "t1", "name": "f", "type": "tool_use", "input": {"a": 1}}
+    got = imported({"messages": [{"role": "assistant", "content": [{"toolUse": use}]}]})
+    assert got.messages == [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "t1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+            ],
+        }
+    ]

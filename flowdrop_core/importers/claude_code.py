@@ -73,7 +73,6 @@ def _merge(out: Out, event: Out) -> None:
         into["tool_calls"] = calls
     out.origins[-1] += f"+{event.origins[0]}"
     out.notes.extend(event.notes)
-    out.synthetic |= event.synthetic
 
 
 def _event(line: str, where: str, out: Out) -> tuple[int, Any]:
