@@ -271,9 +271,6 @@ def to_stored_row(msg: ParsedMessage) -> dict[str, Any]:
     return row
 
 
-_FLAT_KEYS = ("tool_calls", "tool_call_id", "healed")
-
-
 def _read_row_slowly(msg: Any) -> list[Any] | str:
     """:func:`read_row` for any input: :func:`read_message`, then :func:`to_stored_row`."""
     parsed = read_message(msg)
