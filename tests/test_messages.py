@@ -280,3 +280,158 @@ def test_call_ids_are_read_the_same_on_the_engines_short_path(shape: str) -> Non
     assert again.appended == 0  # MEM-1: the same id, already answered
     assert buf.append({"role": "tool", "content": "r", "tool_call_id": "c4"}).appended == 1
     assert buf.open_calls() == ["c3", "call_6"]  # c4 was never declared
+
+
+_OPENAI_CALL = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+
+def _row(role: str, content: object = None, **meta: object) -> dict:
+    return {"role": role, "content": content, "metadata": meta}
+
+
+@pytest.mark.parametrize(
+    ("msg", "expected"),
+    [
+        # role and content only, the commonest shape
+        ({"role": "user", "content": "hi"}, [_row("user", "hi"), (), None, False, 0]),
+        ({"role": "assistant", "content": None}, [_row("assistant"), (), None, False, 0]),
+        ({"role": "system"}, [_row("system"), (), None, False, 0]),
+        (
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            [_row("user", [{"type": "text", "text": "hi"}]), (), None, False, 0],
+        ),
+        ({"role": "user", "content": {}}, [_row("user", {}), (), None, False, 0]),
+        # provider-flat tool results: the id as given in the row, its usable form answered
+        (
+            {"role": "tool", "content": "r", "tool_call_id": "call_1"},
+            [_row("tool", "r", tool_call_id="call_1"), (), "call_1", False, 0],
+        ),
+        (
+            {"role": "tool", "content": "r", "tool_call_id": " c1 "},
+            [_row("tool", "r", tool_call_id=" c1 "), (), "c1", False, 0],
+        ),
+        (
+            {"role": "tool", "content": "r", "tool_call_id": "\uff43\uff11"},
+            [_row("tool", "r", tool_call_id="\uff43\uff11"), (), "c1", False, 0],
+        ),
+        (
+            {"role": "tool", "content": "r", "tool_call_id": 7},
+            [_row("tool", "r", tool_call_id=7), (), "7", False, 0],
+        ),
+        (
+            {"role": "tool", "content": "r", "tool_call_id": "0"},
+            [_row("tool", "r", tool_call_id="0"), (), None, False, 0],
+        ),
+        (
+            {"role": "tool", "tool_call_id": "call_1"},
+            [_row("tool", tool_call_id="call_1"), (), "call_1", False, 0],
+        ),
+        (  # only a tool message answers a call
+            {"role": "user", "content": "r", "tool_call_id": "call_1"},
+            [_row("user", "r", tool_call_id="call_1"), (), None, False, 0],
+        ),
+        # provider-flat assistant turns: usable ids in order, without repeats
+        (
+            {"role": "assistant", "content": None, "tool_calls": [_OPENAI_CALL]},
+            [_row("assistant", tool_calls=[_OPENAI_CALL]), ("call_1",), None, False, 0],
+        ),
+        (
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "c1"}, {"id": "c1"}, {"id": "0"}, {"tool_call_id": "c2"}],
+            },
+            [
+                _row(
+                    "assistant",
+                    "",
+                    tool_calls=[{"id": "c1"}, {"id": "c1"}, {"id": "0"}, {"tool_call_id": "c2"}],
+                ),
+                ("c1", "c2"),
+                None,
+                False,
+                0,
+            ],
+        ),
+        (  # only an assistant turn declares calls
+            {"role": "user", "content": "x", "tool_calls": [_OPENAI_CALL]},
+            [_row("user", "x", tool_calls=[_OPENAI_CALL]), (), None, False, 0],
+        ),
+        (
+            {"role": "assistant", "tool_calls": []},
+            [_row("assistant", tool_calls=[]), (), None, False, 0],
+        ),
+        # stored rows, and either shape with other fields kept as they are
+        (
+            {"role": "assistant", "content": None, "metadata": {"tool_calls": [_OPENAI_CALL]}},
+            [_row("assistant", tool_calls=[_OPENAI_CALL]), ("call_1",), None, False, 0],
+        ),
+        (
+            {"role": "tool", "content": "r", "metadata": {"tool_call_id": "c1", "healed": True}},
+            [_row("tool", "r", tool_call_id="c1", healed=True), (), "c1", True, 0],
+        ),
+        (
+            {"role": "user", "content": "x", "metadata": {}, "timestamp": 5},
+            [{**_row("user", "x"), "timestamp": 5}, (), None, False, 0],
+        ),
+        (
+            {"role": "tool", "content": "r", "tool_call_id": "c1", "healed": True, "name": "s"},
+            [{**_row("tool", "r", tool_call_id="c1", healed=True), "name": "s"}, (), "c1", True, 0],
+        ),
+        (
+            {"role": "assistant", "tool_calls": [{"id": "c1"}], "healed": False, "timestamp": 1},
+            [
+                {**_row("assistant", tool_calls=[{"id": "c1"}], healed=False), "timestamp": 1},
+                ("c1",),
+                None,
+                False,
+                0,
+            ],
+        ),
+    ],
+)
+def test_read_row_reads_each_common_shape(msg: dict, expected: list) -> None:
+    """Each shape the engine reads in one pass gives its stored row, the ids it
+    declares or answers, its healed marking and a free last slot, exactly as the
+    reference pair does."""
+    before = copy.deepcopy(msg)
+    got = read_row(msg)
+    assert got == expected
+    parsed = read_message(msg)
+    assert got == [to_stored_row(parsed), parsed.calls, parsed.result_id, parsed.healed, 0]
+    assert msg == before
+
+
+@pytest.mark.parametrize(
+    ("msg", "problem"),
+    [
+        (
+            {"role": "tool", "content": "r", "tool_call_id": True},
+            "'tool_call_id' must be a string, got bool",
+        ),
+        (
+            {"role": "tool", "content": "r", "tool_call_id": 1.5},
+            "'tool_call_id' must be a string, got float",
+        ),
+        ({"role": "assistant", "tool_calls": "c1"}, "'tool_calls' must be a list, got str"),
+        (
+            {"role": "assistant", "tool_calls": [{"id": "c1"}, "c2"]},
+            "tool_calls[1] must be an object, got str",
+        ),
+        (
+            {"role": "user", "content": 3},
+            "'content' must be text, a list of parts, an object or null, got int",
+        ),
+        ({"role": "user", "content": "x", "healed": 1}, "'healed' must be true or false, got 1"),
+        (
+            {"role": "user", "content": "x", "healed": True, "metadata": {"healed": False}},
+            "'healed' given both at top level and in metadata with different values",
+        ),
+        (
+            {"role": "robot", "content": "x"},
+            "unknown role 'robot' (expected one of system, user, assistant, tool)",
+        ),
+    ],
+)
+def test_read_row_refuses_what_read_message_refuses_with_its_text(msg: dict, problem: str) -> None:
+    assert read_row(msg) == problem == read_message(msg)
