@@ -361,6 +361,14 @@ def _row(role: str, content: object = None, **meta: object) -> dict:
             {"role": "assistant", "tool_calls": []},
             [_row("assistant", tool_calls=[]), (), None, False, 0],
         ),
+        (  # a null list of calls is no calls, and no field of the row
+            {"role": "assistant", "content": None, "tool_calls": None},
+            [_row("assistant"), (), None, False, 0],
+        ),
+        (
+            {"role": "tool", "content": "r", "tool_call_id": None},
+            [_row("tool", "r"), (), None, False, 0],
+        ),
         # stored rows, and either shape with other fields kept as they are
         (
             {"role": "assistant", "content": None, "metadata": {"tool_calls": [_OPENAI_CALL]}},
@@ -414,6 +422,12 @@ def test_read_row_reads_each_common_shape(msg: dict, expected: list) -> None:
             "'tool_call_id' must be a string, got float",
         ),
         ({"role": "assistant", "tool_calls": "c1"}, "'tool_calls' must be a list, got str"),
+        ({"role": "assistant", "tool_calls": ""}, "'tool_calls' must be a list, got str"),
+        ({"role": "assistant", "tool_calls": {}}, "'tool_calls' must be a list, got dict"),
+        (
+            {"role": "assistant", "tool_calls": ({"id": "c1"},)},
+            "'tool_calls' must be a list, got tuple",
+        ),
         (
             {"role": "assistant", "tool_calls": [{"id": "c1"}, "c2"]},
             "tool_calls[1] must be an object, got str",
