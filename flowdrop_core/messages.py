@@ -442,8 +442,6 @@ class ToolCall(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _read(cls, data: Any) -> Any:
-        if isinstance(data, cls):
-            return data
         if not isinstance(data, Mapping):
             raise ValueError(f"a tool call must be an object, got {type(data).__name__}")
         if "raw" in data and set(data) <= {"id", "name", "arguments", "raw"}:
@@ -471,8 +469,6 @@ class Message(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _read(cls, data: Any) -> Any:
-        if isinstance(data, cls):
-            return data
         parsed = read_message(data)
         if isinstance(parsed, str):
             raise ValueError(parsed)
