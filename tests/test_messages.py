@@ -423,6 +423,18 @@ def test_read_row_reads_each_common_shape(msg: dict, expected: list) -> None:
         ),
         ({"role": "assistant", "tool_calls": "c1"}, "'tool_calls' must be a list, got str"),
         ({"role": "assistant", "tool_calls": ""}, "'tool_calls' must be a list, got str"),
+        (  # the same refusals when the row has other fields or keeps calls in metadata
+            {"role": "assistant", "tool_calls": "", "timestamp": 1},
+            "'tool_calls' must be a list, got str",
+        ),
+        (
+            {"role": "assistant", "metadata": {"tool_calls": {}}},
+            "'tool_calls' must be a list, got dict",
+        ),
+        (
+            {"role": "assistant", "metadata": {"tool_calls": ({"id": "c1"},)}},
+            "'tool_calls' must be a list, got tuple",
+        ),
         ({"role": "assistant", "tool_calls": {}}, "'tool_calls' must be a list, got dict"),
         (
             {"role": "assistant", "tool_calls": ({"id": "c1"},)},
@@ -449,3 +461,50 @@ def test_read_row_reads_each_common_shape(msg: dict, expected: list) -> None:
 )
 def test_read_row_refuses_what_read_message_refuses_with_its_text(msg: dict, problem: str) -> None:
     assert read_row(msg) == problem == read_message(msg)
+
+
+def test_typed_message_carries_what_was_read() -> None:
+    """The typed model exposes each field read from either shape, and the input as given."""
+    stored = {
+        "role": "tool",
+        "content": "r",
+        "metadata": {"tool_call_id": " c1 ", "healed": True},
+        "timestamp": 3,
+    }
+    msg = Message.model_validate(stored)
+    assert (msg.role, msg.content, msg.tool_calls, msg.tool_call_id, msg.healed) == (
+        "tool",
+        "r",
+        (),
+        "c1",
+        True,
+    )
+    assert msg.raw == stored
+    turn = Message.model_validate(
+        {"role": "assistant", "content": "", "tool_calls": [_OPENAI_CALL]}
+    )
+    assert (turn.content, turn.healed, turn.tool_call_id) == ("", False, None)
+    assert turn.tool_calls == (ToolCall(id="call_1", name="f", arguments="{}", raw=_OPENAI_CALL),)
+    assert turn.declared_ids == ("call_1",)
+
+
+def test_typed_message_built_without_validation_has_empty_defaults() -> None:
+    """``model_construct`` (trusted data, no validation) fills what is not given:
+    no content, no calls, no result id, not healed."""
+    msg = Message.model_construct(role="user", raw={})
+    assert (msg.content, msg.tool_calls, msg.tool_call_id, msg.healed) == (None, (), None, False)
+    call = ToolCall.model_construct(id="c1", raw={"id": "c1"})
+    assert (call.name, call.arguments) == (None, None)
+
+
+def test_typed_messages_and_calls_are_immutable() -> None:
+    from pydantic import ValidationError
+
+    msg = Message.model_validate({"role": "assistant", "tool_calls": [{"id": "c1"}]})
+    with pytest.raises(ValidationError, match="frozen"):
+        msg.role = "user"  # type: ignore[misc]
+    with pytest.raises(ValidationError, match="frozen"):
+        msg.tool_calls[0].id = "c2"  # type: ignore[misc]
+    assert msg.declared_ids == ("c1",)
+    assert Message.model_validate(msg) is msg  # an instance is taken as it is
+    assert ToolCall.model_validate(msg.tool_calls[0]) is msg.tool_calls[0]
