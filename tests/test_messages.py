@@ -491,8 +491,9 @@ def test_typed_message_carries_what_was_read() -> None:
 def test_typed_message_built_without_validation_has_empty_defaults() -> None:
     """``model_construct`` (trusted data, no validation) fills what is not given:
     no content, no calls, no result id, not healed."""
-    msg = Message.model_construct(role="user", raw={})
+    msg = Message.model_construct(role="assistant", raw={})
     assert (msg.content, msg.tool_calls, msg.tool_call_id, msg.healed) == (None, (), None, False)
+    assert msg.declared_ids == ()
     call = ToolCall.model_construct(id="c1", raw={"id": "c1"})
     assert (call.name, call.arguments) == (None, None)
 
