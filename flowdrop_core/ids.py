@@ -96,18 +96,16 @@ def _read_number(value: int | float | Decimal, shown: str) -> IdReading:
         if not value.is_integer():
             return IdReading(None, f"{shown} is not a whole number")
         value = int(value)
-    elif isinstance(value, Decimal):
-        if not value.is_finite():
-            return IdReading(None, f"{shown} is not a finite number")
+    elif isinstance(value, Decimal):  # a text spelling: _NUMBER only matches finite ones
         if value != value.to_integral_value():
             return IdReading(None, f"{shown} is not a whole number")
         if value.adjusted() >= _MAX_DIGITS:
             return IdReading(None, f"{shown} has more than {_MAX_DIGITS} digits")
         value = int(value)
-    if value == 0:
-        return IdReading(None, f"{shown} is zero, which denotes no identity")
     if value < 0:
         return IdReading(None, f"{shown} is negative")
+    if value == 0:
+        return IdReading(None, f"{shown} is zero, which denotes no identity")
     try:
         return IdReading(str(value))
     except ValueError:  # more digits than Python converts to text

@@ -1,13 +1,26 @@
 """Mutation testing of the rule core: does the fast test suite notice a planted bug?
 
-Stdlib only. Each mutant is one small change to one file of the rule core,
-made on the AST (a comparison flipped, ``and``/``or`` swapped, a ``not``
-removed or an ``if`` negated, a constant changed, a statement deleted, a
-return value replaced by ``None``, ``+``/``-`` swapped, ``break``/``continue``
-swapped). Each runs the fast rule tests with ``-x`` in its own subprocess,
-with a timeout, in a private copy of the repository (one per parallel job),
-so the working tree is never touched. A mutant is *killed* when the tests
-fail (or time out), *survived* when they pass.
+Each mutant is one small change to one file of the rule core, made on the AST
+(a comparison flipped, ``and``/``or`` swapped, a ``not`` removed or an ``if``
+negated, a constant changed, a statement deleted, a return value replaced by
+``None``, ``+``/``-`` swapped, ``break``/``continue`` swapped). A mutant is
+*killed* when a test fails (or times out), *survived* when they all pass.
+
+How a run stays affordable on two cores (about 3,700 mutants):
+
+- **Only the tests that reach the change.** One run of the unmutated tests
+  under coverage (``scripts/mutate_plugin.py``, cached in
+  ``.mutate/testmap.json`` while sources and tests are unchanged) records
+  which test reached which line. A test that never reaches the mutated line
+  runs exactly as before, so only the ones that do can kill it; they run
+  fastest first with ``-x``. A line run at import (a constant, a class body)
+  goes to every test that runs the file's code. ``--confirm`` runs every test
+  before it calls a mutant a survivor (the map cannot see a subprocess or a
+  shared fixture's later users); ``--no-map`` runs every test for every mutant.
+- **A fork server per job** (``scripts/mutate_worker.py``) imports pytest and
+  Hypothesis once; each mutant's tests run in a fresh fork that imports the
+  mutated file for the first time, in a private copy of the repository per
+  job, so the working tree is never touched.
 
 Survivors that cannot change behaviour (equivalent mutants) are listed with a
 one-line reason in ``scripts/mutate_equivalent.txt`` under their key, which
@@ -16,12 +29,13 @@ names the file, the enclosing function, the operator and the source change
 kill rate per file is ``killed / (mutants - equivalent)``; a timeout counts as
 killed and is shown in its own column.
 
-Usage (``make mutate`` runs the first form; the machine has 2 cores, so run
-big files in bounded chunks with ``--sample``/``--limit`` and ``--resume``)::
+Usage (``make mutate`` runs the first form; results go to
+``.mutate/results.jsonl``, and ``--resume`` continues a stopped run)::
 
     python scripts/mutate.py --jobs 2
     python scripts/mutate.py --files flowdrop_core/provider.py --sample 40 --seed 1
     python scripts/mutate.py --resume --limit 100      # the next 100 not yet run
+    python scripts/mutate.py --resume --rerun-survivors --confirm   # after new tests
     python scripts/mutate.py --report                  # summarize the results file
     python scripts/mutate.py --list --files flowdrop_core/ids.py
 
@@ -761,7 +775,9 @@ def main(argv: list[str] | None = None) -> int:
         "--resume", action="store_true", help="skip mutants already in the results file"
     )
     ap.add_argument(
-        "--rerun-survivors", action="store_true", help="with --resume: run the survivors again"
+        "--rerun-survivors",
+        action="store_true",
+        help="with --resume: run the survivors again (not those listed as equivalent)",
     )
     ap.add_argument("--results", type=Path, default=RESULTS_FILE, help="JSON-lines results file")
     ap.add_argument("--no-map", action="store_true", help="run every test for every mutant (slow)")
@@ -797,7 +813,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     previous = _read_results(args.results) if args.resume else []
-    done = {r["key"] for r in previous if not (args.rerun_survivors and r["status"] == "survived")}
+    equivalent = load_equivalent()
+    done = {
+        r["key"]
+        for r in previous
+        if not (args.rerun_survivors and r["status"] == "survived" and r["key"] not in equivalent)
+    }
     todo = [m for m in mutants if m.key not in done]
     if args.limit:
         todo = todo[: args.limit]

@@ -58,3 +58,70 @@ def test_evictions_read_before_the_events_are_the_same_decisions_every_time() ->
     ]
     assert [tuple(e) for e in result.events] == [tuple(d) for d in first]
     assert result.count == 1 and result.appended == 1 and buf.messages()[0]["content"] == "b"
+
+
+def test_counts_are_the_same_whether_decisions_or_fields_are_read_first() -> None:
+    """Reading the decisions of an evicting append first does not change what it reports."""
+    from flowdrop_core import Buffer
+
+    buf = Buffer([{"role": "user", "content": f"m{k}"} for k in range(3)], max_messages=3)
+    result = buf.append({"role": "assistant", "content": "n"})
+    assert [d[0] for d in result.decisions()] == ["appended", "evicted"]
+    assert (result.count, result.appended, result.max_messages) == (3, 1, 3)
+    assert result.events[-1].max_messages == 3
+
+
+def test_a_result_is_an_ordinary_model_an_assignment_sticks() -> None:
+    """Like any pydantic model, a field a caller sets is what dumps, copies and equality see."""
+    result = append_messages([], [{"role": "user", "content": "a"}])
+    assert result.appended == 1
+    result.appended = 5
+    assert result.model_dump()["appended"] == 5
+    assert result.model_copy().appended == 5
+    assert result.count == 1
+
+
+def test_a_fresh_result_reports_every_field_as_set() -> None:
+    """The engine gives every field, so pydantic's ``model_fields_set`` names them all,
+    also when it is the first thing read."""
+    result = append_messages([], [{"role": "user", "content": "a"}])
+    fresh = AppendResult.model_validate(result.model_dump())
+    from flowdrop_core import Buffer
+
+    pending = Buffer().append({"role": "user", "content": "a"})
+    assert pending.model_fields_set == set(AppendResult.model_fields)
+    assert fresh.model_fields_set == set(AppendResult.model_fields)
+
+
+def test_defaults_of_a_result_built_by_hand() -> None:
+    """Built by hand, a result has no messages, no events and no window (0 = no cap)."""
+    result = AppendResult(count=0, appended=0, appended_any=False)
+    assert (result.messages, result.events, result.max_messages) == (None, (), 0)
+    assert result.decisions() == ()
+
+
+def test_model_construct_without_a_count_dumps_what_it_was_given() -> None:
+    """pydantic's ``model_construct`` skips validation; a result made that way without a
+    count still dumps the fields it has, like any model."""
+    partial = AppendResult.model_construct(appended=1, appended_any=True)
+    assert partial.model_dump() == {
+        "appended": 1,
+        "appended_any": True,
+        "messages": None,
+        "events": (),
+        "max_messages": 0,
+    }
+    assert partial.decisions() == ()
+
+
+def test_an_uninitialised_result_fails_like_any_pydantic_model() -> None:
+    """``__new__`` without ``__init__``: pydantic's bookkeeping is missing, as for any model."""
+    from pydantic import BaseModel
+
+    class Plain(BaseModel):
+        count: int
+
+    for bare in (Plain.__new__(Plain), AppendResult.__new__(AppendResult)):
+        with pytest.raises(AttributeError, match="__pydantic_fields_set__"):
+            bare.model_fields_set  # noqa: B018
+    assert AppendResult.__new__(AppendResult).decisions() == ()

@@ -234,3 +234,208 @@ def test_a_result_is_built_only_when_read_and_then_like_any_model() -> None:
     assert res.count == 1 and res.messages == [{"role": "user", "content": "next", "metadata": {}}]
     assert res == AppendResult.model_validate(res.model_dump())
     assert isinstance(res, AppendResult) and type(res) is AppendResult
+
+
+def _turn(*ids: str) -> dict:
+    return {"role": "assistant", "content": None, "tool_calls": [{"id": c} for c in ids]}
+
+
+def _result(cid: str) -> dict:
+    return {"role": "tool", "content": f"{cid} done", "tool_call_id": cid}
+
+
+def _shown(buf: Buffer) -> list[str]:
+    """Each entry as role:call-ids-or-result-id, placeholders marked with '*'.
+
+    Entries given to the constructor are kept as given (flat here); the engine
+    writes stored rows: read the fields from either level."""
+    out = []
+    for m in buf.messages():
+        meta = {**m, **m.get("metadata", {})}
+        if m["role"] == "tool":
+            out.append(f"tool:{meta['tool_call_id']}" + ("*" if meta.get("healed") else ""))
+        elif meta.get("tool_calls"):
+            out.append("turn:" + ",".join(c["id"] for c in meta["tool_calls"]))
+        else:
+            out.append(f"{m['role']}:{m['content']}")
+    return out
+
+
+def _events(res) -> list[tuple[str, int | None, str | None]]:
+    return [(str(e.kind), e.position, e.tool_call_id) for e in res.events]
+
+
+def test_one_open_call_heals_right_after_its_turn_and_moves_what_follows() -> None:
+    """MEM-3 with a single open call (the engine's short path): the placeholder goes
+    right after its declaring turn, and every later entry's position moves on by one."""
+    buf = Buffer(
+        [
+            {"role": "user", "content": "q"},
+            _turn("a", "b"),
+            _result("a"),
+            _turn("c"),
+            _result("c"),
+        ]
+    )
+    assert buf.open_calls() == ["b"]
+    res = buf.append({"role": "user", "content": "next"})
+    assert _events(res) == [("placeholder_inserted", 2, "b"), ("appended", 6, None)]
+    assert res.summary() == {"count": 7, "appended": 1, "appended_any": True}
+    assert res.events[0].entry == {
+        "role": "tool",
+        "content": "Tool call was interrupted; no result.",
+        "metadata": {"tool_call_id": "b", "healed": True},
+    }
+    assert _shown(buf) == [
+        "user:q",
+        "turn:a,b",
+        "tool:b*",
+        "tool:a",
+        "turn:c",
+        "tool:c",
+        "user:next",
+    ]
+    assert buf.open_calls() == []
+    # The entries after the placeholder are found at their new positions.
+    assert _events(buf.append(_result("c"))) == [("duplicate_result", 5, "c")]
+    assert _events(buf.append(_result("a"))) == [("duplicate_result", 3, "a")]
+    assert _events(buf.append(_turn("c"))) == [("duplicate_turn", 4, "c")]
+    assert _events(buf.append(_result("b"))) == [("placeholder_replaced", 2, "b")]
+    # And a later append and heal count from there.
+    buf.append(_turn("d"))
+    res = buf.append({"role": "user", "content": "again"})
+    assert _events(res) == [("placeholder_inserted", 8, "d"), ("appended", 9, None)]
+    assert len(buf) == 10
+
+
+def test_one_open_call_in_the_last_turn_heals_at_the_end_then_evicts_in_order() -> None:
+    buf = Buffer([{"role": "user", "content": "q"}, _turn("x")], max_messages=3)
+    res = buf.append({"role": "user", "content": "next"})
+    assert _events(res) == [
+        ("placeholder_inserted", 2, "x"),
+        ("appended", 3, None),
+        ("evicted", 0, None),
+    ]
+    assert _shown(buf) == ["turn:x", "tool:x*", "user:next"]
+    assert _events(buf.append(_result("x"))) == [("placeholder_replaced", 1, "x")]
+    res = buf.append(_turn("y"))
+    assert _events(res) == [("appended", 3, None), ("evicted", 0, None)]
+    assert _shown(buf) == ["tool:x", "user:next", "turn:y"]
+
+
+def test_open_calls_of_several_turns_heal_after_each_turn_in_declaration_order() -> None:
+    """MEM-3 with several open calls over several turns (the engine's general path)."""
+    buf = Buffer(
+        [
+            {"role": "user", "content": "q"},
+            _turn("x"),
+            _turn("y", "z", "w"),
+            _result("z"),
+            _turn("v"),
+        ]
+    )
+    assert buf.open_calls() == ["x", "y", "w", "v"]
+    res = buf.append({"role": "user", "content": "next"})
+    assert _events(res) == [
+        ("placeholder_inserted", 2, "x"),
+        ("placeholder_inserted", 4, "y"),
+        ("placeholder_inserted", 5, "w"),
+        ("placeholder_inserted", 8, "v"),
+        ("appended", 9, None),
+    ]
+    assert _shown(buf) == [
+        "user:q",
+        "turn:x",
+        "tool:x*",
+        "turn:y,z,w",
+        "tool:y*",
+        "tool:w*",
+        "tool:z",
+        "turn:v",
+        "tool:v*",
+        "user:next",
+    ]
+    assert buf.open_calls() == []
+    assert _events(buf.append(_result("z"))) == [("duplicate_result", 6, "z")]
+    assert _events(buf.append(_turn("v"))) == [("duplicate_turn", 7, "v")]
+    assert _events(buf.append(_result("y"))) == [("placeholder_replaced", 4, "y")]
+    assert _events(buf.append(_turn("u"))) == [("appended", 10, None)]
+    assert _events(buf.append(_turn("u"))) == [("duplicate_turn", 10, "u")]
+
+
+def _moved_window() -> Buffer:
+    """A buffer whose window has moved: [user:3, turn:a, turn:b,c, tool:c, turn:d, tool:d]."""
+    buf = Buffer(max_messages=6)
+    for k in range(4):
+        buf.append({"role": "user", "content": str(k)})
+    for msg in (_turn("a"), _turn("b", "c"), _result("c"), _turn("d"), _result("d")):
+        buf.append(msg)
+    assert _shown(buf) == ["user:3", "turn:a", "turn:b,c", "tool:c", "turn:d", "tool:d"]
+    return buf
+
+
+def test_one_open_call_heals_at_its_position_once_the_window_has_moved() -> None:
+    buf = _moved_window()
+    buf.append(_result("a"))  # evicts user:3; only b is open now (the short path)
+    assert buf.open_calls() == ["b"]
+    res = buf.append({"role": "user", "content": "next"})
+    assert _events(res) == [
+        ("placeholder_inserted", 2, "b"),
+        ("appended", 7, None),
+        ("evicted", 0, None),
+        ("evicted", 0, None),
+    ]
+    assert _shown(buf) == ["tool:b*", "tool:c", "turn:d", "tool:d", "tool:a", "user:next"]
+    assert _events(buf.append(_result("b"))) == [("placeholder_replaced", 0, "b")]
+    assert _events(buf.append(_result("d"))) == [("duplicate_result", 3, "d")]
+
+
+def test_several_open_calls_heal_at_their_positions_once_the_window_has_moved() -> None:
+    """The general path, with an answered turn (d) among the entries it re-lays."""
+    buf = _moved_window()
+    assert buf.open_calls() == ["a", "b"]
+    res = buf.append({"role": "user", "content": "next"})
+    assert _events(res) == [
+        ("placeholder_inserted", 2, "a"),
+        ("placeholder_inserted", 4, "b"),
+        ("appended", 8, None),
+        ("evicted", 0, None),
+        ("evicted", 0, None),
+        ("evicted", 0, "a"),  # a's placeholder went with its turn
+    ]
+    assert _shown(buf) == ["turn:b,c", "tool:b*", "tool:c", "turn:d", "tool:d", "user:next"]
+    assert buf.open_calls() == []
+    assert _events(buf.append(_result("b"))) == [("placeholder_replaced", 1, "b")]
+    assert _events(buf.append(_turn("d"))) == [("duplicate_turn", 3, "d")]
+
+
+def test_positions_stay_right_when_an_idless_result_is_the_oldest_entry() -> None:
+    """MEM-11: an id-less result appended and later left oldest by the window still
+    anchors positions: a re-fired result is located at the stored one."""
+    buf = Buffer([{"role": "user", "content": "a"}], max_messages=2)
+    buf.append({"role": "tool", "content": "no id"})
+    buf.append({"role": "tool", "content": "r", "tool_call_id": "c9"})  # evicts "a"
+    assert [m["content"] for m in buf.messages()] == ["no id", "r"]
+    result = buf.append({"role": "tool", "content": "again", "tool_call_id": "c9"})
+    (event,) = result.events
+    assert (event.kind, event.position, event.tool_call_id) == ("duplicate_result", 1, "c9")
+
+
+def test_a_real_result_replaces_the_first_of_two_placeholders_for_its_id() -> None:
+    """MEM-10 on a loaded buffer holding two healed placeholders for one id: the first
+    (oldest) is replaced in place, the other stays."""
+    from flowdrop_core.messages import make_placeholder
+
+    turn = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function"}]}
+    entries = [
+        turn,
+        make_placeholder("c1"),
+        {"role": "user", "content": "x"},
+        make_placeholder("c1"),
+    ]
+    buf = Buffer(entries)
+    result = buf.append({"role": "tool", "content": "real", "tool_call_id": "c1"})
+    (event,) = result.events
+    assert (event.kind, event.position) == ("placeholder_replaced", 1)
+    contents = [m["content"] for m in buf.messages()]
+    assert contents[1] == "real" and contents[3] == make_placeholder("c1")["content"]

@@ -509,3 +509,41 @@ def test_typed_messages_and_calls_are_immutable() -> None:
     assert msg.declared_ids == ("c1",)
     assert Message.model_validate(msg) is msg  # an instance is taken as it is
     assert ToolCall.model_validate(msg.tool_calls[0]) is msg.tool_calls[0]
+
+
+@pytest.mark.parametrize(
+    ("calls", "ids"),
+    [
+        ([{"id": "call_1", "type": "function"}], ("call_1",)),  # a plain ASCII name
+        ([{"id": "\uff43\uff11"}], ("c1",)),  # not ASCII: normalized (MEM-11)
+        ([{"id": " c1 "}], ("c1",)),  # not a plain name: trimmed
+        ([{"id": "0"}], ()),  # no usable id: not a declaration
+        ([{"id": 7}], ("7",)),  # not a string
+        ([{"tool_call_id": "c3", "id": "c4"}], ("c3",)),  # tool_call_id wins
+        ([MappingProxyType({"id": "c1"})], ("c1",)),  # a mapping that is not a dict
+        ([{"id": "a"}, {"id": "b"}], ("a", "b")),  # declaration order
+        ([{"id": "a"}, {"id": "a"}], ("a",)),  # without repeats
+        ([{"id": "0"}, {"id": "b"}], ("b",)),  # an id-less call declares nothing, the rest do
+    ],
+)
+@pytest.mark.parametrize("where", ["provider-flat", "stored row"])
+def test_a_turns_call_ids_are_read_like_the_reference_pair(
+    calls: list, ids: tuple[str, ...], where: str
+) -> None:
+    """A turn's declared ids: the engine's reader gives the ids MEM-11 gives."""
+    if where == "provider-flat":
+        turn: dict = {"role": "assistant", "content": None, "tool_calls": calls}
+    else:
+        turn = {"role": "assistant", "content": None, "metadata": {"tool_calls": calls}}
+    parsed = read_message(turn)
+    assert not isinstance(parsed, str)
+    assert read_row(turn) == [to_stored_row(parsed), ids, None, False, 0]
+    assert parsed.calls == ids
+    # Not a turn: a tool message's calls declare nothing, however they are spelled.
+    other = {**turn, "role": "tool"}
+    assert read_row(other)[1] == ()
+
+
+def test_a_one_call_list_whose_call_is_not_an_object_is_refused() -> None:
+    turn = {"role": "assistant", "content": None, "tool_calls": ["c1"]}
+    assert read_row(turn) == "tool_calls[0] must be an object, got str"
