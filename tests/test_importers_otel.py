@@ -1,0 +1,67 @@
+"""OpenTelemetry GenAI import: what a user sees for single spans, OTLP values and bad fields.
+
+Complements the OTel cases in test_importers_edges.py: every origin locates
+its message in the file, every bad field is an exact located error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_importers_edges import error, imported, rows
+
+USER = {"role": "user", "parts": [{"type": "text", "content": "hi"}]}
+ASSISTANT = {"role": "assistant", "parts": [{"type": "text", "content": "yo"}]}
+
+
+def kv(key: str, value: Any) -> dict[str, Any]:
+    return {"key": key, "value": value}
+
+
+def test_otel_one_span_document_origins_start_at_its_attributes() -> None:
+    got = imported({"name": "chat", "attributes": {"gen_ai.input.messages": [USER]}}, "otel-genai")
+    assert rows(got) == [("user", "hi", None, None)]
+    assert got.origins == ["attributes['gen_ai.input.messages'][0]"]
+
+
+def test_otel_otlp_attribute_values_already_plain_json_are_read_as_they_are() -> None:
+    """Some exporters write an attribute's value unwrapped (a plain list, a plain object)."""
+    span = {
+        "attributes": [
+            kv("gen_ai.input.messages", [USER]),
+            kv("gen_ai.output.messages", {"arrayValue": {"values": [ASSISTANT]}}),
+        ]
+    }
+    got = imported({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}, "otel-genai")
+    assert rows(got) == [("user", "hi", None, None), ("assistant", "yo", None, None)]
+    at = "resourceSpans[0].scopeSpans[0].spans[0].attributes"
+    assert got.origins == [
+        f"{at}['gen_ai.input.messages'][0]",
+        f"{at}['gen_ai.output.messages'][0]",
+    ]
+
+
+PREFIX = "<text> is not valid otel-genai: "
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        (
+            {"resourceSpans": [{"scopeSpans": [{"spans": [{"attributes": "x"}]}]}]},
+            "resourceSpans[0].scopeSpans[0].spans[0].attributes: "
+            "expected a list or object, got string",
+        ),
+        (
+            {"gen_ai.input.messages": {"role": "user"}},
+            "gen_ai.input.messages: expected a list of messages, got object",
+        ),
+        (
+            {"name": "chat", "attributes": {"gen_ai.output.messages": 5}},
+            "attributes['gen_ai.output.messages']: expected a list of messages, got number",
+        ),
+    ],
+)
+def test_otel_bad_attribute_is_a_located_error(document: Any, problem: str) -> None:
+    assert error(document, "otel-genai") == PREFIX + problem
