@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
+import threading
 from typing import Any
 
 import pytest
 from test_importers_edges import generation, imported, notes, rows
 
-from flowdrop_core.importers import REGISTRY, load_conversation
+from flowdrop_core.importers import REGISTRY, load_conversation, parse_conversation
 
 OTEL_USER = {"role": "user", "parts": [{"type": "text", "content": "hi"}]}
 GEMINI_MODEL = {"role": "model", "parts": [{"text": "yo"}]}
@@ -76,3 +78,27 @@ def test_formats_and_imported_conversations_cannot_be_changed_by_a_caller() -> N
         got.format = "anthropic"  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         REGISTRY[0].name = "other"  # type: ignore[misc]
+
+
+def test_trace_nested_past_the_stack_keeps_the_unread_part_in_a_note_never_a_half_read() -> None:
+    """Traces nest traces (a generation's input may be a trace); a caller with little
+    stack left (here a thread with a low recursion limit) must get the part no
+    reader could finish as a note, not a reader's half-done output taken as read."""
+    value: Any = [{"role": "user", "content": "hi"}]
+    for level in range(45):  # 90 JSON levels: the parser needs ~100 frames, the readers ~180
+        value = [generation(id=f"g{level}", input=value)]
+    text = json.dumps(value)
+    got: list[Any] = []
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(140)
+    try:
+        worker = threading.Thread(target=lambda: got.append(parse_conversation(text)))
+        worker.start()
+        worker.join()
+    finally:
+        sys.setrecursionlimit(old)
+    (conversation,) = got
+    assert conversation.format == "langfuse"
+    assert conversation.messages == []
+    assert [n.what for n in conversation.notes] == ["generation input in no known format"]
+    assert '"content": "hi"' in conversation.notes[0].content
