@@ -1,7 +1,8 @@
-"""OpenAI Responses import: hosted items' opaque output and structured tool output.
+"""OpenAI Responses import: what a user sees for each kind of item and each bad field.
 
-Complements the Responses cases in test_importers_edges.py and
-test_importers_formats.py: nothing left out of a message is lost silently.
+Complements the Responses cases in test_importers.py, test_importers_edges.py
+and test_importers_formats.py: nothing left out of a message is lost
+silently, and every bad field is an exact located error.
 """
 
 from __future__ import annotations
