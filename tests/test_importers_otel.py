@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_importers_edges import error, imported, rows
+from test_importers_edges import error, imported, notes, rows
 
 USER = {"role": "user", "parts": [{"type": "text", "content": "hi"}]}
 ASSISTANT = {"role": "assistant", "parts": [{"type": "text", "content": "yo"}]}
@@ -65,3 +65,40 @@ PREFIX = "<text> is not valid otel-genai: "
 )
 def test_otel_bad_attribute_is_a_located_error(document: Any, problem: str) -> None:
     assert error(document, "otel-genai") == PREFIX + problem
+
+
+def test_otel_spans_without_a_readable_start_time_count_as_earliest() -> None:
+    """The conversation is what the last timed span saw; a span with no or an
+    unreadable start time sorts first (file order among them), a span without
+    messages is skipped, and earlier spans' messages are notes naming their span."""
+
+    def span(content: str, **fields: Any) -> dict[str, Any]:
+        user = {"role": "user", "parts": [{"type": "text", "content": content}]}
+        return {**fields, "attributes": [kv("gen_ai.input.messages", [user])]}
+
+    spans = [
+        {"name": "tool", "startTimeUnixNano": "0", "attributes": [kv("other", 1)]},
+        span("timed", name="late", startTimeUnixNano="1"),
+        span("unreadable", name="bad", startTimeUnixNano="soon"),
+        span("untimed"),
+    ]
+    got = imported({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}, "otel-genai")
+    assert rows(got) == [("user", "timed", None, None)]
+    at = "resourceSpans[0].scopeSpans[0].spans"
+    why = "an earlier model call held it; the last call does not"
+    assert notes(got) == [
+        (f"{at}[2].attributes['gen_ai.input.messages'][0]", "message of span 'bad'", why),
+        (f"{at}[3].attributes['gen_ai.input.messages'][0]", f"message of span {at}[3]", why),
+    ]
+
+
+def test_otel_otlp_attributes_with_plain_or_missing_values_are_read_not_a_crash() -> None:
+    span = {
+        "attributes": [
+            {"key": "gen_ai.operation.name"},
+            kv("gen_ai.usage.input_tokens", 12),
+            kv("gen_ai.input.messages", {"stringValue": '[{"role": "user", "parts": []}]'}),
+        ]
+    }
+    got = imported({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}, "otel-genai")
+    assert rows(got) == [("user", "", None, None)]
