@@ -102,3 +102,18 @@ def test_otel_otlp_attributes_with_plain_or_missing_values_are_read_not_a_crash(
     }
     got = imported({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}, "otel-genai")
     assert rows(got) == [("user", "", None, None)]
+
+
+def test_otel_message_field_otel_does_not_read_is_a_note_with_its_content() -> None:
+    message = {
+        "role": "assistant",
+        "parts": [{"type": "text", "content": "a"}],
+        "name": "bot",
+        "finish_reason": "stop",
+        "tool_calls": [{"id": "c1"}],
+    }
+    got = imported([message], "otel-genai")
+    assert rows(got) == [("assistant", "a", None, None)]
+    assert notes(got) == [("[0].tool_calls", "field 'tool_calls'", "otel-genai does not read it")]
+    assert got.notes[0].content == '[{"id": "c1"}]'
+    assert got.notes[0].unknown
