@@ -117,3 +117,15 @@ def test_otel_message_field_otel_does_not_read_is_a_note_with_its_content() -> N
     assert notes(got) == [("[0].tool_calls", "field 'tool_calls'", "otel-genai does not read it")]
     assert got.notes[0].content == '[{"id": "c1"}]'
     assert got.notes[0].unknown
+
+
+def test_otel_unknown_part_note_is_marked_unknown_content() -> None:
+    """The inspector and detection tell content a reader did not recognise from a
+    deliberate skip (a reasoning part) by the note's 'unknown' flag."""
+    parts = [{"type": "reasoning", "content": "think"}, {"type": "widget", "content": "w"}]
+    got = imported([{"role": "assistant", "parts": parts}], "otel-genai")
+    assert rows(got) == [("assistant", "w", None, None)]
+    assert [(row["where"], row["unknown"]) for row in got.notes_as_dicts()] == [
+        ("[0].parts[0]", False),
+        ("[0].parts[1]", True),
+    ]
