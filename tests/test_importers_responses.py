@@ -161,3 +161,21 @@ def test_responses_bad_document_is_a_located_error(document: Any, problem: str) 
 
 def call(call_id: str, name: str, arguments: str = "{}") -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def test_responses_message_field_responses_does_not_read_is_a_note_with_its_content() -> None:
+    item = {
+        "type": "message",
+        "id": "msg_1",
+        "status": "completed",
+        "role": "assistant",
+        "content": "a",
+        "tool_calls": [{"id": "c1"}],
+    }
+    got = imported([item], "openai-responses")
+    assert rows(got) == [("assistant", "a", None, None)]
+    assert notes(got) == [
+        ("[0].tool_calls", "field 'tool_calls'", "openai-responses does not read it")
+    ]
+    assert got.notes[0].content == '[{"id": "c1"}]'
+    assert got.notes[0].unknown
