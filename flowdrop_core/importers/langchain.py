@@ -192,7 +192,7 @@ def message(item: Any, where: str, out: Out, pending: PendingCalls) -> Message:
     out.foreign(data, at, KNOWN, NAME)
     if data is item and item.get("data") not in (None, "", [], {}):  # not a typed message
         out.note(
-            f"{where}.data" if where else "data",
+            f"{where}.data",  # where is never empty: every message sits in a list
             "field 'data'",
             f"{NAME} reads 'data' only as the fields of a typed message",
             item["data"],
