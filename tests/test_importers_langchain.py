@@ -143,3 +143,13 @@ def test_trace_generations_with_the_same_legacy_call_at_other_places_are_one_mes
         {"role": "tool", "content": "r", "tool_call_id": legacy_id(2)},
     ]
     assert got.notes == []
+
+
+def test_every_kind_of_reasoning_in_additional_kwargs_is_a_note_with_its_text() -> None:
+    extra = {"reasoning": "", "reasoning_content": "step one", "thinking": {"summary": []}}
+    got = imported([{"type": "ai", "content": "a", "additional_kwargs": extra}])
+    assert got.messages == [{"role": "assistant", "content": "a"}]
+    assert [(n.where, n.what, n.content) for n in got.notes] == [
+        ("[0].additional_kwargs.reasoning_content", "reasoning", "step one"),
+        ("[0].additional_kwargs.thinking", "reasoning", '{"summary": []}'),
+    ]

@@ -248,10 +248,8 @@ def _reasoning_notes(extra: dict[str, Any], at: str, out: Out) -> None:
         value = extra.get(key)
         if value in (None, "", [], {}):
             continue
-        texts: list[str] = []
-        if isinstance(value, str):
-            texts.append(value)
-        elif isinstance(value, dict):
+        texts: list[str] = []  # a summary's texts; a string is noted as it is
+        if isinstance(value, dict):
             for item in value.get("summary") or ():
                 if isinstance(item, dict) and isinstance(item.get("text"), str):
                     texts.append(item["text"])
