@@ -153,3 +153,32 @@ def test_every_kind_of_reasoning_in_additional_kwargs_is_a_note_with_its_text() 
         ("[0].additional_kwargs.reasoning_content", "reasoning", "step one"),
         ("[0].additional_kwargs.thinking", "reasoning", '{"summary": []}'),
     ]
+
+
+def test_text_after_a_call_block_that_repeats_tool_calls_is_kept() -> None:
+    blocks = [
+        {"type": "tool_use", "id": "c1", "name": "f", "input": {}},
+        {"type": "text", "text": "after"},
+    ]
+    got = imported(
+        [{"type": "ai", "content": blocks, "tool_calls": [{"id": "c1", "name": "f", "args": {}}]}]
+    )
+    assert got.messages == [
+        {
+            "role": "assistant",
+            "content": "after",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        }
+    ]
+    assert got.notes == []
+
+
+def test_a_left_out_thinking_block_leaves_no_empty_line_in_the_text() -> None:
+    thinking = {"type": "thinking", "thinking": "hm"}
+    got = imported([{"type": "ai", "content": [thinking, {"type": "text", "text": "a"}]}])
+    assert got.messages == [{"role": "assistant", "content": "a"}]
+    assert [(n.where, n.what, n.content) for n in got.notes] == [
+        ("[0].content[0]", "thinking part", json.dumps(thinking))
+    ]

@@ -8,7 +8,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flowdrop_core.importers import ImportedConversation, parse_conversation
+import pytest
+
+from flowdrop_core.importers import (
+    ConversationFormatError,
+    ImportedConversation,
+    parse_conversation,
+)
 
 
 def imported(document: Any) -> ImportedConversation:
@@ -110,3 +116,14 @@ def test_trace_fallback_is_only_for_a_trace_whose_generations_hold_nothing() -> 
         {"role": "assistant", "content": "answered"},
     ]
     assert got.notes == []
+
+
+def test_a_list_or_page_whose_generations_hold_nothing_is_a_clear_error() -> None:
+    empty = generation()
+    for document, where in (([empty], ""), ({"data": [empty]}, "data: ")):
+        with pytest.raises(ConversationFormatError) as info:
+            imported(document)
+        assert str(info.value) == (
+            f"<text> is not valid langfuse: {where}"
+            "no GENERATION observation with input or output messages"
+        )
