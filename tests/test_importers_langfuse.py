@@ -127,3 +127,13 @@ def test_a_list_or_page_whose_generations_hold_nothing_is_a_clear_error() -> Non
             f"<text> is not valid langfuse: {where}"
             "no GENERATION observation with input or output messages"
         )
+
+
+def test_a_trace_with_no_generation_at_all_says_so() -> None:
+    """Spans and events are the application's steps: with no GENERATION there is no chat."""
+    document = {"id": "t", "output": QUESTION, "observations": [{"id": "s", "type": "SPAN"}]}
+    with pytest.raises(ConversationFormatError) as info:
+        imported(document)
+    assert str(info.value) == (
+        "<text> is not valid langfuse: observations: no GENERATION observation"
+    )
