@@ -137,3 +137,11 @@ def test_a_trace_with_no_generation_at_all_says_so() -> None:
     assert str(info.value) == (
         "<text> is not valid langfuse: observations: no GENERATION observation"
     )
+
+
+def test_input_no_format_reads_is_a_note_and_the_output_is_still_read() -> None:
+    got = imported([generation(input={"weird": 1}, output="answer")])
+    assert got.messages == [{"role": "assistant", "content": "answer"}]
+    assert [(n.where, n.what, n.content, n.unknown) for n in got.notes] == [
+        ("[0].input", "generation input in no known format", '{"weird": 1}', True)
+    ]
