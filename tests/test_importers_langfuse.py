@@ -145,3 +145,25 @@ def test_input_no_format_reads_is_a_note_and_the_output_is_still_read() -> None:
     assert [(n.where, n.what, n.content, n.unknown) for n in got.notes] == [
         ("[0].input", "generation input in no known format", '{"weird": 1}', True)
     ]
+
+
+def test_output_that_is_one_response_choice_is_its_message() -> None:
+    choice = {"index": 0, "message": {"role": "assistant", "content": "a"}, "finish_reason": "stop"}
+    got = imported([generation(input=[{"role": "user", "content": "q"}], output=choice)])
+    assert got.messages == [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "a"},
+    ]
+    assert got.notes == []
+
+
+def test_notes_of_the_reader_inside_a_generation_are_kept_with_their_place() -> None:
+    part = {"type": "widget", "text": "w"}
+    got = imported([generation(input=[{"role": "user", "content": [part]}], output="a")])
+    assert got.messages == [
+        {"role": "user", "content": "w"},
+        {"role": "assistant", "content": "a"},
+    ]
+    assert [(n.where, n.what, n.content) for n in got.notes] == [
+        ("[0].input[0].content[0]", "unknown content part type 'widget'", json.dumps(part))
+    ]
