@@ -66,3 +66,17 @@ def test_function_result_with_a_name_that_is_no_text_answers_the_oldest_call() -
             "",
         )
     ]
+
+
+def test_an_empty_refusal_adds_nothing_and_audio_without_a_transcript_is_a_marker() -> None:
+    got = imported(
+        [
+            {"role": "assistant", "content": "x", "refusal": ""},
+            {"role": "assistant", "content": "y", "audio": {"id": "a1", "transcript": 5}},
+        ]
+    )
+    assert got.messages == [
+        {"role": "assistant", "content": "x"},
+        {"role": "assistant", "content": "y\n[audio a1]"},
+    ]
+    assert got.notes == []
