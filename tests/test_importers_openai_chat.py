@@ -80,3 +80,36 @@ def test_an_empty_refusal_adds_nothing_and_audio_without_a_transcript_is_a_marke
         {"role": "assistant", "content": "y\n[audio a1]"},
     ]
     assert got.notes == []
+
+
+def test_a_legacy_call_repeated_by_a_later_request_is_one_message_of_the_recording() -> None:
+    """A legacy function_call's made-up id is its place, which differs between two requests
+    of a recording: the last request holding the same call leaves no note."""
+    call = {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}}
+    result = {"role": "function", "name": "f", "content": "r"}
+    question = {"role": "user", "content": "q"}
+
+    def reply(text: str) -> dict[str, Any]:
+        return {"choices": [{"message": {"role": "assistant", "content": text}}]}
+
+    got = imported(
+        [
+            {"messages": [question, call, result]},
+            reply("done"),
+            {"messages": [{"role": "system", "content": "s"}, question, call, result]},
+            reply("bye"),
+        ]
+    )
+    made_up = "[2].messages[2].function_call"
+    assert got.messages[2:] == [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": made_up, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "content": "r", "tool_call_id": made_up},
+        {"role": "assistant", "content": "bye"},
+    ]
+    assert [(n.where, n.what) for n in got.notes] == [("[1].choices[0]", "message of call [0]")]
