@@ -271,9 +271,6 @@ def to_stored_row(msg: ParsedMessage) -> dict[str, Any]:
     return row
 
 
-_FLAT_KEYS = ("tool_calls", "tool_call_id", "healed")
-
-
 def _read_row_slowly(msg: Any) -> list[Any] | str:
     """:func:`read_row` for any input: :func:`read_message`, then :func:`to_stored_row`."""
     parsed = read_message(msg)
@@ -445,8 +442,6 @@ class ToolCall(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _read(cls, data: Any) -> Any:
-        if isinstance(data, cls):
-            return data
         if not isinstance(data, Mapping):
             raise ValueError(f"a tool call must be an object, got {type(data).__name__}")
         if "raw" in data and set(data) <= {"id", "name", "arguments", "raw"}:
@@ -474,8 +469,6 @@ class Message(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _read(cls, data: Any) -> Any:
-        if isinstance(data, cls):
-            return data
         parsed = read_message(data)
         if isinstance(parsed, str):
             raise ValueError(parsed)

@@ -775,7 +775,9 @@ def main(argv: list[str] | None = None) -> int:
         "--resume", action="store_true", help="skip mutants already in the results file"
     )
     ap.add_argument(
-        "--rerun-survivors", action="store_true", help="with --resume: run the survivors again"
+        "--rerun-survivors",
+        action="store_true",
+        help="with --resume: run the survivors again (not those listed as equivalent)",
     )
     ap.add_argument("--results", type=Path, default=RESULTS_FILE, help="JSON-lines results file")
     ap.add_argument("--no-map", action="store_true", help="run every test for every mutant (slow)")
@@ -811,7 +813,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     previous = _read_results(args.results) if args.resume else []
-    done = {r["key"] for r in previous if not (args.rerun_survivors and r["status"] == "survived")}
+    equivalent = load_equivalent()
+    done = {
+        r["key"]
+        for r in previous
+        if not (args.rerun_survivors and r["status"] == "survived" and r["key"] not in equivalent)
+    }
     todo = [m for m in mutants if m.key not in done]
     if args.limit:
         todo = todo[: args.limit]

@@ -282,6 +282,235 @@ def test_call_ids_are_read_the_same_on_the_engines_short_path(shape: str) -> Non
     assert buf.open_calls() == ["c3", "call_6"]  # c4 was never declared
 
 
+_OPENAI_CALL = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+
+def _row(role: str, content: object = None, **meta: object) -> dict:
+    return {"role": role, "content": content, "metadata": meta}
+
+
+@pytest.mark.parametrize(
+    ("msg", "expected"),
+    [
+        # role and content only, the commonest shape
+        ({"role": "user", "content": "hi"}, [_row("user", "hi"), (), None, False, 0]),
+        ({"role": "assistant", "content": None}, [_row("assistant"), (), None, False, 0]),
+        ({"role": "system"}, [_row("system"), (), None, False, 0]),
+        (
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            [_row("user", [{"type": "text", "text": "hi"}]), (), None, False, 0],
+        ),
+        ({"role": "user", "content": {}}, [_row("user", {}), (), None, False, 0]),
+        # provider-flat tool results: the id as given in the row, its usable form answered
+        (
+            {"role": "tool", "content": "r", "tool_call_id": "call_1"},
+            [_row("tool", "r", tool_call_id="call_1"), (), "call_1", False, 0],
+        ),
+        (
+            {"role": "tool", "content": "r", "tool_call_id": " c1 "},
+            [_row("tool", "r", tool_call_id=" c1 "), (), "c1", False, 0],
+        ),
+        (
+            {"role": "tool", "content": "r", "tool_call_id": "\uff43\uff11"},
+            [_row("tool", "r", tool_call_id="\uff43\uff11"), (), "c1", False, 0],
+        ),
+        (
+            {"role": "tool", "content": "r", "tool_call_id": 7},
+            [_row("tool", "r", tool_call_id=7), (), "7", False, 0],
+        ),
+        (
+            {"role": "tool", "content": "r", "tool_call_id": "0"},
+            [_row("tool", "r", tool_call_id="0"), (), None, False, 0],
+        ),
+        (
+            {"role": "tool", "tool_call_id": "call_1"},
+            [_row("tool", tool_call_id="call_1"), (), "call_1", False, 0],
+        ),
+        (  # only a tool message answers a call
+            {"role": "user", "content": "r", "tool_call_id": "call_1"},
+            [_row("user", "r", tool_call_id="call_1"), (), None, False, 0],
+        ),
+        # provider-flat assistant turns: usable ids in order, without repeats
+        (
+            {"role": "assistant", "content": None, "tool_calls": [_OPENAI_CALL]},
+            [_row("assistant", tool_calls=[_OPENAI_CALL]), ("call_1",), None, False, 0],
+        ),
+        (
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "c1"}, {"id": "c1"}, {"id": "0"}, {"tool_call_id": "c2"}],
+            },
+            [
+                _row(
+                    "assistant",
+                    "",
+                    tool_calls=[{"id": "c1"}, {"id": "c1"}, {"id": "0"}, {"tool_call_id": "c2"}],
+                ),
+                ("c1", "c2"),
+                None,
+                False,
+                0,
+            ],
+        ),
+        (  # only an assistant turn declares calls
+            {"role": "user", "content": "x", "tool_calls": [_OPENAI_CALL]},
+            [_row("user", "x", tool_calls=[_OPENAI_CALL]), (), None, False, 0],
+        ),
+        (
+            {"role": "assistant", "tool_calls": []},
+            [_row("assistant", tool_calls=[]), (), None, False, 0],
+        ),
+        (  # a null list of calls is no calls, and no field of the row
+            {"role": "assistant", "content": None, "tool_calls": None},
+            [_row("assistant"), (), None, False, 0],
+        ),
+        (
+            {"role": "tool", "content": "r", "tool_call_id": None},
+            [_row("tool", "r"), (), None, False, 0],
+        ),
+        # stored rows, and either shape with other fields kept as they are
+        (
+            {"role": "assistant", "content": None, "metadata": {"tool_calls": [_OPENAI_CALL]}},
+            [_row("assistant", tool_calls=[_OPENAI_CALL]), ("call_1",), None, False, 0],
+        ),
+        (
+            {"role": "tool", "content": "r", "metadata": {"tool_call_id": "c1", "healed": True}},
+            [_row("tool", "r", tool_call_id="c1", healed=True), (), "c1", True, 0],
+        ),
+        (
+            {"role": "user", "content": "x", "metadata": {}, "timestamp": 5},
+            [{**_row("user", "x"), "timestamp": 5}, (), None, False, 0],
+        ),
+        (
+            {"role": "tool", "content": "r", "tool_call_id": "c1", "healed": True, "name": "s"},
+            [{**_row("tool", "r", tool_call_id="c1", healed=True), "name": "s"}, (), "c1", True, 0],
+        ),
+        (
+            {"role": "assistant", "tool_calls": [{"id": "c1"}], "healed": False, "timestamp": 1},
+            [
+                {**_row("assistant", tool_calls=[{"id": "c1"}], healed=False), "timestamp": 1},
+                ("c1",),
+                None,
+                False,
+                0,
+            ],
+        ),
+    ],
+)
+def test_read_row_reads_each_common_shape(msg: dict, expected: list) -> None:
+    """Each shape the engine reads in one pass gives its stored row, the ids it
+    declares or answers, its healed marking and a free last slot, exactly as the
+    reference pair does."""
+    before = copy.deepcopy(msg)
+    got = read_row(msg)
+    assert got == expected
+    parsed = read_message(msg)
+    assert got == [to_stored_row(parsed), parsed.calls, parsed.result_id, parsed.healed, 0]
+    assert msg == before
+
+
+@pytest.mark.parametrize(
+    ("msg", "problem"),
+    [
+        (
+            {"role": "tool", "content": "r", "tool_call_id": True},
+            "'tool_call_id' must be a string, got bool",
+        ),
+        (
+            {"role": "tool", "content": "r", "tool_call_id": 1.5},
+            "'tool_call_id' must be a string, got float",
+        ),
+        ({"role": "assistant", "tool_calls": "c1"}, "'tool_calls' must be a list, got str"),
+        ({"role": "assistant", "tool_calls": ""}, "'tool_calls' must be a list, got str"),
+        (  # the same refusals when the row has other fields or keeps calls in metadata
+            {"role": "assistant", "tool_calls": "", "timestamp": 1},
+            "'tool_calls' must be a list, got str",
+        ),
+        (
+            {"role": "assistant", "metadata": {"tool_calls": {}}},
+            "'tool_calls' must be a list, got dict",
+        ),
+        (
+            {"role": "assistant", "metadata": {"tool_calls": ({"id": "c1"},)}},
+            "'tool_calls' must be a list, got tuple",
+        ),
+        ({"role": "assistant", "tool_calls": {}}, "'tool_calls' must be a list, got dict"),
+        (
+            {"role": "assistant", "tool_calls": ({"id": "c1"},)},
+            "'tool_calls' must be a list, got tuple",
+        ),
+        (
+            {"role": "assistant", "tool_calls": [{"id": "c1"}, "c2"]},
+            "tool_calls[1] must be an object, got str",
+        ),
+        (
+            {"role": "user", "content": 3},
+            "'content' must be text, a list of parts, an object or null, got int",
+        ),
+        ({"role": "user", "content": "x", "healed": 1}, "'healed' must be true or false, got 1"),
+        (
+            {"role": "user", "content": "x", "healed": True, "metadata": {"healed": False}},
+            "'healed' given both at top level and in metadata with different values",
+        ),
+        (
+            {"role": "robot", "content": "x"},
+            "unknown role 'robot' (expected one of system, user, assistant, tool)",
+        ),
+    ],
+)
+def test_read_row_refuses_what_read_message_refuses_with_its_text(msg: dict, problem: str) -> None:
+    assert read_row(msg) == problem == read_message(msg)
+
+
+def test_typed_message_carries_what_was_read() -> None:
+    """The typed model exposes each field read from either shape, and the input as given."""
+    stored = {
+        "role": "tool",
+        "content": "r",
+        "metadata": {"tool_call_id": " c1 ", "healed": True},
+        "timestamp": 3,
+    }
+    msg = Message.model_validate(stored)
+    assert (msg.role, msg.content, msg.tool_calls, msg.tool_call_id, msg.healed) == (
+        "tool",
+        "r",
+        (),
+        "c1",
+        True,
+    )
+    assert msg.raw == stored
+    turn = Message.model_validate(
+        {"role": "assistant", "content": "", "tool_calls": [_OPENAI_CALL]}
+    )
+    assert (turn.content, turn.healed, turn.tool_call_id) == ("", False, None)
+    assert turn.tool_calls == (ToolCall(id="call_1", name="f", arguments="{}", raw=_OPENAI_CALL),)
+    assert turn.declared_ids == ("call_1",)
+
+
+def test_typed_message_built_without_validation_has_empty_defaults() -> None:
+    """``model_construct`` (trusted data, no validation) fills what is not given:
+    no content, no calls, no result id, not healed."""
+    msg = Message.model_construct(role="assistant", raw={})
+    assert (msg.content, msg.tool_calls, msg.tool_call_id, msg.healed) == (None, (), None, False)
+    assert msg.declared_ids == ()
+    call = ToolCall.model_construct(id="c1", raw={"id": "c1"})
+    assert (call.name, call.arguments) == (None, None)
+
+
+def test_typed_messages_and_calls_are_immutable() -> None:
+    from pydantic import ValidationError
+
+    msg = Message.model_validate({"role": "assistant", "tool_calls": [{"id": "c1"}]})
+    with pytest.raises(ValidationError, match="frozen"):
+        msg.role = "user"  # type: ignore[misc]
+    with pytest.raises(ValidationError, match="frozen"):
+        msg.tool_calls[0].id = "c2"  # type: ignore[misc]
+    assert msg.declared_ids == ("c1",)
+    assert Message.model_validate(msg) is msg  # an instance is taken as it is
+    assert ToolCall.model_validate(msg.tool_calls[0]) is msg.tool_calls[0]
+
+
 @pytest.mark.parametrize(
     ("calls", "ids"),
     [
