@@ -366,12 +366,104 @@ SHAREGPT_ERRORS: list[tuple[Any, str]] = [
         {"conversations": [{"from": "human", "value": 5}]},
         "conversations[0].value: expected a string, got number",
     ),
+    (
+        {"conversations": [{"from": "bot", "value": "x"}]},
+        "conversations[0]: unknown 'from' 'bot' "
+        "(expected human, gpt, system, function_call or observation)",
+    ),
+    ({"system": ["be brief"], "conversations": []}, "system: expected a string, got list"),
+    (
+        [{"conversations": []}, {"system": 5, "conversations": []}],
+        "[1].system: expected a string, got number",
+    ),
+    ("hello", "expected a record with 'conversations' or a list, got string"),
 ]
 
 
 @pytest.mark.parametrize(("document", "problem"), SHAREGPT_ERRORS)
 def test_sharegpt_bad_field_is_a_located_error(document: Any, problem: str) -> None:
     assert error(document, "sharegpt") == f"<text> is not valid sharegpt: {problem}"
+
+
+def test_sharegpt_system_prompt_opens_its_record() -> None:
+    got = imported(
+        {"system": "be brief", "conversations": [{"from": "human", "value": "hi"}]}, "sharegpt"
+    )
+    assert rows(got) == [("system", "be brief", None, None), ("user", "hi", None, None)]
+    assert got.origins == ["system", "conversations[0]"]
+
+
+def test_sharegpt_records_keep_their_own_system_prompt_and_an_empty_one_adds_nothing() -> None:
+    got = imported(
+        [
+            {"system": "be brief", "conversations": [{"from": "human", "value": "a"}]},
+            {"system": "", "conversations": [{"from": "human", "value": "b"}]},
+            {"system": None, "conversations": [{"from": "gpt", "value": "c"}]},
+        ],
+        "sharegpt",
+    )
+    assert rows(got) == [
+        ("system", "be brief", None, None),
+        ("user", "a", None, None),
+        ("user", "b", None, None),
+        ("assistant", "c", None, None),
+    ]
+    assert got.origins == [
+        "[0].system",
+        "[0].conversations[0]",
+        "[1].conversations[0]",
+        "[2].conversations[0]",
+    ]
+    assert notes(got) == []
+
+
+def test_sharegpt_observation_with_no_open_call_is_kept_with_a_note() -> None:
+    got = imported(
+        {"conversations": [{"from": "human", "value": "q"}, {"from": "observation", "value": "r"}]},
+        "sharegpt",
+    )
+    assert rows(got) == [("user", "q", None, None), ("tool", "r", None, None)]
+    assert notes(got) == [
+        (
+            "conversations[1]",
+            "observation without a call",
+            "no earlier function_call is open; imported with no tool_call_id",
+        )
+    ]
+
+
+def test_sharegpt_call_in_a_langfuse_trace_matches_across_generations_despite_made_up_ids() -> None:
+    """The source has no call ids, so each generation makes up its own from origins;
+    the same call seen by an earlier generation is not reported as lost."""
+    human = {"from": "human", "value": "area?"}
+    asked = {"from": "function_call", "value": json.dumps({"name": "area", "arguments": {"r": 2}})}
+    answer = {"from": "observation", "value": "12.6"}
+    first = generation(
+        name="plan",
+        startTime="1",
+        input={"conversations": [human]},
+        output={"conversations": [asked]},
+    )
+    last = generation(name="answer", startTime="2", input={"conversations": [human, asked, answer]})
+    got = imported([first, last], "langfuse")
+    made_up = "conversations[1]"
+    assert rows(got) == [
+        ("user", "area?", None, None),
+        (
+            "assistant",
+            None,
+            [
+                {
+                    "id": made_up,
+                    "type": "function",
+                    "function": {"name": "area", "arguments": '{"r": 2}'},
+                }
+            ],
+            None,
+        ),
+        ("tool", "12.6", None, made_up),
+    ]
+    assert notes(got) == []
 
 
 @pytest.mark.parametrize("value", ["not json", "[]"], ids=["text", "empty-list"])

@@ -192,7 +192,7 @@ def message(item: Any, where: str, out: Out, pending: PendingCalls) -> Message:
     out.foreign(data, at, KNOWN, NAME)
     if data is item and item.get("data") not in (None, "", [], {}):  # not a typed message
         out.note(
-            f"{where}.data" if where else "data",
+            f"{where}.data",  # where is never empty: every message sits in a list
             "field 'data'",
             f"{NAME} reads 'data' only as the fields of a typed message",
             item["data"],
@@ -248,10 +248,8 @@ def _reasoning_notes(extra: dict[str, Any], at: str, out: Out) -> None:
         value = extra.get(key)
         if value in (None, "", [], {}):
             continue
-        texts: list[str] = []
-        if isinstance(value, str):
-            texts.append(value)
-        elif isinstance(value, dict):
+        texts: list[str] = []  # a summary's texts; a string is noted as it is
+        if isinstance(value, dict):
             for item in value.get("summary") or ():
                 if isinstance(item, dict) and isinstance(item.get("text"), str):
                     texts.append(item["text"])

@@ -97,14 +97,15 @@ def _read_spans(spans: list[tuple[str, dict[str, Any]]], out: Out) -> None:
     """Spans in start order; the conversation is what the last one carrying messages saw."""
     calls: list[tuple[str, Out]] = []
     for where, span in sorted(spans, key=lambda item: _start(item[1])):
+        at = f"{where}.attributes" if where else "attributes"  # a lone span: no leading dot
         raw = span.get("attributes", [])  # a span without attributes carries no messages
         if not isinstance(raw, dict | list):
-            raise Problem(f"{where}.attributes", f"expected a list or object, got {json_type(raw)}")
-        attributes = _attributes(raw, f"{where}.attributes")
+            raise Problem(at, f"expected a list or object, got {json_type(raw)}")
+        attributes = _attributes(raw, at)
         if not any(k in attributes for k in (INPUT, OUTPUT)):
             continue
         call = Out()
-        _read_attributes(attributes, f"{where}.attributes", call)
+        _read_attributes(attributes, at, call)
         name = span.get("name")
         calls.append((f"span {name!r}" if isinstance(name, str) else f"span {where}", call))
     if not calls:

@@ -250,7 +250,8 @@ def detect_value(
     """Read a nested JSON value in the format that reads it with the fewest notes.
 
     Origins are placed under ``prefix``. On failure, the problem of the format
-    that read furthest (ties: the earlier format), tagged with its name;
+    that read furthest (ties: the earlier format), tagged with its name and
+    located within ``value`` (callers with a ``prefix`` use only its ``what``);
     ``numbers`` relocates ``[i]`` to line numbers for a run of JSONL lines.
     """
     failures: list[tuple[int, str, Problem]] = []
@@ -277,8 +278,6 @@ def detect_value(
     where = problem.where
     if numbers is not None:
         where = jsonl._relocate(where, numbers) if where else f"line {numbers[0]}"
-    elif prefix:
-        where = _under(prefix, where)
     raise Problem(where, f"{problem.what} (read as {name})")
 
 

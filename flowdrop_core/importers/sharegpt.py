@@ -64,8 +64,11 @@ def _record(record: dict[str, Any], prefix: str, out: Out) -> None:
     if "conversations" not in record:
         raise Problem(prefix, "no 'conversations' list")
     system = record.get("system")
-    if isinstance(system, str) and system:
-        out.add({"role": "system", "content": system}, f"{prefix}.system" if prefix else "system")
+    at = f"{prefix}.system" if prefix else "system"
+    if system is not None and not isinstance(system, str):
+        raise Problem(at, f"expected a string, got {json_type(system)}")
+    if system:
+        out.add({"role": "system", "content": system}, at)
     turns = record["conversations"]
     where = f"{prefix}.conversations" if prefix else "conversations"
     if not isinstance(turns, list):
