@@ -66,6 +66,26 @@ def test_responses_empty_instructions_add_nothing_and_a_string_input_is_the_user
     assert got.origins == ["input"]
 
 
+def test_responses_instructions_as_a_list_of_items_come_first_each_located() -> None:
+    """The API takes ``instructions`` as input items too: they are read, not dropped."""
+    got = imported(
+        {
+            "instructions": [
+                {"role": "developer", "content": "Be brief."},
+                {"type": "message", "role": "system", "content": [{"type": "input_text", "text": "Cite."}]},
+            ],
+            "input": "hi",
+        },
+        "openai-responses",
+    )  # fmt: skip
+    assert rows(got) == [
+        ("system", "Be brief.", None, None),
+        ("system", "Cite.", None, None),
+        ("user", "hi", None, None),
+    ]
+    assert got.origins == ["instructions[0]", "instructions[1]", "input"]
+
+
 def test_responses_reasoning_note_keeps_its_summary_text_else_the_item_without_ciphertext() -> None:
     summary = [{"type": "summary_text", "text": "a"}, 5, {"text": 7}, {"text": "b"}]
     got = imported(
@@ -146,6 +166,14 @@ def test_responses_call_without_call_id_is_a_marker_and_an_output_without_one_a_
         ("x", "expected a list of items or an object with 'input', got string"),
         ({"model": "m"}, "no 'input' or 'output' list at the top level"),
         ({"input": 5}, "input: expected a list of items, got number"),
+        (
+            {"instructions": 5, "input": "q"},
+            "instructions: expected a string or a list of items, got number",
+        ),
+        (
+            {"instructions": [7], "input": "q"},
+            "instructions[0]: expected an item object, got number",
+        ),
         ({"input": "q", "output": "a"}, "output: expected a list of items, got string"),
         (
             {"input": [{"role": "user", "content": 5}]},

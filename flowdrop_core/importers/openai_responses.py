@@ -1,8 +1,8 @@
 """OpenAI Responses API items, including provider-side (hosted) tool items.
 
 A list of items, or an object with ``input`` and/or ``output`` (input first);
-a string ``instructions`` becomes a leading system message, a string
-``input`` one user message. Client-side calls (``function_call``,
+a string ``instructions`` becomes a leading system message (a list of input
+items is read first, like ``input``), a string ``input`` one user message. Client-side calls (``function_call``,
 ``custom_tool_call``, ``computer_call``, ``local_shell_call``, ...: anything
 with a ``call_id``) become tool calls, consecutive ones folded into one
 assistant message; their ``*_output`` items become tool results. Hosted tool
@@ -66,8 +66,16 @@ def read(document: Any, out: Out) -> None:
         if "input" not in document and "output" not in document:
             raise Problem("", "no 'input' or 'output' list at the top level")
         instructions = document.get("instructions")
-        if isinstance(instructions, str) and instructions:
-            out.add({"role": "system", "content": instructions}, "instructions")
+        if isinstance(instructions, str):
+            if instructions:
+                out.add({"role": "system", "content": instructions}, "instructions")
+        elif isinstance(instructions, list):  # the API also takes a list of input items
+            _read_items(instructions, "instructions", out)
+        elif instructions is not None:
+            raise Problem(
+                "instructions",
+                f"expected a string or a list of items, got {json_type(instructions)}",
+            )
         for key in ("input", "output"):
             if key not in document:
                 continue
