@@ -59,7 +59,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -482,7 +481,11 @@ def _env(workdir: Path, scale: float) -> dict[str, str]:
 
 
 class Worker:
-    """One job's fork server (``scripts/mutate_worker.py``) in its private copy."""
+    """One job's fork server (``scripts/mutate_worker.py``) in its private copy.
+
+    Every test run of a mutation run goes through one: the baseline, the test
+    map and each mutant's tests.
+    """
 
     def __init__(self, workdir: Path, scale: float) -> None:
         self.workdir = workdir
@@ -515,31 +518,6 @@ class Worker:
         self.proc.wait(timeout=30)
 
 
-def _run_tests(
-    workdir: Path,
-    tests: list[str],
-    timeout: float,
-    scale: float,
-    extra_env: dict[str, str] | None = None,
-) -> tuple[str, float]:
-    """Run ``tests`` in ``workdir`` with ``-x``: killed, survived, timeout or error."""
-    env = {**_env(workdir, scale), **(extra_env or {})}
-    cmd = [sys.executable, "-m", "pytest", *_PYTEST_ARGS, *tests]
-    start = time.monotonic()
-    try:
-        proc = subprocess.run(
-            cmd, cwd=workdir, env=env, capture_output=True, timeout=timeout, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return "timeout", time.monotonic() - start
-    took = time.monotonic() - start
-    if proc.returncode == 0:
-        return "survived", took
-    if proc.returncode in (1, 2, 3, 4):  # tests failed; collection, conftest or import failed
-        return "killed", took
-    return f"error rc={proc.returncode}", took
-
-
 class TestMap:
     """Which test reached which line of the unmutated rule core (``mutate_plugin``).
 
@@ -559,15 +537,16 @@ class TestMap:
         self.seconds: dict[str, float] = data["seconds"]
 
     @classmethod
-    def build(cls, workdir: Path, tests: list[str], scale: float, cache: Path) -> TestMap:
+    def build(cls, worker: Worker, tests: list[str], scale: float, cache: Path) -> TestMap:
         """Run every test once under coverage (cached while sources and tests are unchanged)."""
+        workdir = worker.workdir
         digest = _fingerprint(tests, scale)
         if cache.exists():
             data = json.loads(cache.read_text(encoding="utf-8"))
             if data.get("fingerprint") == digest:
                 return cls(data)
         out = workdir / ".mutate-map.json"
-        status, took = _run_tests(workdir, tests, 1800, scale, {"FLOWDROP_MUTATE_MAP": str(out)})
+        status, took = worker.run(tests, 1800, {"FLOWDROP_MUTATE_MAP": str(out)})
         if status != "survived":
             raise SystemExit(f"the unmutated tests do not pass under coverage ({status})")
         raw = json.loads(out.read_text(encoding="utf-8"))
@@ -826,9 +805,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if todo:
         baseline_dir = _make_workdirs(1)[0]
+        baseline = Worker(baseline_dir, args.examples_scale)
         try:
             every = sorted({t for m in todo for t in tests_for(m.path, args.tests)})
-            status, took = _run_tests(baseline_dir, every, 1800, args.examples_scale)
+            status, took = baseline.run(every, 1800)
             if status != "survived":
                 print(
                     f"the unmutated tests do not pass ({status}); fix them first", file=sys.stderr
@@ -837,9 +817,10 @@ def main(argv: list[str] | None = None) -> int:
             test_map = (
                 None
                 if args.no_map
-                else TestMap.build(baseline_dir, every, args.examples_scale, MAP_FILE)
+                else TestMap.build(baseline, every, args.examples_scale, MAP_FILE)
             )
         finally:
+            baseline.close()
             shutil.rmtree(baseline_dir.parent, ignore_errors=True)
         # Generous: a busy machine must not fake a kill.
         timeout = args.timeout or max(90.0, 4 * took)
