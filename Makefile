@@ -36,7 +36,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/ui_bench.py
 
 screenshots: $(STAMP)
-	FLOWDROP_SCREENSHOT_DIR=docs/screenshots $(PY) -m pytest -q tests/test_browser.py tests/test_browser_navigator.py
+	FLOWDROP_SCREENSHOT_DIR=docs/screenshots $(PY) -m pytest -q tests/browser/test_browser.py tests/browser/test_browser_navigator.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
@@ -50,10 +50,10 @@ mutate: $(STAMP)
 # Branch coverage of flowdrop_core without the UI: the AppTest page tests and the
 # browser tests are left out, so only library tests count. The report prints even
 # when a test fails; the target still fails then.
-UI_TESTS := tests/test_app_pages.py tests/test_app_playground.py tests/test_app_input.py \
-	tests/test_app_layout.py tests/test_app_navigator.py tests/test_app_notes.py \
-	tests/test_journal_store_page.py
+UI_TESTS := tests/app/test_app_pages.py tests/app/test_app_playground.py tests/app/test_app_input.py \
+	tests/app/test_app_layout.py tests/app/test_app_navigator.py tests/app/test_app_notes.py \
+	tests/app/test_journal_store_page.py
 coverage: $(STAMP)
 	$(PY) -m coverage run --branch --source=flowdrop_core -m pytest -q -p no:cacheprovider \
-		--ignore-glob='tests/test_browser*.py' $(addprefix --ignore=,$(UI_TESTS)); \
+		--ignore=tests/browser $(addprefix --ignore=,$(UI_TESTS)); \
 	status=$$?; $(PY) -m coverage report --show-missing --skip-covered; exit $$status

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from flowdrop_core.importers import load_conversation
 from inspector_ui.notes import NOTE_COLUMNS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 TIMEOUT = 60
 SAMPLE = "imports/openai_responses.json"  # a reasoning item: one note

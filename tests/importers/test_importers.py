@@ -23,7 +23,7 @@ JSON_FORMATS = (
     "openai-chat, openai-responses, anthropic, otel-genai, gemini, bedrock, langchain, "
     "langfuse, sharegpt, scenario"
 )
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_data" / "imports"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_data" / "imports"
 
 
 def call(call_id: Any, name: str, arguments: str = "{}") -> dict[str, Any]:
@@ -663,7 +663,7 @@ def test_group_turns() -> None:
 
 
 def _long_generator() -> Any:
-    path = Path(__file__).resolve().parent.parent / "scripts" / "gen_long_conversation.py"
+    path = Path(__file__).resolve().parents[2] / "scripts" / "gen_long_conversation.py"
     spec = importlib.util.spec_from_file_location("gen_long_conversation", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

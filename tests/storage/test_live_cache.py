@@ -27,7 +27,7 @@ from flowdrop_core.engine import append_messages
 from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.storage import MemoryStore, SQLiteStore, StorageError, Store
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CTX = {"session_id": "s1"}
 SLOT = ("session", "s1", "chat_history")
 

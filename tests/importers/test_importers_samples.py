@@ -13,7 +13,7 @@ from typing import Any
 
 from flowdrop_core.importers import ImportedConversation, load_conversation
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_data" / "imports"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_data" / "imports"
 
 
 def call(call_id: Any, name: str, arguments: str) -> dict[str, Any]:

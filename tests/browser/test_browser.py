@@ -29,7 +29,7 @@ import pytest
 
 from inspector_ui.registry import PAGES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("FLOWDROP_CHROMIUM", "/usr/bin/chromium")
 SHOTS = Path(
     os.environ.get("FLOWDROP_SCREENSHOT_DIR")

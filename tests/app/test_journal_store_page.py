@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from flowdrop_core.storage import SQLiteStore
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 TIMEOUT = 60
 

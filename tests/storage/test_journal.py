@@ -15,7 +15,7 @@ from flowdrop_core.journal.replay import journal_scenario, replay_journal
 from flowdrop_core.scenario import dump_scenario, load_scenario, step_context
 from flowdrop_core.storage import Store
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RECORDINGS = ["recorded-redelivery.json", "recorded-crash-resume.json"]
 
 

@@ -17,7 +17,7 @@ import pytest
 from flowdrop_core.cli import main
 from flowdrop_core.importers import FORMATS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SESSION = ROOT / "sample_data" / "imports" / "claude_code_session.jsonl"
 SUMMARY = json.loads(SESSION.read_text(encoding="utf-8").splitlines()[-1])["summary"]
 NOTE = {

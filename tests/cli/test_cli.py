@@ -22,7 +22,7 @@ from flowdrop_core.importers import FORMATS, load_conversation
 from flowdrop_core.replay import replay, replay_conversation
 from flowdrop_core.scenario import load_scenario
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_data"
 SCENARIOS = sorted(SAMPLES.glob("*.json"))
 OPENAI_CHAT = SAMPLES / "imports" / "openai_chat.json"

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from inspector_ui.registry import ENTRY, PAGES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60
 
 

@@ -31,7 +31,7 @@ from flowdrop_core.scenario import (
 from flowdrop_core.text import text_to_message
 from flowdrop_core.view import InputProblem, parse_pasted
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OPENAI_CHAT = ROOT / "sample_data" / "imports" / "openai_chat.json"
 
 

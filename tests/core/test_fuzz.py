@@ -33,7 +33,7 @@ from flowdrop_core.scenario import SCOPES, Scenario, ScenarioError, parse_scenar
 from flowdrop_core.text import text_to_message
 from flowdrop_core.view import InputProblem, parse_pasted
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCENARIO_FILES = sorted((ROOT / "sample_data").glob("*.json"))
 RECORDING_FILES = sorted(
     path

@@ -11,7 +11,7 @@ from flowdrop_core.replay import replay_conversation
 from flowdrop_core.scenario import ScenarioConfig
 from inspector_ui.export import BUFFER_EXPORT_ENTRIES, buffer_entries, timeline_json_lines
 
-LONG = Path(__file__).resolve().parent.parent / "sample_data" / "long_conversation.jsonl"
+LONG = Path(__file__).resolve().parents[2] / "sample_data" / "long_conversation.jsonl"
 MB = 1024 * 1024
 
 

@@ -34,7 +34,7 @@ from flowdrop_core.view import (
     timeline_frame,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_view_module_imports_no_ui_framework():

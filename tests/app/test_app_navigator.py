@@ -21,7 +21,7 @@ from flowdrop_core.inspect.session_url import PARAM, encode_session
 from flowdrop_core.replay import replay_conversation
 from flowdrop_core.scenario import load_scenario
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 LONG = ROOT / "sample_data" / "long_conversation.jsonl"
 TIMEOUT = 120

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from flowdrop_core.view import sample_scenarios
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 SAMPLES = ROOT / "sample_data"
 TIMEOUT = 60

@@ -18,7 +18,7 @@ from flowdrop_core.importers import load_conversation
 from flowdrop_core.replay import check
 from flowdrop_core.scenario import Scenario, load_scenario
 
-SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
+SAMPLE_DATA = Path(__file__).resolve().parents[2] / "sample_data"
 SCENARIO_FILES = sorted(SAMPLE_DATA.glob("*.json"))
 PLACEHOLDER = "Tool call was interrupted; no result."
 

@@ -18,7 +18,7 @@ from flowdrop_core.scenario import (
     step_context,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 #: The example from issue 4, completed with a title.
 ISSUE_EXAMPLE = {
