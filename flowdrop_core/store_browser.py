@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from flowdrop_core.context import Scope
 from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.journal import JournalRecord, journal_for
 from flowdrop_core.journal.replay import JournalReplay, journal_scenario, replay_journal
 from flowdrop_core.scenario import Scenario
@@ -47,7 +48,7 @@ _ID_FIELD: dict[str, str | None] = {
 }
 
 
-class ReadOnlyError(PermissionError):
+class ReadOnlyError(FlowdropError, PermissionError):
     """A write through a read-only browser; nothing was written."""
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.events import Event
 from flowdrop_core.importers import (
     ConversationFormatError,
@@ -106,7 +107,7 @@ TIMELINE_COLUMNS = [
 ]
 
 
-class InputProblem(ValueError):
+class InputProblem(FlowdropError, ValueError):
     """Pasted text that is not a message, a list of messages or a known conversation format."""
 
 

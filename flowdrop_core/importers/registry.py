@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.ids import usable_id
 from flowdrop_core.importers import (
     anthropic,
@@ -89,7 +90,7 @@ FORMATS: tuple[str, ...] = tuple(f.name for f in REGISTRY)
 JSON_FORMATS: tuple[str, ...] = tuple(f.name for f in REGISTRY if f.read is not None)
 
 
-class ConversationFormatError(ValueError):
+class ConversationFormatError(FlowdropError, ValueError):
     """A recorded conversation that could not be imported.
 
     ``problems`` maps each format tried to the first problem it hit
