@@ -15,6 +15,7 @@ import flowdrop_core
 from flowdrop_core import FlowdropError, errors
 from flowdrop_core.cli import CliError
 from flowdrop_core.importers.base import Problem
+from flowdrop_core.importers.paste import InputProblem
 from flowdrop_core.importers.registry import ConversationFormatError
 from flowdrop_core.inspect.session_url import SessionUrlError
 from flowdrop_core.messages import InvalidMessagesError
@@ -36,6 +37,7 @@ BUILTIN_BASES: list[tuple[type[Exception], type[Exception]]] = [
     (RevisionConflict, StorageError),
     (StoreBusyError, StorageError),
     (SessionUrlError, ValueError),
+    (InputProblem, ValueError),
 ]
 
 
