@@ -25,6 +25,7 @@ from flowdrop_core.importers import (
     anthropic,
     bedrock,
     claude_code,
+    detect,
     gemini,
     jsonl,
     langchain,
@@ -367,3 +368,7 @@ def _check_orphans(messages: list[Message], origins: list[str]) -> None:
                 raise Problem(
                     origin, f"tool result for call {call_id!r} whose call never appears before it"
                 )
+
+
+# The nested readers (jsonl, langfuse) reach detection through .detect, not back here.
+detect.install(detect_value, JSON_FORMATS)
