@@ -23,10 +23,12 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from flowdrop_core.errors import FlowdropError
+
 __all__ = ["FrameworkMissingError", "require"]
 
 
-class FrameworkMissingError(ImportError):
+class FrameworkMissingError(FlowdropError, ImportError):
     """A framework integration was used without its package: names the pip extra to install."""
 
 
