@@ -9,18 +9,16 @@ libraries load the conversation and run on.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import sqlite3
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import pytest
-from agents import Agent, Runner, SQLiteSession, set_tracing_disabled
+from agents import Agent, Runner, SQLiteSession
 from agents.testing import ScriptedModel, assistant_message
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from framework_files import agents_file, digest, graph_of, langgraph_file
+from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.message import add_messages
 
 from flowdrop_core.framework_stores import (
     FrameworkStoreError,
@@ -32,51 +30,11 @@ from flowdrop_core.messages import PLACEHOLDER_CONTENT
 from flowdrop_core.replay import replay
 from flowdrop_core.store_browser import ReadOnlyError
 
-set_tracing_disabled(True)
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _agents_file(path: Path) -> Path:
-    """Three sessions: a retried tool output, an unanswered call then a user turn, a clean one."""
-
-    async def write() -> None:
-        retried = SQLiteSession("retried", db_path=path)
-        await retried.add_items(
-            [
-                {"role": "user", "content": "find cats"},
-                {"type": "function_call", "call_id": "c1", "name": "search", "arguments": "{}"},
-                {"type": "function_call_output", "call_id": "c1", "output": "Found 3 cats"},
-            ]
-        )
-        await retried.add_items(
-            [{"type": "function_call_output", "call_id": "c1", "output": "Found 3 cats"}]
-        )
-        retried.close()
-        interrupted = SQLiteSession("interrupted", db_path=path)
-        await interrupted.add_items(
-            [
-                {"role": "user", "content": "grep"},
-                {"type": "function_call", "call_id": "g1", "name": "grep", "arguments": "{}"},
-                {"role": "user", "content": "anything?"},
-            ]
-        )
-        interrupted.close()
-        clean = SQLiteSession("clean", db_path=path)
-        agent = Agent(name="a", model=ScriptedModel([[assistant_message("hello")]]))
-        await Runner.run(agent, "hi", session=clean)
-        clean.close()
-
-    asyncio.run(write())
-    return path
-
 
 def test_agents_file_lists_sessions_and_finds_the_seeded_defects(tmp_path: Path) -> None:
-    path = _agents_file(tmp_path / "agents.sqlite")
+    path = agents_file(tmp_path / "agents.sqlite")
     assert detect(path) == "openai-agents"
-    before = _digest(path)
+    before = digest(path)
     store = open_framework_store(path)
     info = {t.id: t for t in store.threads()}
     assert set(info) == {"retried", "interrupted", "clean"}
@@ -92,11 +50,11 @@ def test_agents_file_lists_sessions_and_finds_the_seeded_defects(tmp_path: Path)
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         store.conn.execute("DELETE FROM agent_messages")
     store.close()
-    assert _digest(path) == before  # reading changed nothing
+    assert digest(path) == before  # reading changed nothing
 
 
 def test_agents_repair_backs_up_and_the_sdk_runs_on(tmp_path: Path) -> None:
-    path = _agents_file(tmp_path / "agents.sqlite")
+    path = agents_file(tmp_path / "agents.sqlite")
     store = open_framework_store(path, writable=True)
     report = store.repair("retried")
     assert report.backup.is_file() and report.before == 4 and report.after == 3
@@ -130,7 +88,7 @@ def test_agents_repair_backs_up_and_the_sdk_runs_on(tmp_path: Path) -> None:
 
 
 def test_an_unreadable_record_is_reported_and_kept(tmp_path: Path) -> None:
-    path = _agents_file(tmp_path / "agents.sqlite")
+    path = agents_file(tmp_path / "agents.sqlite")
     with sqlite3.connect(path) as conn:
         conn.execute(
             "INSERT INTO agent_messages (session_id, message_data) VALUES ('retried', '{oops')"
@@ -147,55 +105,10 @@ def test_an_unreadable_record_is_reported_and_kept(tmp_path: Path) -> None:
     store.close()
 
 
-class _State(TypedDict):
-    messages: Annotated[list[AnyMessage], add_messages]
-
-
-CALL = {"id": "c1", "name": "search", "args": {"q": "cats"}}
-
-
-def _graph(saver: SqliteSaver) -> Any:
-    """agent -> tool -> tool again (a re-executed tool node), with LangGraph's add_messages."""
-
-    def agent(state: Any) -> dict[str, Any]:
-        if isinstance(state["messages"][-1], HumanMessage) and len(state["messages"]) == 1:
-            return {"messages": [AIMessage("", id="ai-1", tool_calls=[CALL])]}
-        return {"messages": [AIMessage("3 cats")]}
-
-    def run_tool(state: Any) -> dict[str, Any]:
-        last_ai = next(m for m in reversed(state["messages"]) if isinstance(m, AIMessage))
-        if not last_ai.tool_calls:
-            return {}
-        return {"messages": [ToolMessage("Found 3 cats", tool_call_id="c1", name="search")]}
-
-    g = StateGraph(_State)
-    g.add_node("agent", agent)
-    g.add_node("tool", run_tool)
-    g.add_node("tool_again", run_tool)
-    g.add_edge(START, "agent")
-    g.add_edge("agent", "tool")
-    g.add_edge("tool", "tool_again")
-    g.add_edge("tool_again", END)
-    return g.compile(checkpointer=saver)
-
-
-def _langgraph_file(path: Path) -> Path:
-    conn = sqlite3.connect(path, check_same_thread=False)
-    saver = SqliteSaver(conn)
-    graph = _graph(saver)
-    graph.invoke({"messages": [HumanMessage("find cats")]}, {"configurable": {"thread_id": "t1"}})
-    graph.update_state(  # a thread where trim_messages left a leading orphan result
-        {"configurable": {"thread_id": "t2"}},
-        {"messages": [ToolMessage("stale", tool_call_id="gone"), HumanMessage("hi")]},
-    )
-    conn.close()
-    return path
-
-
 def test_langgraph_file_lists_threads_and_finds_the_seeded_defects(tmp_path: Path) -> None:
-    path = _langgraph_file(tmp_path / "checkpoints.sqlite")
+    path = langgraph_file(tmp_path / "checkpoints.sqlite")
     assert detect(path) == "langgraph"
-    before = _digest(path)
+    before = digest(path)
     store = open_framework_store(path)
     info = {t.id: t for t in store.threads()}
     assert set(info) == {"t1", "t2"}
@@ -207,18 +120,18 @@ def test_langgraph_file_lists_threads_and_finds_the_seeded_defects(tmp_path: Pat
     with pytest.raises(ReadOnlyError):
         store.repair("t1")
     store.close()
-    assert _digest(path) == before
+    assert digest(path) == before
 
 
 def test_langgraph_repair_and_the_graph_runs_on(tmp_path: Path) -> None:
-    path = _langgraph_file(tmp_path / "checkpoints.sqlite")
+    path = langgraph_file(tmp_path / "checkpoints.sqlite")
     store = open_framework_store(path, writable=True)
     report = store.repair("t1")
     assert report.events == {"duplicate_result": 1} and report.after == 3
     assert report.backup.is_file() and report.remaining == []
     store.close()
     conn = sqlite3.connect(path, check_same_thread=False)
-    graph = _graph(SqliteSaver(conn))
+    graph = graph_of(SqliteSaver(conn))
     cfg = {"configurable": {"thread_id": "t1"}}
     state = graph.get_state(cfg)
     assert [type(m).__name__ for m in state.values["messages"]] == [
