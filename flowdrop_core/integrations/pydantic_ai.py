@@ -12,7 +12,10 @@ the history:
 - MEM-3: a call still unanswered when a user prompt arrives gets an
   ``outcome='interrupted'`` return in the request right after its response
   (``metadata={"gr_mem": {"healed": True}}``, not sent to the model);
-- MEM-10: the late real return replaces that placeholder in place.
+- MEM-10: the late real return replaces that placeholder in place; a
+  return pydantic-ai synthesized for an interrupted call (its
+  ``pydantic_ai_synthesized_tool_return`` flag) is a placeholder too, so a
+  late real return replaces it instead of making two results for one call.
 
 Every other part (system prompts, instructions, native tool parts,
 thinking, text) and every message left unchanged is passed on as the same
@@ -49,10 +52,17 @@ def _is_result(part: Any) -> bool:
     return retry is not None and isinstance(part, retry) and bool(getattr(part, "tool_name", None))
 
 
+#: The ``metadata`` flag pydantic-ai puts on the return it synthesizes for an interrupted call.
+SYNTHESIZED = "pydantic_ai_synthesized_tool_return"
+
+
 def _is_healed(part: Any) -> bool:
+    """A placeholder return: GR-MEM's own (MEM-3) or the one pydantic-ai synthesizes itself."""
     meta = getattr(part, "metadata", None)
-    mark = meta.get("gr_mem") if isinstance(meta, dict) else None
-    return isinstance(mark, dict) and mark.get("healed") is True
+    if not isinstance(meta, dict):
+        return False
+    mark = meta.get("gr_mem")
+    return (isinstance(mark, dict) and mark.get("healed") is True) or meta.get(SYNTHESIZED) is True
 
 
 def _rows(messages: Sequence[Any]) -> list[dict[str, Any]]:

@@ -144,3 +144,24 @@ def test_a_call_with_no_request_after_it_gets_one() -> None:
     out = gr_mem_history(history)
     assert [p.tool_call_id for p in out[2].parts[:1]] == ["x"]
     assert out[0] is history[0] and out[1] is history[1]
+
+
+def test_pydantic_ais_own_synthesized_return_is_a_placeholder() -> None:
+    """MEM-10 for the return pydantic-ai synthesizes: the late real one takes its place."""
+    synthesized = ToolReturnPart(
+        "search",
+        "The tool call was interrupted before a result was produced.",
+        tool_call_id="c1",
+        metadata={"pydantic_ai_synthesized_tool_return": True},
+        outcome="interrupted",
+    )
+    history = [
+        ModelRequest(parts=[UserPromptPart("find")]),
+        ModelResponse(parts=[ToolCallPart("search", {}, tool_call_id="c1")]),
+        ModelRequest(parts=[synthesized, UserPromptPart("anything?")]),
+        ModelResponse(parts=[TextPart("sorry")]),
+        ModelRequest(parts=[ToolReturnPart("search", "Found 3 cats", tool_call_id="c1")]),
+    ]
+    out = gr_mem_history(history)
+    assert len(out) == 4
+    assert [getattr(p, "content", None) for p in out[2].parts] == ["Found 3 cats", "anything?"]
