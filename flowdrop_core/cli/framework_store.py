@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from flowdrop_core.cli.output import error, plural, say, say_json
-from flowdrop_core.framework_stores import FrameworkStore, ThreadInfo, detect, open_framework_store
+from flowdrop_core.framework_stores import FrameworkStore, ThreadInfo, open_framework_store, sniff
 
 __all__ = ["add_arguments", "framework_kind", "run"]
 
@@ -42,12 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def framework_kind(target: str) -> str | None:
     """The framework of a SQLite file, or ``None`` (a flowdrop store, a URL, not a file)."""
-    if "://" in target:
-        return None
-    try:
-        return detect(target)
-    except ValueError:
-        return None
+    return sniff(target)
 
 
 def _info(info: ThreadInfo) -> dict[str, Any]:

@@ -48,6 +48,7 @@ __all__ = [
     "health",
     "open_framework_store",
     "rows_scenario",
+    "sniff",
 ]
 
 
@@ -204,6 +205,16 @@ def detect(path: str | Path) -> str | None:
     if found.get("checkpoints", set()) >= CHECKPOINT_COLUMNS:
         return "langgraph"
     return None
+
+
+def sniff(target: str) -> str | None:
+    """:func:`detect` for a connection string: ``None`` for a URL, a missing or other file."""
+    if "://" in target:
+        return None
+    try:
+        return detect(target.strip())
+    except FrameworkStoreError:
+        return None
 
 
 def open_framework_store(path: str | Path, *, writable: bool = False) -> FrameworkStore:
