@@ -33,13 +33,13 @@ class WithGRMem(TypedDict):
 
 
 def build(state: type) -> Any:
-    def agent(_: Any) -> dict[str, Any]:
+    def agent(state: Any) -> dict[str, Any]:
         return {"messages": [AIMessage("", tool_calls=[CALL])]}
 
-    def tool(_: Any) -> dict[str, Any]:
+    def tool(state: Any) -> dict[str, Any]:
         return {"messages": [ToolMessage("Found 3 cats", tool_call_id="call_1")]}
 
-    g = StateGraph(state)
+    g: StateGraph[Any] = StateGraph(state)
     g.add_node("agent", agent)
     g.add_node("tool", tool)
     g.add_node("tool_again", tool)  # the same node, executed a second time
@@ -66,8 +66,9 @@ def main() -> None:
         [HumanMessage("find dogs"), AIMessage("", tool_calls=[{**CALL, "id": "call_2"}])],
         [HumanMessage("anything?")],
     )
-    print(f"healed at the next human message: {healed[2].content!r} for {healed[2].tool_call_id}")
-    assert healed[2].tool_call_id == "call_2"
+    placeholder = healed[2]
+    assert isinstance(placeholder, ToolMessage) and placeholder.tool_call_id == "call_2"
+    print(f"healed at the next human message: {placeholder.content!r} for call_2")
 
 
 if __name__ == "__main__":

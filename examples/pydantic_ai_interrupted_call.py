@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
+    ModelMessage,
     ModelRequest,
     ModelResponse,
     TextPart,
@@ -48,7 +49,7 @@ def strict_provider(messages: list[Any], info: AgentInfo) -> ModelResponse:
 
 def interrupted_history() -> list[Any]:
     """A crash left call_1 unanswered; pydantic-ai's next run sends a synthesized return."""
-    crashed = [
+    crashed: list[ModelMessage] = [
         ModelRequest(parts=[UserPromptPart("find cats")]),
         ModelResponse(parts=[ToolCallPart("search", {"q": "cats"}, tool_call_id="call_1")]),
         ModelRequest(parts=[UserPromptPart("anything?")]),
@@ -62,7 +63,10 @@ def main() -> None:
     synthesized = [p for m in SENT[-1] for p in m.parts if isinstance(p, ToolReturnPart)]
     print(f"pydantic-ai closed the call itself: {synthesized[0].content!r}")
     late = ModelRequest(parts=[ToolReturnPart("search", "Found 3 cats", tool_call_id="call_1")])
-    stored = [*history, late]  # the real result, delivered late, appended to the history
+    stored: list[ModelMessage] = [
+        *history,
+        late,
+    ]  # the real result, delivered late, appended to the history
     try:
         Agent(FunctionModel(strict_provider)).run_sync("so?", message_history=list(stored))
     except RuntimeError as exc:

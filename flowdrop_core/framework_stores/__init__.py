@@ -121,6 +121,10 @@ class FrameworkStore(Protocol):
         """One conversation as GR-MEM rows (each keeps the framework's own item)."""
         ...
 
+    def scenario(self, thread_id: str) -> Scenario:
+        """One conversation as appends, one per stored entry, for the timeline."""
+        ...
+
     def repair(self, thread_id: str) -> RepairReport:
         """Write the GR-MEM view back (only when writable; backs the file up first)."""
         ...

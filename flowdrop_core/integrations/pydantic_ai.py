@@ -75,14 +75,19 @@ def _rows(messages: Sequence[Any]) -> list[dict[str, Any]]:
                 for p in msg.parts
                 if isinstance(p, _m.ToolCallPart)
             ]
-            meta = {"tool_calls": calls} if calls else {}
+            declared: dict[str, Any] = {"tool_calls": calls} if calls else {}
             rows.append(
-                {"role": "assistant", "content": "[response]", "metadata": meta, _REF: (mi, None)}
+                {
+                    "role": "assistant",
+                    "content": "[response]",
+                    "metadata": declared,
+                    _REF: (mi, None),
+                }
             )
             continue
         for pi, part in enumerate(getattr(msg, "parts", ())):
             if _is_result(part):
-                meta = {"tool_call_id": part.tool_call_id}
+                meta: dict[str, Any] = {"tool_call_id": part.tool_call_id}
                 if _is_healed(part):
                     meta["healed"] = True
                 rows.append(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from agents import Agent, Runner, SQLiteSession
@@ -48,7 +48,7 @@ def test_agents_file_lists_sessions_and_finds_the_seeded_defects(tmp_path: Path)
     with pytest.raises(ReadOnlyError):
         store.repair("retried")
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
-        store.conn.execute("DELETE FROM agent_messages")
+        cast(Any, store).conn.execute("DELETE FROM agent_messages")
     store.close()
     assert digest(path) == before  # reading changed nothing
 
@@ -98,9 +98,11 @@ def test_an_unreadable_record_is_reported_and_kept(tmp_path: Path) -> None:
     assert len(info.problems) == 1 and "not JSON" in info.problems[0]
     assert "agent_messages.id=" in info.problems[0]
     store.repair("retried")
-    left = store.conn.execute(
-        "SELECT COUNT(*) FROM agent_messages WHERE message_data = '{oops'"
-    ).fetchone()
+    left = (
+        cast(Any, store)
+        .conn.execute("SELECT COUNT(*) FROM agent_messages WHERE message_data = '{oops'")
+        .fetchone()
+    )
     assert left == (1,)
     store.close()
 

@@ -7,7 +7,7 @@ model. Nothing of LangGraph or LangChain is mocked.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, TypedDict, cast
 
 import pytest
 from langchain.agents import create_agent
@@ -62,7 +62,7 @@ def _refire_graph(state_type: type) -> Any:
     def run_tool(state: Any) -> dict[str, Any]:
         return {"messages": [ToolMessage("Found 3 cats", tool_call_id="c1", name="search")]}
 
-    g = StateGraph(state_type)
+    g: StateGraph[Any] = StateGraph(state_type)
     g.add_node("agent", agent)
     g.add_node("tool", run_tool)
     g.add_node("tool_again", run_tool)
@@ -270,7 +270,7 @@ def test_middleware_sends_the_provider_view() -> None:
         ToolMessage("stray", tool_call_id="zz", id="t3"),
         HumanMessage("and dogs?", id="h2"),
     ]
-    out = agent.invoke({"messages": history})
+    out = agent.invoke(cast(Any, {"messages": history}))
     assert [m.id for m in seen.requests[0]] == ["h1", "a1", "t1", "h2"]
     assert {f.kind for f in gr.last_findings} == {"duplicate_result", "orphan_result"}
     assert [m.id for m in out["messages"]][:6] == ["h1", "a1", "t1", "t2", "t3", "h2"]
@@ -286,8 +286,10 @@ def test_provider_view_synthesises_and_trims_calls() -> None:
     ]
     view, findings = provider_view(msgs)
     assert [getattr(m, "id", None) for m in view] == ["h", "a", "gr-mem-healed-c1", "b", "t2"]
-    assert [c["id"] for c in view[3].tool_calls] == ["c2"]
-    assert msgs[2].tool_calls[0]["id"] == "c1"  # the input is not modified
+    trimmed, original = view[3], msgs[2]
+    assert isinstance(trimmed, AIMessage) and isinstance(original, AIMessage)
+    assert [c["id"] for c in trimmed.tool_calls] == ["c2"]
+    assert original.tool_calls[0]["id"] == "c1"  # the input is not modified
     assert {f.kind for f in findings} == {"unanswered_call", "duplicate_call"}
     clean, none = provider_view(msgs[:1])
     assert none == [] and clean[0] is msgs[0]
