@@ -275,14 +275,60 @@ class _Merge:
             merged = [m for m in merged if m.id not in removed]
         self.before = merged
         self.incoming = list(fresh.values())
-        self.buffer = Buffer([message_to_row(m, portable=False) for m in merged], max_messages)
+        cached = None if self.rewritten else _cache_take(left, max_messages)
+        self.buffer = (
+            cached
+            if cached is not None
+            else Buffer([message_to_row(m, portable=False) for m in merged], max_messages)
+        )
         self.result: AppendResult = self.buffer.append(
             [message_to_row(m, portable=False) for m in self.incoming]
         )
 
     def messages(self) -> list[BaseMessage]:
-        """The state after the update."""
-        return rows_to_messages(self.buffer.messages())
+        """The state after the update (remembered with its buffer for the next update)."""
+        rows = self.buffer.messages()
+        if all(_OBJ in r for r in rows):
+            out: list[BaseMessage] = [r[_OBJ] for r in rows]
+        else:
+            out = rows_to_messages(rows)
+            for r, m in zip(rows, out, strict=True):
+                if _OBJ not in r:  # a placeholder: the next update reads the same object
+                    r[_OBJ] = m
+        _cache_put(out, self.buffer)
+        return out
+
+
+# The live cache: the list a reducer returned, with the engine buffer it came from, so
+# the next update onto that very list appends to the buffer instead of re-reading every
+# message (O(new messages) in the engine; LangGraph hands the reducer the list it returned
+# last). An entry is used once (taken out), only for the same list object at the same
+# length and last message, and never after an update replaced or removed messages by id.
+_CACHE: dict[int, tuple[list[BaseMessage], Buffer, int, Any]] = {}
+_CACHE_GUARD = threading.Lock()
+_CACHE_SLOTS = 16
+
+
+def _cache_take(left: Any, max_messages: int) -> Buffer | None:
+    if not isinstance(left, list):
+        return None
+    with _CACHE_GUARD:
+        entry = _CACHE.pop(id(left), None)
+    if entry is None:
+        return None
+    kept, buf, size, last = entry
+    if kept is not left or len(left) != size or (left and left[-1] is not last):
+        return None
+    if buf.max_messages != max_messages or len(buf) != size:
+        return None
+    return buf
+
+
+def _cache_put(out: list[BaseMessage], buf: Buffer) -> None:
+    with _CACHE_GUARD:
+        _CACHE[id(out)] = (out, buf, len(out), out[-1] if out else None)
+        while len(_CACHE) > _CACHE_SLOTS:
+            del _CACHE[next(iter(_CACHE))]
 
 
 def gr_mem_messages(left: Any, right: Any) -> list[BaseMessage]:

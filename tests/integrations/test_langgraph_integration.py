@@ -293,3 +293,25 @@ def test_provider_view_synthesises_and_trims_calls() -> None:
     assert {f.kind for f in findings} == {"unanswered_call", "duplicate_call"}
     clean, none = provider_view(msgs[:1])
     assert none == [] and clean[0] is msgs[0]
+
+
+def test_live_cache_follows_the_returned_list_only() -> None:
+    """Each update onto the list the last returned reuses its buffer; anything else is read again."""
+    from flowdrop_core.integrations import langgraph as lg
+
+    s1 = gr_mem_messages(
+        [], [HumanMessage("q", id="h1"), AIMessage("", id="a1", tool_calls=[CALL])]
+    )
+    s2 = gr_mem_messages(s1, [ToolMessage("r", tool_call_id="c1", id="t1")])
+    s3 = gr_mem_messages(s2, [ToolMessage("again", tool_call_id="c1", id="t2")])
+    assert [m.id for m in s3] == ["h1", "a1", "t1"]
+    # branching from an older state (its cached buffer was used up) is read again, correctly
+    branch = gr_mem_messages(s2, [HumanMessage("other", id="h9")])
+    assert [m.id for m in branch] == ["h1", "a1", "t1", "h9"]
+    assert [m.id for m in s3] == ["h1", "a1", "t1"]  # the other branch is untouched
+    # a list changed behind the reducer's back is not trusted
+    s3.append(ToolMessage("smuggled", tool_call_id="c1", id="t3"))
+    after = gr_mem_messages(s3, [HumanMessage("next", id="h2")])
+    assert [m.id for m in after] == ["h1", "a1", "t1", "t3", "h2"]  # read as it is now
+    assert lg._cache_take(after, 0) is not None  # the returned list is remembered
+    assert lg._cache_take(after, 0) is None  # and used once
