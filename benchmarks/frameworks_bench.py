@@ -87,7 +87,7 @@ def main() -> None:
     print("LangGraph reducer, one update onto N messages (ms):")
     for n in (99, 999, 9999):
         left = lc_state(n)
-        new = [HumanMessage("next", id="new")]
+        new: list[Any] = [HumanMessage("next", id="new")]
         ours = best(lambda: gr_mem_messages(left, new))  # noqa: B023
         theirs = best(lambda: add_messages(left, new))  # noqa: B023
         print(f"  N={n:>5}: gr_mem_messages {ours:7.2f}  add_messages {theirs:7.2f}  (cold)")
