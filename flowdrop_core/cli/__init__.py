@@ -38,16 +38,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from flowdrop_core.cli import check, lint, normalize, replay, store
-from flowdrop_core.cli.options import EPILOG
-from flowdrop_core.cli.output import (
-    INPUT_ERRORS,
-    INTERNAL_ERROR,
-    PROG,
-    CliError,
-    Progress,
-    error,
-)
+from flowdrop_core.cli import check, lint, normalize, options, output, replay, store
+from flowdrop_core.cli.output import INTERNAL_ERROR, PROG, CliError, Progress
 
 __all__ = [
     "COMMANDS",
@@ -82,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Replay, check and lint FlowDrop conversation buffers (GR-MEM, MEM-14).",
-        epilog=EPILOG,
+        epilog=options.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -116,8 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logger.addHandler(warnings)
     try:
         return handler(args)
-    except INPUT_ERRORS as exc:
-        error(str(exc))
+    except output.INPUT_ERRORS as exc:
+        output.error(str(exc))
         return 2
     except BrokenPipeError:
         # The reader went away (| head): stop quietly, without a traceback at exit.
@@ -127,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a bug, not bad input: still one message, never a traceback
-        error(
+        output.error(
             f"{_paths(args)}: {INTERNAL_ERROR} ({type(exc).__name__}: {exc}); "
             "please report it with the file"
         )
