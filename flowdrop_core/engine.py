@@ -17,8 +17,8 @@ written as a stored row in one pass (:func:`~flowdrop_core.messages.read_row`),
 each decision is recorded as a plain tuple laid out like an :class:`Event`
 (an eviction as the evicted node, described when first read), and the
 :class:`AppendResult` with its ``Event`` objects is built only when a caller
-reads it. ``tests/legacy_engine`` keeps the engine as it was before, and
-a differential test holds the two equal on random conversations.
+reads it. An independent oracle (``tests/oracle.py``) holds it to the rules
+on random conversations.
 """
 
 from __future__ import annotations
