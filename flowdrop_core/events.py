@@ -151,7 +151,7 @@ def apply_events(
         if kind in _INSERT:
             out.insert(ev.position, ev.entry)  # type: ignore[arg-type]
         elif kind is EventKind.PLACEHOLDER_REPLACED:
-            out[ev.position] = ev.entry  # type: ignore[index]
+            out[ev.position] = ev.entry  # type: ignore[index, assignment]
         elif kind is EventKind.EVICTED:
             del out[ev.position]  # type: ignore[arg-type]
     return out

@@ -214,7 +214,7 @@ def show_replay_compare(
             row.selectbox(
                 "What-if re-fire",
                 list(REFIRE_LABELS),
-                format_func=REFIRE_LABELS.get,
+                format_func=REFIRE_LABELS.__getitem__,
                 key="r_cmp_refire",
                 bind="query-params",
                 width=260,

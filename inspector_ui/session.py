@@ -77,7 +77,7 @@ def write_to_url(recipe: dict[str, Any], made: dict[str, Any] | None) -> str | N
             del st.query_params[PARAM]
         return None
     encoded = encode_session(recipe, made)
-    if not encoded.fits:
+    if encoded.value is None:  # it does not fit
         if PARAM in st.query_params:
             del st.query_params[PARAM]
         return encoded.message

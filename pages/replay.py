@@ -92,7 +92,7 @@ with options_col:
     refire = st.selectbox(
         "Re-fire",
         list(REFIRE_LABELS),
-        format_func=REFIRE_LABELS.get,
+        format_func=REFIRE_LABELS.__getitem__,
         key="r_refire",
         bind="query-params",
     )

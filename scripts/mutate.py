@@ -302,6 +302,7 @@ class _Mutator(ast.NodeTransformer):
 
     def visit_Constant(self, node: ast.Constant) -> ast.AST:
         value = node.value
+        options: list[int]  # a bool is an int
         if isinstance(value, bool):
             options = [not value]
         elif isinstance(value, int):
@@ -404,7 +405,7 @@ def mutated_source(path: str, index: int, source: str | None = None) -> str:
 
 
 def expand(files: list[str]) -> list[str]:
-    out = []
+    out: list[str] = []
     for name in files:
         path = ROOT / name
         if path.is_dir():
@@ -631,6 +632,7 @@ def run(
             if chosen is None:
                 status, took = worker.run(files, timeout)
             elif chosen:
+                assert test_map is not None  # only a map chooses tests
                 ids = workdir / ".mutate-select.txt"
                 ids.write_text("\n".join(chosen), encoding="utf-8")
                 used = sorted({t.split("::", 1)[0] for t in chosen}, key=files.index)

@@ -180,7 +180,7 @@ class Delta(NamedTuple):
     """
 
     ops: tuple[Op, ...]
-    count: int
+    count: int  # type: ignore[assignment]  # the field's name (API) hides tuple.count
 
 
 class Snapshot(NamedTuple):

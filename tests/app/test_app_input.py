@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Element
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -29,6 +30,13 @@ def start(page: str | None = None, **query: str) -> AppTest:
     if page:
         at.switch_page(page).run()
     return at
+
+
+def elements(at: AppTest, kind: str) -> list[Element]:
+    """The rendered elements of ``kind`` (a kind of element, never a layout block)."""
+    found = at.get(kind)
+    assert all(isinstance(e, Element) for e in found), kind
+    return [e for e in found if isinstance(e, Element)]
 
 
 def notices(at: AppTest) -> str:
@@ -95,7 +103,7 @@ def longest_value(at: AppTest) -> int:
     """The most characters any one rendered element carries of a single value."""
     sizes = [0]
     for kind in ("text", "code", "markdown", "caption", "error", "warning", "info", "success"):
-        sizes += [len(str(e.value)) for e in at.get(kind)]
+        sizes += [len(str(e.value)) for e in elements(at, kind)]
     for element in at.get("json"):
         sizes.append(
             max((len(s) for s in re.findall(r'"(?:[^"\\]|\\.)*"', element.proto.body)), default=0)
@@ -173,7 +181,7 @@ def markdown_bodies(at: AppTest) -> list[str]:
         "subheader",
         "title",
     ):
-        bodies += [str(e.value) for e in at.get(kind)]
+        bodies += [str(e.value) for e in elements(at, kind)]
     bodies += [str(m.value) for m in at.metric] + [str(m.label) for m in at.metric]
     return bodies
 

@@ -142,7 +142,7 @@ def settle(page) -> None:
 
 
 def metric_values(page) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for metric in page.locator("[data-testid='stMetric']").all():
         label = metric.locator("[data-testid='stMetricLabel']").inner_text().strip()
         value = metric.locator("[data-testid='stMetricValue']").inner_text().strip()

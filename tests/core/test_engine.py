@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flowdrop_core import Buffer, EventKind, append_messages, apply_events
 
 
@@ -29,6 +31,7 @@ def test_call_without_usable_id_is_not_a_declaration() -> None:
 
 def test_empty_user_message_is_a_pure_read() -> None:
     buf = Buffer([{"role": "assistant", "content": "", "tool_calls": [{"id": "c1"}]}])
+    empty: str | list[Any] | None
     for empty in ("", "   ", None, []):
         res = buf.append({"role": "user", "content": empty})
         assert (res.appended, res.count, kinds(res)) == (0, 1, ["pure_read"])

@@ -56,6 +56,7 @@ def test_observations_page_is_read_with_origins_under_data() -> None:
 
 
 def test_generation_with_only_an_output_still_gives_the_reply() -> None:
+    missing: dict[str, Any]
     for missing in ({}, {"input": None}, {"input": []}, {"input": {}}):
         got = imported([generation(**missing, output="only out")])
         assert got.messages == [{"role": "assistant", "content": "only out"}]
