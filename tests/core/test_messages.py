@@ -229,7 +229,7 @@ def _any_message(draw: st.DrawFn) -> dict:
                 msg[key] = copy.deepcopy(value)  # both levels, maybe equal
         else:
             msg[key] = value
-    if meta or draw(st.booleans()):
+    if len(meta) > 0 or draw(st.booleans()):
         msg["metadata"] = meta if draw(st.integers(0, 9)) else "not an object"
     return msg
 
