@@ -86,7 +86,7 @@ def _short(messages: Sequence[dict[str, Any]], width: int = 60) -> str:
         role = msg.get("role", "?")
         content = msg.get("content")
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-        meta = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
+        meta = msg["metadata"] if isinstance(msg.get("metadata"), dict) else {}
         cid = msg.get("tool_call_id") or meta.get("tool_call_id")
         calls = msg.get("tool_calls") or meta.get("tool_calls")
         tag = f"[{cid}]" if cid else (f"[calls {len(calls)}]" if calls else "")
@@ -446,7 +446,7 @@ class Timeline:
                 _, _, origin = live[ev.position]  # type: ignore[index]
                 if origin is not None:
                     tags_before[origin] = "replaced"
-                live[ev.position] = (ev.entry, "replaced", origin)  # type: ignore[index]
+                live[ev.position] = (ev.entry, "replaced", origin)  # type: ignore[index, assignment]
             elif ev.kind is EventKind.EVICTED:
                 _, _, origin = live.pop(ev.position)  # type: ignore[arg-type]
                 if origin is not None:
@@ -562,7 +562,7 @@ def _apply_in_place(entries: list[dict[str, Any]], events: Sequence[Event]) -> N
             else:
                 entries.insert(ev.position, ev.entry)  # type: ignore[arg-type]
         elif kind is EventKind.PLACEHOLDER_REPLACED:
-            entries[ev.position] = ev.entry  # type: ignore[index]
+            entries[ev.position] = ev.entry  # type: ignore[index, assignment]
         elif kind is EventKind.EVICTED:
             del entries[ev.position]  # type: ignore[arg-type]
 

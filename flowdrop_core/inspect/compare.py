@@ -271,7 +271,7 @@ def _calls(entries: Iterable[Any]) -> tuple[list[str], set[str]]:
     for entry in entries:
         if not isinstance(entry, dict):
             continue
-        meta = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
+        meta = entry["metadata"] if isinstance(entry.get("metadata"), dict) else {}
         calls = entry.get("tool_calls") or meta.get("tool_calls") or []
         if isinstance(calls, list):
             for call in calls:
