@@ -116,7 +116,9 @@ class PostgresServer:
         )
         out, _ = proc.communicate(timeout=120)
         if proc.returncode != 0:
-            raise RuntimeError(f"initdb failed ({proc.returncode}):\n{out.decode(errors='replace')}")
+            raise RuntimeError(
+                f"initdb failed ({proc.returncode}):\n{out.decode(errors='replace')}"
+            )
 
     def start(self, timeout: float = 30.0) -> None:
         """Start the server and wait until it accepts connections."""

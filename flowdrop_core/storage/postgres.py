@@ -295,7 +295,9 @@ class PostgresStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _error(self, what: str, slot: Slot | None, exc: BaseException, *, unknown: bool = False) -> StorageError:
+    def _error(
+        self, what: str, slot: Slot | None, exc: BaseException, *, unknown: bool = False
+    ) -> StorageError:
         """A driver failure as a :class:`StorageError` naming the server and the slot."""
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         reason = f"{type(exc).__name__}: {reason}"
@@ -696,7 +698,9 @@ class PostgresStore:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         got = bool(
-                            conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_key,)).fetchone()[0]
+                            conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_key,)).fetchone()[
+                                0
+                            ]
                         )
                     else:
                         try:
