@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import signal
@@ -119,7 +120,7 @@ def test_writer_killed_mid_append_twenty_times(shared: tuple[str, str]) -> None:
         appends += len(pairs) + 1
     records = journal_for(store).read(SLOT)
     assert [r.seq for r in records] == list(range(1, appends + 1))  # one record per append
-    for before, after in zip(records, records[1:], strict=False):
+    for before, after in itertools.pairwise(records):
         assert after.revision_before == before.revision  # no write outside the journal
     assert records[-1].revision == store.revision(*SLOT)
     replayed = replay_journal(records)
