@@ -253,6 +253,7 @@ class PostgresStore:
             except psycopg.Error as exc:
                 raise self._error(what, slot, exc) from None
             self._local.conn = conn
+            self._local.lock_timeout = None  # the session's lock_timeout, as last set
             with self._conns_guard:
                 self._conns.append(conn)
         if not self._ready:
@@ -262,6 +263,12 @@ class PostgresStore:
                 self._forget(conn)
                 raise self._error(what, slot, exc) from None
         return conn
+
+    def _lock_timeout(self, conn: Any, value: str) -> None:
+        """Set the session's ``lock_timeout`` (one round trip, only when it changes)."""
+        if getattr(self._local, "lock_timeout", None) != value:
+            conn.execute(f"SET lock_timeout = '{value}'")
+            self._local.lock_timeout = value
 
     def _drop(self, conn: Any) -> None:
         self._local.conn = None
@@ -439,11 +446,11 @@ class PostgresStore:
         wait = self.busy_timeout if timeout is None else check_timeout(timeout)
         committing = False
         try:
+            # lock_timeout 0 means "wait forever" to Postgres: never pass 0.
+            self._lock_timeout(conn, _ms(wait))
             tx = conn.transaction()
             tx.__enter__()
             try:
-                # lock_timeout 0 means "wait forever" to Postgres: never pass 0.
-                conn.execute(f"SET LOCAL lock_timeout = '{_ms(wait)}'")
                 yield conn
             except BaseException as exc:
                 tx.__exit__(type(exc), exc, exc.__traceback__)
@@ -703,15 +710,14 @@ class PostgresStore:
                             ]
                         )
                     else:
+                        # Rounded to whole milliseconds, so a buffer's repeated appends
+                        # set it once per connection.
+                        self._lock_timeout(conn, _ms(wait))
                         try:
-                            conn.execute(f"SET lock_timeout = '{_ms(remaining)}'")
                             conn.execute("SELECT pg_advisory_lock(%s)", (lock_key,))
                             got = True
                         except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled):
                             got = False
-                        finally:
-                            if not conn.broken:
-                                conn.execute("RESET lock_timeout")
                 except (psycopg.Error, StorageError) as exc:
                     _log.warning(
                         "MEM-12: cannot take the advisory lock on slot %s (%s)",
