@@ -44,7 +44,9 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("target", metavar="STORE", help="a SQLite file, a redis:// or a postgresql:// URL")
+    p.add_argument(
+        "target", metavar="STORE", help="a SQLite file, a redis:// or a postgresql:// URL"
+    )
     p.add_argument("--filter", default="", metavar="TEXT", help="only slots containing TEXT")
     p.add_argument(
         "--slot", nargs=3, metavar=("SCOPE", "SCOPE_ID", "KEY"), help="one slot ('' for none)"

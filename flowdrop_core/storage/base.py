@@ -48,7 +48,7 @@ import weakref
 from collections import deque
 from collections.abc import Iterable, MutableSequence
 from contextlib import AbstractContextManager
-from typing import Any, Final, Literal, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Final, Literal, NamedTuple, Protocol, Self, runtime_checkable
 
 from flowdrop_core.errors import FlowdropError
 
@@ -137,9 +137,7 @@ class StorageError(FlowdropError, RuntimeError):
         self.path = None if path is None else os.fspath(path)
 
     @classmethod
-    def for_slot(
-        cls, message: str, slot: Slot, path: str | os.PathLike[str] | None = None
-    ) -> StorageError:
+    def for_slot(cls, message: str, slot: Slot, path: str | os.PathLike[str] | None = None) -> Self:
         """The error for one ``(scope, scope_id, key)`` slot."""
         scope, scope_id, key = slot
         return cls(message, scope=scope, scope_id=scope_id, key=key, path=path)
@@ -245,7 +243,7 @@ class Delta(NamedTuple):
     """
 
     ops: tuple[Op, ...]
-    count: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count on purpose
 
 
 class Snapshot(NamedTuple):

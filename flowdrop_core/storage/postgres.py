@@ -45,7 +45,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import psycopg
@@ -275,10 +275,8 @@ class PostgresStore:
         with self._conns_guard:
             if conn in self._conns:
                 self._conns.remove(conn)
-        try:
+        with suppress(psycopg.Error):  # closing a dead connection
             conn.close()
-        except psycopg.Error:  # pragma: no cover - closing a dead connection
-            pass
 
     def _forget(self, conn: Any) -> None:
         """Drop ``conn`` if it is broken (the next call reconnects)."""
@@ -290,10 +288,8 @@ class PostgresStore:
         with self._conns_guard:
             conns, self._conns = self._conns, []
         for conn in conns:
-            try:
+            with suppress(psycopg.Error):
                 conn.close()
-            except psycopg.Error:  # pragma: no cover
-                pass
         self._local = threading.local()
 
     def __enter__(self) -> PostgresStore:

@@ -586,7 +586,7 @@ class SQLiteStore:
                 raise StorageError.for_slot(
                     f"cannot apply the change ({exc}); nothing was written", slot, self.path
                 ) from exc
-            _RowWriter(conn, sid, count).run(delta, bodies)
+            _RowWriter(conn, int(sid or 0), count).run(delta, bodies)
             conn.execute(
                 "UPDATE slot SET rev=?, count=?, updated_at=? WHERE id=?",
                 (token, delta.count, time.time(), sid),
@@ -845,7 +845,7 @@ def _migrate_v1(conn: sqlite3.Connection) -> None:
                 scope_id,
                 key,
                 new_revision(),
-                len(value) if is_buffer else None,
+                len(value) if is_buffer else None,  # type: ignore[arg-type]
                 None if is_buffer else text,
                 updated or time.time(),
             ),

@@ -202,7 +202,7 @@ def test_mask_url(url: str, shown: str) -> None:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[list[RedisServer]]:
+def cluster(tmp_path: Path) -> Iterator[list[_ClusterNode]]:
     """Three ``redis-server --cluster-enabled yes`` nodes joined by ``redis-cli --cluster create``."""
     exe = require_redis_server()
     cli = shutil.which("redis-cli") or "/usr/bin/redis-cli"
@@ -295,7 +295,7 @@ class _ClusterNode(RedisServer):
             time.sleep(0.02)
 
 
-def test_a_slot_runs_on_one_node_of_a_real_cluster(cluster: list[RedisServer]) -> None:
+def test_a_slot_runs_on_one_node_of_a_real_cluster(cluster: list[_ClusterNode]) -> None:
     store = RedisStore(cluster[0].url)
     assert store.cluster is True
     sessions = [f"s{n}" for n in range(12)]  # spread over the cluster's three nodes

@@ -123,10 +123,10 @@ TRICKY = ["a", "a:b", ":", "", "[", '"', '","', "\\", "\x00", "a\x00b", "é", "e
 def test_tricky_parts_are_separate_slots(store: Store) -> None:
     """Triples differing by a separator, NUL, a brace or a normalization never share a slot."""
     triples = [t for t in itertools.product(TRICKY, repeat=3) if t[1] != "s"][::37]
-    for n, triple in enumerate(triples):
-        store.set(*triple, [user(str(n))])
-    for n, triple in enumerate(triples):
-        assert store.get(*triple) == ([user(str(n))], True), triple
+    for n, (scope, scope_id, key) in enumerate(triples):
+        store.set(scope, scope_id, key, [user(str(n))])
+    for n, (scope, scope_id, key) in enumerate(triples):
+        assert store.get(scope, scope_id, key) == ([user(str(n))], True), (scope, scope_id, key)
     listed = store.listing()  # type: ignore[attr-defined]
     assert set(triples) <= set(listed)
     assert all(listed[t] == (1, listed[t][1]) for t in triples)
@@ -200,12 +200,12 @@ def _inject_journal_failure(store: Store) -> None:
     elif kind == "postgres":
         import psycopg
 
-        with psycopg.connect(store.dsn, autocommit=True) as conn:  # type: ignore[attr-defined]
-            conn.execute(
+        with psycopg.connect(store.dsn, autocommit=True) as pg:  # type: ignore[attr-defined]
+            pg.execute(
                 "CREATE FUNCTION flowdrop.boom() RETURNS trigger LANGUAGE plpgsql AS "
                 "$$ BEGIN RAISE EXCEPTION 'boom'; END $$"
             )
-            conn.execute(
+            pg.execute(
                 "CREATE TRIGGER boom BEFORE INSERT ON flowdrop.journal "
                 "FOR EACH ROW EXECUTE FUNCTION flowdrop.boom()"
             )
