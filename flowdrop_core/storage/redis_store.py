@@ -507,7 +507,8 @@ class RedisStore:
                         else "it is listed but its keys are gone"
                     )
                     + f" on Redis {self.server} (evicted? Redis must run maxmemory-policy "
-                    "noeviction); nothing was read",
+                    "noeviction; or written by a version before hash-tagged keys: run "
+                    "RedisStore.migrate_keys() once); nothing was read",
                     slot,
                 )
             return Snapshot(None, False, None)
@@ -672,6 +673,36 @@ class RedisStore:
         if journal is not None and not delta.ops:
             return expected  # type: ignore[return-value]
         return token
+
+    def migrate_keys(self) -> int:
+        """Rename the keys of an older layout (``<ns>:[...]:entries``) to hash-tagged ones.
+
+        Run once after upgrading, with no writer running: each slot's keys are
+        renamed to ``<ns>:{[...]}:<suffix>`` (the slot and journal indexes keep
+        their members). Returns the number of keys renamed; 0 on a current
+        layout. Not available on a cluster (the old keys had no hash tag).
+        """
+        if self.cluster:
+            raise StorageError(f"migrate_keys cannot run on a cluster (Redis {self.server})")
+        prefix = f"{self.namespace}:["
+        renamed = 0
+        try:
+            for raw in self.client.scan_iter(match=f"{self.namespace}:[[]*", count=1000):
+                name = raw.decode("utf-8") if isinstance(raw, bytes) else str(raw)
+                head, _, suffix = name.rpartition(":")
+                if not name.startswith(prefix) or suffix not in (
+                    "entries",
+                    "meta",
+                    "journal",
+                    "lock",
+                ):
+                    continue
+                triple = head[len(self.namespace) + 1 :]
+                self.client.renamenx(name, f"{self.namespace}:{{{triple}}}:{suffix}")
+                renamed += 1
+        except RedisError as exc:
+            raise self._error("migrate the keys", None, exc) from exc
+        return renamed
 
     # -- journal -----------------------------------------------------------------------------
 

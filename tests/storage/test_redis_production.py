@@ -318,3 +318,24 @@ def test_a_slot_runs_on_one_node_of_a_real_cluster(cluster: list[_ClusterNode]) 
     assert {("session", sid, "chat_history") for sid in sessions} <= set(listed)
     assert store.delete("session", "s0", "chat_history") is True
     assert ("session", "s0", "chat_history") not in store.listing()
+
+
+def test_keys_of_the_layout_before_hash_tags_are_named_then_migrated(server: RedisServer) -> None:
+    """A slot written under the old key names is a located error, never empty, until migrated."""
+    store = RedisStore(server.url)
+    slot = ("session", "old", "chat_history")
+    ConversationBuffer(store=store, journal=10).append(
+        [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}],
+        {"session_id": "old"},
+    )
+    for key in slot_keys(slot):  # back to the old names: no braces around the triple
+        store.client.rename(key, key.replace(":{[", ":[", 1).replace("]}:", "]:", 1))
+    with pytest.raises(StorageError, match=r"migrate_keys\(\)") as err:
+        store.get(*slot)
+    assert "scope_id='old'" in str(err.value)
+    assert store.migrate_keys() == 3
+    assert [m["content"] for m in store.get(*slot)[0]] == ["a", "b"]
+    buf = ConversationBuffer(store=store, journal=10)
+    buf.append({"role": "user", "content": "c"}, {"session_id": "old"})
+    assert [r.seq for r in journal_for(store).read(slot)] == [1, 2]
+    assert store.migrate_keys() == 0
