@@ -35,10 +35,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ConfigDict
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
 
 from flowdrop_core.context import (
     ExecutionContext,
@@ -52,6 +50,7 @@ from flowdrop_core.engine import AppendResult, Buffer, check_window
 from flowdrop_core.events import Event, EventKind
 from flowdrop_core.journal.recorder import start as journal_start
 from flowdrop_core.messages import InvalidMessagesError
+from flowdrop_core.results import LazyValue, PlainResult
 from flowdrop_core.storage import (
     MemoryStore,
     Op,
@@ -77,7 +76,6 @@ __all__ = [
 logger = logging.getLogger("flowdrop_core")
 
 ContextLike = ExecutionContext | Mapping[str, Any] | None
-_M = TypeVar("_M", bound=BaseModel)
 
 
 class ScopedAppendResult(AppendResult):
@@ -86,39 +84,80 @@ class ScopedAppendResult(AppendResult):
     ``refused`` is True when the identity scope refused (MEM-7); then the
     buffer is empty, ``resolved_scope_id`` is ``""`` and ``refusal_reason``
     says why. ``serialized`` is False when the slot lock was not acquired in
-    time and the append ran unserialized (MEM-12).
+    time and the append ran unserialized (MEM-12). ``messages`` (the whole
+    buffer after the append) is built the first time it is read.
     """
+
+    __slots__ = (
+        "key",
+        "refusal_reason",
+        "refused",
+        "resolved_scope_id",
+        "scope",
+        "serialized",
+    )
+
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        *AppendResult.FIELDS,
+        "scope",
+        "key",
+        "resolved_scope_id",
+        "refused",
+        "refusal_reason",
+        "serialized",
+    )
 
     scope: Scope
     key: str
     resolved_scope_id: str
-    refused: bool = False
-    refusal_reason: str | None = None
-    serialized: bool = True
+    refused: bool
+    refusal_reason: str | None
+    serialized: bool
+
+    def __init__(
+        self,
+        *,
+        count: int,
+        appended: int,
+        appended_any: bool | None = None,
+        messages: list[dict[str, Any]] | None = None,
+        events: Iterable[Event] = (),
+        max_messages: int = 0,
+        scope: Scope | str,
+        key: str,
+        resolved_scope_id: str,
+        refused: bool = False,
+        refusal_reason: str | None = None,
+        serialized: bool = True,
+    ) -> None:
+        super().__init__(
+            count=count,
+            appended=appended,
+            appended_any=appended_any,
+            messages=messages,
+            events=events,
+            max_messages=max_messages,
+        )
+        self.scope = as_scope(scope)
+        self.key = key
+        self.resolved_scope_id = resolved_scope_id
+        self.refused = refused
+        self.refusal_reason = refusal_reason
+        self.serialized = serialized
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: :meth:`AppendResult.to_dict` plus the slot and the flags."""
+        out = super().to_dict()
+        out["scope"] = str(self.scope)
+        out["key"] = self.key
+        out["resolved_scope_id"] = self.resolved_scope_id
+        out["refused"] = self.refused
+        out["refusal_reason"] = self.refusal_reason
+        out["serialized"] = self.serialized
+        return out
 
 
-_new_object = object.__new__
-_set_dict = object.__setattr__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-def fast_model(cls: type[_M], fields: dict[str, Any]) -> _M:
-    """``cls.model_construct(**fields)`` with every field given, at a fraction of its cost.
-
-    For results the library computed itself (nothing to validate), built once
-    per append on the replay path, where ``model_construct`` was the largest cost.
-    """
-    obj = _new_object(cls)
-    _set_dict(obj, "__dict__", fields)
-    _set_fields_set(obj, set(fields))
-    _set_extra(obj, None)
-    _set_private(obj, None)
-    return obj
-
-
-class _LazyMessages:
+class _LazyMessages(LazyValue):
     """The buffer after an append, built only when read: a base list plus the ops since.
 
     ``base`` is a list the conversation buffer never changes (what it read
@@ -144,46 +183,12 @@ class _LazyMessages:
         return self._value
 
 
-class _MessagesField:
-    """``ScopedAppendResult.messages``: a stored list, or a :class:`_LazyMessages` built on read."""
+class _ScopedBuffer(Buffer):
+    """The engine buffer of a slot: its appends make :class:`ScopedAppendResult` directly."""
 
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        if obj is None:
-            return self
-        value = obj.__dict__.get("messages")
-        if type(value) is _LazyMessages:
-            value = obj.__dict__["messages"] = value.get()
-        return value
+    __slots__ = ()
+    _result_type = ScopedAppendResult
 
-    def __set__(self, obj: Any, value: Any) -> None:
-        obj.__dict__["messages"] = value
-
-
-def _materialized(method: Any) -> Any:
-    """Wrap a pydantic method that reads ``__dict__`` so it sees the built ``messages``."""
-
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        _ = self.messages
-        return method(self, *args, **kwargs)
-
-    wrapper.__name__ = method.__name__
-    wrapper.__doc__ = method.__doc__
-    return wrapper
-
-
-for _name in (
-    "model_dump",
-    "model_dump_json",
-    "model_copy",
-    "__eq__",
-    "__repr_args__",
-    "__iter__",
-    "__getstate__",
-    "__copy__",
-    "__deepcopy__",
-):
-    setattr(ScopedAppendResult, _name, _materialized(getattr(ScopedAppendResult, _name)))
-ScopedAppendResult.messages = _MessagesField()  # type: ignore[assignment]  # after pydantic's setup
 
 #: A cached slot: (revision, live engine Buffer, lazy-result base, ops since the base).
 _CacheEntry = tuple[str | None, Buffer, list[dict[str, Any]], list[Op]]
@@ -195,18 +200,72 @@ _MAX_CONFLICTS = 1000
 STALL_FLOOR = 2.0
 
 
-class MemoryReadResult(BaseModel):
-    """A memory read (MEM-7, MEM-13): a refused scope yields the default, ``found=False``."""
+class MemoryReadResult(PlainResult):
+    """A memory read (MEM-7, MEM-13): a refused scope yields the default, ``found=False``.
 
-    model_config = ConfigDict(frozen=True)
+    Frozen: a read is a fact about the store at one moment.
+    """
 
-    value: Any = None
+    __slots__ = ("found", "key", "refusal_reason", "refused", "resolved_scope_id", "scope", "value")
+
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "value",
+        "found",
+        "scope",
+        "key",
+        "resolved_scope_id",
+        "refused",
+        "refusal_reason",
+    )
+
+    value: Any
     found: bool
     scope: Scope
     key: str
     resolved_scope_id: str
-    refused: bool = False
-    refusal_reason: str | None = None
+    refused: bool
+    refusal_reason: str | None
+
+    def __init__(
+        self,
+        *,
+        value: Any = None,
+        found: bool,
+        scope: Scope | str,
+        key: str,
+        resolved_scope_id: str,
+        refused: bool = False,
+        refusal_reason: str | None = None,
+    ) -> None:
+        for name, field in (
+            ("value", value),
+            ("found", found),
+            ("scope", as_scope(scope)),
+            ("key", key),
+            ("resolved_scope_id", resolved_scope_id),
+            ("refused", refused),
+            ("refusal_reason", refusal_reason),
+        ):
+            object.__setattr__(self, name, field)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"MemoryReadResult is frozen: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"MemoryReadResult is frozen: cannot delete {name!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``value`` as stored: JSON-ready when the store holds JSON)."""
+        out = self.fields()
+        out["scope"] = str(self.scope)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryReadResult:
+        """A read result from :meth:`to_dict` (validated; a bad field is a ``ValueError``)."""
+        from flowdrop_core.result_schema import read_result
+
+        return cls(**read_result(cls, data))
 
 
 def _warn_refused(op: str, key: str, res: ScopeResolution, ctx: ExecutionContext | None) -> None:
@@ -365,7 +424,7 @@ class ConversationBuffer:
     def _build(self, slot: Slot, entries: list[dict[str, Any]]) -> Buffer:
         """The engine buffer of stored entries; a bad stored entry names the slot (issue 9)."""
         try:
-            return Buffer(entries, self.max_messages)
+            return _ScopedBuffer(entries, self.max_messages)
         except InvalidMessagesError as exc:
             raise StorageError.for_slot(
                 f"the stored buffer holds a bad entry ({exc}); the incoming messages were not "
@@ -375,29 +434,20 @@ class ConversationBuffer:
 
     def _scoped(
         self,
-        base: AppendResult,
+        result: ScopedAppendResult,
         res: ScopeResolution,
-        messages: Any,
-        events: tuple[Event, ...] | None = None,
+        lazy: _LazyMessages,
         serialized: bool = True,
     ) -> ScopedAppendResult:
-        return fast_model(
-            ScopedAppendResult,
-            {
-                "count": base.count,
-                "appended": base.appended,
-                "appended_any": base.appended_any,
-                "messages": messages,
-                "events": base.events if events is None else events,
-                "max_messages": base.max_messages,
-                "scope": res.scope,
-                "key": self.key,
-                "resolved_scope_id": res.resolved_scope_id,
-                "refused": res.refused,
-                "refusal_reason": res.reason,
-                "serialized": serialized,
-            },
-        )
+        """Fill in where the engine's result happened; ``messages`` stays lazy (``lazy``)."""
+        result.scope = res.scope
+        result.key = self.key
+        result.resolved_scope_id = res.resolved_scope_id
+        result.refused = False
+        result.refusal_reason = None
+        result.serialized = serialized
+        result._messages = lazy
+        return result
 
     def _refused(
         self, op: str, res: ScopeResolution, ctx: ExecutionContext | None
@@ -461,8 +511,8 @@ class ConversationBuffer:
             )
         if acquired:
             return self._scoped(result, res, lazy)
-        unserialized = Event(kind=EventKind.UNSERIALIZED, rule="MEM-12")
-        return self._scoped(result, res, lazy, (unserialized, *result.events), serialized=False)
+        result.events = (Event(kind=EventKind.UNSERIALIZED, rule="MEM-12"), *result.events)
+        return self._scoped(result, res, lazy, serialized=False)
 
     def _append_cas(
         self,
@@ -470,7 +520,7 @@ class ConversationBuffer:
         messages: Any,
         context: ExecutionContext | None = None,
         serialized: bool = True,
-    ) -> tuple[AppendResult, _LazyMessages]:
+    ) -> tuple[ScopedAppendResult, _LazyMessages]:
         """Read (or reuse), append, and write the change conditionally on the revision read.
 
         MEM-12: the write is a compare and set. When another writer got there
@@ -494,8 +544,9 @@ class ConversationBuffer:
             rec = (
                 journal_start(self.store, self.journal, slot, buf, token) if self.journal else None
             )
-            result = buf.append(messages)  # validates first: raises with ``buf`` unchanged
-            delta = delta_from_events(result.events, result.count)
+            # validates first: raises with ``buf`` unchanged; a _ScopedBuffer's result
+            result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
+            delta = delta_from_events(result.decisions(), result.count)  # type: ignore[arg-type]
             if not delta.ops:  # a call that changed nothing writes nothing
                 if not fresh and self.store.revision(*slot) != token:
                     continue  # the cached copy is stale: read again, run again
@@ -562,7 +613,7 @@ class ConversationBuffer:
         entries = self._cached_messages(slot)
         if entries is None:
             entries = self._snapshot(slot)[0]
-        return ScopedAppendResult.model_construct(
+        return ScopedAppendResult(
             count=len(entries),
             appended=0,
             appended_any=False,

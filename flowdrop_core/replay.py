@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from flowdrop_core.context import ExecutionContext, ScopeResolution, as_context
-from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult, fast_model
+from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
 from flowdrop_core.engine import as_batch
 from flowdrop_core.events import Event, EventKind
 from flowdrop_core.importers import ImportedConversation
@@ -72,6 +72,28 @@ RULE_SUMMARIES: dict[str, str] = {
 _DUPLICATES = (str(EventKind.DUPLICATE_RESULT), str(EventKind.DUPLICATE_TURN))
 _ADDS = (EventKind.APPENDED, EventKind.PLACEHOLDER_INSERTED)
 _APPENDED, _INSERTED, _EVICTED = (*_ADDS, EventKind.EVICTED)
+
+
+_new_object = object.__new__
+_set_dict = object.__setattr__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def _fast_record(fields: dict[str, Any]) -> StepRecord:
+    """``StepRecord.model_construct(**fields)`` with every field given, at a fraction of its cost.
+
+    A timeline makes one record per step from values the library computed
+    itself (nothing to validate); ``model_construct`` was the largest cost of
+    a long replay.
+    """
+    obj = _new_object(StepRecord)
+    _set_dict(obj, "__dict__", fields)
+    _set_fields_set(obj, set(fields))
+    _set_extra(obj, None)
+    _set_private(obj, None)
+    return obj  # type: ignore[no-any-return]
 
 
 class ReplayError(ValueError):
@@ -323,8 +345,7 @@ class Timeline:
                 grew += 1
             elif kind is _EVICTED:
                 grew -= 1
-        record = fast_model(
-            StepRecord,
+        record = _fast_record(
             {
                 "step": number,
                 "label": label,
