@@ -19,6 +19,7 @@ from typing import Any
 
 from flowdrop_core.context import Scope
 from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.journal import JournalRecord, journal_for
 from flowdrop_core.journal.replay import JournalReplay, journal_scenario, replay_journal
 from flowdrop_core.scenario import Scenario
@@ -52,7 +53,7 @@ _ID_FIELD: dict[str, str | None] = {
 }
 
 
-class ReadOnlyError(PermissionError):
+class ReadOnlyError(FlowdropError, PermissionError):
     """A write through a read-only browser; nothing was written."""
 
 
@@ -87,12 +88,22 @@ def open_store(target: str, *, writable: bool = False) -> Store:
             "Postgres URL (postgresql://user@host/db)"
         )
     if target.startswith(REDIS_SCHEMES):
-        from flowdrop_core.storage.redis_store import RedisStore
-
+        try:
+            from flowdrop_core.storage.redis_store import RedisStore  # the optional extra
+        except ImportError as exc:
+            raise StorageError(
+                f"{mask_url(target)}: a Redis store needs the redis package, which is not "
+                f"installed ({exc}); install the 'redis' extra"
+            ) from None
         return RedisStore(target)
     if target.startswith(POSTGRES_SCHEMES):
-        from flowdrop_core.storage.postgres import PostgresStore
-
+        try:
+            from flowdrop_core.storage.postgres import PostgresStore  # the optional extra
+        except ImportError as exc:
+            raise StorageError(
+                f"{mask_url(target)}: a Postgres store needs the psycopg package, which is not "
+                f"installed ({exc}); install the 'postgres' extra"
+            ) from None
         return PostgresStore(target, create=writable)
     path = Path(target).expanduser()
     if not path.is_file():

@@ -18,18 +18,18 @@ from flowdrop_core.journal.replay import JournalReplay
 from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.storage import Slot, StorageError
 from flowdrop_core.store_browser import ReadOnlyError, SlotInfo, StoreBrowser, open_browser
-from flowdrop_core.view import clip_text
+from inspector_ui.display import clip_text
 from inspector_ui.entries import show_entries
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
 from inspector_ui.plain import md
 
 #: Where the page's connection comes from when nobody typed one.
-ENV_TARGETS = ("FLOWDROP_REDIS_URL", "FLOWDROP_DB")
+ENV_TARGETS = ("FLOWDROP_REDIS_URL", "FLOWDROP_POSTGRES_URL", "FLOWDROP_DB")
 
 
 def default_target() -> str:
-    """``$FLOWDROP_REDIS_URL``, else ``$FLOWDROP_DB``, else nothing."""
+    """``$FLOWDROP_REDIS_URL``, else ``$FLOWDROP_POSTGRES_URL``, else ``$FLOWDROP_DB``, else nothing."""
     return next((os.environ[v].strip() for v in ENV_TARGETS if os.environ.get(v, "").strip()), "")
 
 
@@ -46,11 +46,12 @@ def connect() -> StoreBrowser | None:
     left, right = st.columns([4, 1], vertical_alignment="bottom")
     with left:
         target = st.text_input(
-            "Store: a SQLite file or a Redis URL",
+            "Store: a SQLite file, a Redis URL or a Postgres URL",
             key="s_target",
-            placeholder="/path/to/buffers.sqlite3 or redis://localhost:6379/0",
-            help="The store a runtime writes. Redis URLs may carry a password: it is not "
-            "put in the page's URL.",
+            placeholder="/path/to/buffers.sqlite3, redis://localhost:6379/0 or "
+            "postgresql://user@localhost/db",
+            help="The store a runtime writes. Redis and Postgres URLs may carry a password: "
+            "it is not put in the page's URL, and never shown.",
         )
     with right:
         writable = st.toggle(

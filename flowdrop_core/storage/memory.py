@@ -145,19 +145,24 @@ class MemoryStore:
                 check_ops(len(entries), delta)  # all or nothing: validate before changing
             except ValueError as exc:
                 raise StorageError.for_slot(f"cannot apply the change ({exc})", slot) from exc
-            apply_ops(entries, delta.ops)
+            records = None if journal is None else self._records_for(slot, journal.limit)
+            apply_ops(entries, delta.ops)  # cannot fail: every position was checked
             item[1] = token
             self._data[slot] = item
-            if journal is not None:
-                self._add_record(slot, journal)
+            if records is not None:  # nothing can fail between the change and its record
+                records.append((journal.seq, journal.text))  # type: ignore[union-attr]
         return token
+
+    def _records_for(self, slot: Slot, limit: int) -> deque[tuple[int, str]]:
+        """The slot's record deque keeping the newest ``limit`` (under the guard)."""
+        records = self._journal.get(slot)
+        if records is None or records.maxlen != limit:
+            records = self._journal[slot] = deque(records or (), maxlen=limit)
+        return records
 
     def _add_record(self, slot: Slot, journal: JournalWrite) -> None:
         """Keep ``journal`` and only the slot's newest ``limit`` records (under the guard)."""
-        records = self._journal.get(slot)
-        if records is None or records.maxlen != journal.limit:
-            records = self._journal[slot] = deque(records or (), maxlen=journal.limit)
-        records.append((journal.seq, journal.text))
+        self._records_for(slot, journal.limit).append((journal.seq, journal.text))
 
     # -- journal and listing ---------------------------------------------------------------
 

@@ -297,7 +297,7 @@ def test_store_page_browses_a_file_and_replays_its_journal(server, page, tmp_pat
     path = make_store_file(tmp_path / "buffers.sqlite3")
     page.goto(f"{server}/store")
     settle(page)
-    box = page.get_by_label("Store: a SQLite file or a Redis URL", exact=True).and_(
+    box = page.get_by_label("Store: a SQLite file, a Redis URL or a Postgres URL", exact=True).and_(
         page.get_by_test_id("stTextInputField")
     )
     box.fill(str(path))
