@@ -402,7 +402,8 @@ def test_truncated_json() -> None:
     assert error_of(text) == (
         "no known format matched rec.json:\n"
         f"- {JSON_FORMATS}: not JSON (Unterminated string starting at line 3, column 36)\n"
-        "- claude-code, jsonl: line 1: not JSON (Expecting value at column 15)"
+        f"- claude-code: {NO_SESSION}\n"
+        "- jsonl: line 1: not JSON (Expecting value at column 15)"
     )
 
 
@@ -414,12 +415,13 @@ def test_jsonl_line_that_is_not_json() -> None:
     )
     assert error_of(text) == (
         "no known format matched rec.json:\n"
+        "- jsonl: line 3: not JSON (Expecting ',' delimiter at column 17)\n"
         f"- {JSON_FORMATS}: not JSON (Extra data at line 2, column 1)\n"
-        "- claude-code: line 1: event without a string 'type'\n"
-        "- jsonl: line 3: not JSON (Expecting ',' delimiter at column 17)"
+        f"- claude-code: {NO_SESSION}"
     )
 
 
+NO_SESSION = "line 1: no line is a 'user' or 'assistant' event with a 'message' object"
 HUGE_INT = "9" * 5000  # past Python's 4300-digit limit for int("...")
 DEEP = "[" * 100_000  # past the json module's recursion limit
 
@@ -471,7 +473,8 @@ def test_json_refused_without_a_decode_error_names_the_file(
     assert error_of(text) == (
         "no known format matched rec.json:\n"
         f"- {JSON_FORMATS}: {json_problem}\n"
-        f"- claude-code, jsonl: {jsonl_problem}"
+        f"- claude-code: {NO_SESSION}\n"
+        f"- jsonl: {jsonl_problem}"
     )
     assert error_of(text, format="anthropic") == f"rec.json is not valid anthropic: {json_problem}"
     with pytest.raises(ConversationFormatError) as info:
@@ -506,29 +509,23 @@ def test_message_with_no_role() -> None:
     )
     message = error_of(text)
     problems, shapes = message.split("\nwhat each format reads:\n")
+    # The formats that claim it and fail, then the nearest that do not, and what each lacks.
     assert problems == (
         "no known format matched rec.json:\n"
         "- openai-chat, anthropic: messages[2]: missing 'role'\n"
-        "- openai-responses: no 'input' or 'output' list at the top level\n"
-        "- otel-genai: expected GenAI messages, a span with gen_ai.input.messages or an OTLP "
-        "export, got object\n"
-        "- gemini: no 'contents' or 'candidates' at the top level\n"
-        "- bedrock: messages[0].content: expected a list of content blocks, got string\n"
-        "- langchain: messages[2]: missing 'type'\n"
-        "- langfuse: expected a trace with 'observations' or a list of observations, got object\n"
-        "- sharegpt: no 'conversations' list\n"
-        "- scenario: not a scenario (no 'steps')\n"
-        "- claude-code: line 1: event without a string 'type'\n"
-        "- jsonl: line 1: messages[2]: missing 'role' (read as openai-chat)"
+        "- langchain: messages[2]: no LangChain 'type' and no 'role' with 'content'\n"
+        "- bedrock: messages[0].content: expected a list of content blocks\n"
+        "- openai-responses: no 'input' or 'output' list at the top level"
     )
     # A JSON file of an unknown shape also lists what each format expects.
-    assert shapes.splitlines() == [f"- {f.name}: {f.expects}" for f in REGISTRY]
+    listed = ("openai-chat", "openai-responses", "anthropic", "bedrock", "langchain")
+    assert shapes.splitlines() == [f"- {f.name}: {f.expects}" for f in REGISTRY if f.name in listed]
 
 
 def test_jsonl_message_with_no_role_names_its_line() -> None:
     text = '{"role": "user", "content": "hi"}\n\n{"content": "lost"}\n'
     assert error_of(text, format="jsonl") == (
-        "rec.json is not valid jsonl: line 3: missing 'role' (read as openai-chat)"
+        "rec.json is not valid jsonl: line 3: missing 'role' (nearest format: openai-chat)"
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
 import threading
 from typing import Any
@@ -17,7 +18,15 @@ from typing import Any
 import pytest
 from test_importers_edges import generation, imported, notes, rows
 
-from flowdrop_core.importers import REGISTRY, load_conversation, parse_conversation
+from flowdrop_core.importers import (
+    FORMATS,
+    REGISTRY,
+    Claim,
+    ConversationFormatError,
+    Miss,
+    load_conversation,
+    parse_conversation,
+)
 
 OTEL_USER = {"role": "user", "parts": [{"type": "text", "content": "hi"}]}
 GEMINI_MODEL = {"role": "model", "parts": [{"text": "yo"}]}
@@ -54,7 +63,7 @@ def test_nested_value_no_format_reads_names_the_format_that_read_furthest() -> N
         (
             "[0].output",
             "generation output in no known format",
-            "no format reads it (expected a list, got number (read as gemini))",
+            "no format reads it (expected a list of parts (nearest format: gemini))",
         )
     ]
     assert got.notes[0].content == json.dumps(output)
@@ -89,16 +98,72 @@ def test_trace_nested_past_the_stack_keeps_the_unread_part_in_a_note_never_a_hal
         value = [generation(id=f"g{level}", input=value)]
     text = json.dumps(value)
     got: list[Any] = []
+
+    def run() -> None:
+        try:
+            parse_conversation(text)
+        except ConversationFormatError as exc:
+            got.append(exc)
+
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(140)
     try:
-        worker = threading.Thread(target=lambda: got.append(parse_conversation(text)))
+        worker = threading.Thread(target=run)
         worker.start()
         worker.join()
     finally:
         sys.setrecursionlimit(old)
-    (conversation,) = got
-    assert conversation.format == "langfuse"
-    assert conversation.messages == []
-    assert [n.what for n in conversation.notes] == ["generation input in no known format"]
-    assert '"content": "hi"' in conversation.notes[0].content
+    (error,) = got
+    assert error.problems["langfuse"] == (
+        "no message: all 1 items read are notes "
+        "(the first: [0].input: generation input in no known format)"
+    )
+
+
+# --------------------------------------------------------------------------- positive detection
+
+
+def test_every_format_declares_its_claim_next_to_its_reader() -> None:
+    """A format is a module with NAME, EXPECTS, claims and read (or read_text)."""
+    for spec in REGISTRY:
+        assert callable(spec.claims), spec.name
+        assert (spec.read is None) != (spec.read_text is None), spec.name
+
+
+def test_only_claiming_formats_are_read_and_the_rest_say_what_they_lacked() -> None:
+    """A list of role + parts messages with text in 'text' (no format's shape): before,
+    Chat 'read' it as messages with content null; now nobody claims it, and the error
+    names the nearest formats with what each lacks."""
+    document = [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]
+    with pytest.raises(ConversationFormatError) as info:
+        parse_conversation(json.dumps(document), source_name="ui.json")
+    message = str(info.value)
+    assert message.startswith("no known format matched ui.json:\n")
+    assert "- otel-genai: [0].parts[0]: a text part without a string 'content'" in message
+    assert "- openai-chat: [0]: no 'content', 'tool_calls' or 'tool_call_id'" in message
+    assert info.value.problems["gemini"] == (
+        "[0].parts[0]: a typed part (Gemini parts have no 'type' or 'part_kind')"
+    )
+
+
+def test_a_plain_role_list_is_not_claimed_by_langchain() -> None:
+    """Plain role dicts are Chat's; LangChain claims a list only with a LangChain-typed message."""
+    plain = [{"role": "user", "content": "hi"}]
+    verdicts = {spec.name: spec.claims(plain) for spec in REGISTRY if spec.read is not None}
+    assert isinstance(verdicts["langchain"], Miss)
+    assert isinstance(verdicts["openai-chat"], Claim)
+    typed = [*plain, {"type": "ai", "content": "yo"}]
+    assert isinstance(REGISTRY[FORMATS.index("langchain")].claims(typed), Claim)
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ([], "an empty list"),
+        ({"messages": []}, "messages: an empty list"),
+        ({"output": [{"type": "reasoning", "summary": []}]}, "no message: all 1 items read"),
+    ],
+)
+def test_an_import_with_no_message_is_an_error(document: Any, problem: str) -> None:
+    with pytest.raises(ConversationFormatError, match=re.escape(problem)):
+        parse_conversation(json.dumps(document))

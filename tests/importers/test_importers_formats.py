@@ -52,16 +52,13 @@ def test_otel_messages_are_not_taken_for_openai_chat() -> None:
         {"role": "user", "content": "weather?"},
         {"role": "assistant", "content": "sunny"},
     ]
-    forced = imported(document, "openai-chat")
-    assert forced.messages == [
-        {"role": "user", "content": None},
-        {"role": "assistant", "content": None},
-    ]
-    assert notes(forced) == [
-        ("[0].parts", "field 'parts'", "openai-chat does not read it"),
-        ("[1].parts", "field 'parts'", "openai-chat does not read it"),
-    ]
-    assert forced.notes[0].content == '[{"type": "text", "content": "weather?"}]'
+    # Forced to Chat, every text would sit in a note: that is no import at all.
+    with pytest.raises(ConversationFormatError) as info:
+        imported(document, "openai-chat")
+    assert str(info.value) == (
+        "<text> is not valid openai-chat: [0]: the message's whole content went to a note "
+        "(field 'parts')"
+    )
 
 
 def test_role_based_langchain_dicts_keep_calls_from_additional_kwargs() -> None:
@@ -544,12 +541,12 @@ def test_a_type_or_role_that_is_an_object_or_list_is_a_located_error(document: A
     assert "what each format reads:" in message
 
 
-def test_otel_part_with_an_object_type_is_a_note_not_a_crash() -> None:
-    """OTel refuses it; Chat reads the message and notes the parts it cannot read."""
-    got = imported([{"role": "user", "parts": [{"type": {"t": 1}}]}])
-    assert got.format == "openai-chat"
-    assert got.messages == [{"role": "user", "content": None}]
-    assert [(n.where, n.unknown) for n in got.notes] == [("[0].parts", True)]
+def test_otel_part_with_an_object_type_is_an_error_not_a_crash() -> None:
+    """OTel does not claim it (no string part type), nor Chat (no content): a located error."""
+    with pytest.raises(ConversationFormatError) as info:
+        imported([{"role": "user", "parts": [{"type": {"t": 1}}]}])
+    assert info.value.problems["otel-genai"] == "[0].parts[0]: a part without a string 'type'"
+    assert info.value.problems["openai-chat"] == "[0]: no 'content', 'tool_calls' or 'tool_call_id'"
 
 
 def test_claude_code_unreadable_lines_are_notes_not_a_refused_session() -> None:

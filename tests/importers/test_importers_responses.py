@@ -12,6 +12,9 @@ from typing import Any
 import pytest
 from test_importers_edges import error, imported, notes, rows
 
+from flowdrop_core.importers import ConversationFormatError, openai_responses
+from flowdrop_core.importers.base import Out
+
 
 def test_responses_hosted_item_opaque_output_is_a_note_not_part_of_the_marker() -> None:
     got = imported(
@@ -88,16 +91,15 @@ def test_responses_instructions_as_a_list_of_items_come_first_each_located() -> 
 
 def test_responses_reasoning_note_keeps_its_summary_text_else_the_item_without_ciphertext() -> None:
     summary = [{"type": "summary_text", "text": "a"}, 5, {"text": 7}, {"text": "b"}]
-    got = imported(
-        {
-            "output": [
-                {"type": "reasoning", "id": "rs_1", "summary": summary},
-                {"type": "reasoning", "id": "rs_2", "summary": [], "encrypted_content": "gAAA"},
-            ]
-        },
-        "openai-responses",
-    )
-    assert rows(got) == []
+    document = {
+        "output": [
+            {"type": "reasoning", "id": "rs_1", "summary": summary},
+            {"type": "reasoning", "id": "rs_2", "summary": [], "encrypted_content": "gAAA"},
+        ]
+    }
+    got = Out()
+    openai_responses.read(document, got)
+    assert got.messages == []
     why = "model reasoning is not a conversation message"
     assert notes(got) == [
         ("output[0]", "reasoning item", why),
@@ -107,6 +109,9 @@ def test_responses_reasoning_note_keeps_its_summary_text_else_the_item_without_c
         "a\nb",
         '{"type": "reasoning", "id": "rs_2", "summary": []}',
     ]
+    # Reasoning alone is no conversation: importing it is an error, not an empty success.
+    with pytest.raises(ConversationFormatError, match="no message: all 2 items read are notes"):
+        imported(document, "openai-responses")
 
 
 def test_responses_client_calls_named_by_their_type_fold_until_another_item() -> None:
