@@ -1,55 +1,111 @@
-"""Format detection of nested values (a trace's inputs and outputs) and the registry's API.
-
-A trace (Langfuse) holds messages in any format; each nested value is read by
-the format that reads it completely, its origins sit under the value's place
-in the file, and when no format reads it the note names the format that read
-furthest.
-"""
+"""Detection: which format claims a document, the nearest misses, nested values."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import re
-import sys
-import threading
 from typing import Any
 
 import pytest
-from test_importers_edges import generation, imported, notes, rows
+from import_helpers import (
+    GEMINI_MODEL,
+    OTEL_USER,
+    error_fmt,
+    generation,
+    imported_edge,
+    imported_fmt,
+    notes_edge,
+    notes_fmt,
+    rows_edge,
+)
 
 from flowdrop_core.importers import (
-    FORMATS,
     REGISTRY,
-    Claim,
     ConversationFormatError,
-    Miss,
     load_conversation,
     parse_conversation,
 )
 
-OTEL_USER = {"role": "user", "parts": [{"type": "text", "content": "hi"}]}
-GEMINI_MODEL = {"role": "model", "parts": [{"text": "yo"}]}
+
+def test_notes_as_json_rows_keep_what_was_left_out() -> None:
+    got = imported_edge(
+        [{"role": "user", "content": [{"type": "widget", "text": "w"}]}], "openai-chat"
+    )
+    assert rows_edge(got) == [("user", "w", None, None)]
+    assert got.notes_as_dicts() == [
+        {
+            "where": "[0].content[0]",
+            "what": "unknown content part type 'widget'",
+            "why": "openai-chat has no such part type; its text is kept",
+            "content": '{"type": "widget", "text": "w"}',
+            "unknown": True,
+        }
+    ]
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "openai-responses", "langchain"])
+def test_unknown_content_part_keeps_its_text_and_is_a_note(fmt: str) -> None:
+    part = {"type": "code", "text": "print(1)"}
+    documents = {
+        "openai-chat": [{"role": "user", "content": [part]}],
+        "openai-responses": [{"type": "message", "role": "user", "content": [part]}],
+        "langchain": [{"type": "human", "data": {"content": [part]}}],
+    }
+    got = imported_fmt(documents[fmt], fmt)
+    assert got.messages == [{"role": "user", "content": "print(1)"}]
+    assert len(got.notes) == 1
+    assert got.notes[0].what == "unknown content part type 'code'"
+    assert got.notes[0].content == json.dumps(part)
+
+
+def test_unknown_part_without_text_is_a_marker_never_an_empty_message() -> None:
+    got = imported_fmt([{"role": "user", "content": [{"type": "hologram", "data": "x"}]}])
+    assert got.messages == [{"role": "user", "content": "[hologram]"}]
+    assert notes_fmt(got) == [
+        (
+            "[0].content[0]",
+            "unknown content part type 'hologram'",
+            "openai-chat has no such part type; shown as a marker",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"input": [{"type": {"x": 1}}]},
+        [{"role": "user", "content": [{"type": ["text"], "text": "hi"}]}],
+        [{"role": {"x": 1}, "content": "hi"}],
+        [{"type": ["human"], "data": {"content": "x"}}],
+        {"contents": [{"role": ["user"], "parts": [{"text": "x"}]}]},
+        {"conversations": [{"from": {"a": 1}, "value": "x"}]},
+    ],
+)
+def test_a_type_or_role_that_is_an_object_or_list_is_a_located_error(document: Any) -> None:
+    message = error_fmt(document)
+    assert message.startswith("no known format matched <text>:")
+    assert "what each format reads:" in message
 
 
 def test_nested_messages_are_read_by_the_format_that_reads_them_completely() -> None:
     """OpenAI Chat reads OTel or Gemini messages only with a note (their 'parts' left
     out); detection goes on to the format that reads them with none."""
-    got = imported([generation(input=[OTEL_USER], output=[GEMINI_MODEL])], "langfuse")
-    assert rows(got) == [("user", "hi", None, None), ("assistant", "yo", None, None)]
+    got = imported_edge([generation(input=[OTEL_USER], output=[GEMINI_MODEL])], "langfuse")
+    assert rows_edge(got) == [("user", "hi", None, None), ("assistant", "yo", None, None)]
     assert got.origins == ["[0].input[0]", "[0].output[0]"]
-    assert notes(got) == []
+    assert notes_edge(got) == []
 
 
 def test_a_whole_nested_value_read_as_one_message_is_located_at_the_value() -> None:
-    got = imported(
+    got = imported_edge(
         {
             "trace": {"id": "t", "output": {"role": "assistant", "content": "a"}},
             "observations": [generation()],
         },
         "langfuse",
     )
-    assert rows(got) == [("assistant", "a", None, None)]
+    assert rows_edge(got) == [("assistant", "a", None, None)]
     assert got.origins == ["trace.output"]
 
 
@@ -57,9 +113,9 @@ def test_nested_value_no_format_reads_names_the_format_that_read_furthest() -> N
     """Gemini reads this output as far as contents[0].parts; every other format
     refuses it at the top, so the note gives Gemini's problem."""
     output = {"contents": [{"role": "model", "parts": 5}]}
-    got = imported([generation(input="q", output=output)], "langfuse")
-    assert rows(got) == [("user", "q", None, None)]
-    assert notes(got) == [
+    got = imported_edge([generation(input="q", output=output)], "langfuse")
+    assert rows_edge(got) == [("user", "q", None, None)]
+    assert notes_edge(got) == [
         (
             "[0].output",
             "generation output in no known format",
@@ -82,45 +138,11 @@ def test_orphan_result_in_a_file_is_imported_unless_strict_is_asked(tmp_path: An
 
 
 def test_formats_and_imported_conversations_cannot_be_changed_by_a_caller() -> None:
-    got = imported([{"role": "user", "content": "hi"}], "openai-chat")
+    got = imported_edge([{"role": "user", "content": "hi"}], "openai-chat")
     with pytest.raises(dataclasses.FrozenInstanceError):
         got.format = "anthropic"  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         REGISTRY[0].name = "other"  # type: ignore[misc]
-
-
-def test_trace_nested_past_the_stack_keeps_the_unread_part_in_a_note_never_a_half_read() -> None:
-    """Traces nest traces (a generation's input may be a trace); a caller with little
-    stack left (here a thread with a low recursion limit) must get the part no
-    reader could finish as a note, not a reader's half-done output taken as read."""
-    value: Any = [{"role": "user", "content": "hi"}]
-    for level in range(45):  # 90 JSON levels: the parser needs ~100 frames, the readers ~180
-        value = [generation(id=f"g{level}", input=value)]
-    text = json.dumps(value)
-    got: list[Any] = []
-
-    def run() -> None:
-        try:
-            parse_conversation(text)
-        except ConversationFormatError as exc:
-            got.append(exc)
-
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(140)
-    try:
-        worker = threading.Thread(target=run)
-        worker.start()
-        worker.join()
-    finally:
-        sys.setrecursionlimit(old)
-    (error,) = got
-    assert error.problems["langfuse"] == (
-        "no message: all 1 items read are notes "
-        "(the first: [0].input: generation input in no known format)"
-    )
-
-
-# --------------------------------------------------------------------------- positive detection
 
 
 def test_every_format_declares_its_claim_next_to_its_reader() -> None:
@@ -144,16 +166,6 @@ def test_only_claiming_formats_are_read_and_the_rest_say_what_they_lacked() -> N
     assert info.value.problems["gemini"] == (
         "[0].parts[0]: a typed part (Gemini parts have no 'type' or 'part_kind')"
     )
-
-
-def test_a_plain_role_list_is_not_claimed_by_langchain() -> None:
-    """Plain role dicts are Chat's; LangChain claims a list only with a LangChain-typed message."""
-    plain = [{"role": "user", "content": "hi"}]
-    verdicts = {spec.name: spec.claims(plain) for spec in REGISTRY if spec.read is not None}
-    assert isinstance(verdicts["langchain"], Miss)
-    assert isinstance(verdicts["openai-chat"], Claim)
-    typed = [*plain, {"type": "ai", "content": "yo"}]
-    assert isinstance(REGISTRY[FORMATS.index("langchain")].claims(typed), Claim)
 
 
 @pytest.mark.parametrize(
