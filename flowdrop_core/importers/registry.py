@@ -42,11 +42,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.ids import usable_id
 from flowdrop_core.importers import (
     anthropic,
     bedrock,
     claude_code,
+    detect,
     gemini,
     jsonl,
     langchain,
@@ -128,7 +130,7 @@ FORMATS: tuple[str, ...] = tuple(f.name for f in REGISTRY)
 JSON_FORMATS: tuple[str, ...] = tuple(f.name for f in REGISTRY if f.read is not None)
 
 
-class ConversationFormatError(ValueError):
+class ConversationFormatError(FlowdropError, ValueError):
     """A recorded conversation that could not be imported.
 
     ``problems`` maps each format tried to the first problem it hit
@@ -571,3 +573,7 @@ def _check_orphans(messages: list[Message], origins: list[str]) -> None:
                 raise Problem(
                     origin, f"tool result for call {call_id!r} whose call never appears before it"
                 )
+
+
+# The nested readers (jsonl, langfuse) reach detection through .detect, not back here.
+detect.install(detect_value, JSON_FORMATS, nearest_miss)
