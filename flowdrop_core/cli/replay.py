@@ -25,10 +25,12 @@ from flowdrop_core.cli.loading import (
     notes_json,
 )
 from flowdrop_core.cli.options import (
+    CONVERSATION_HELP,
     EPILOG,
     FORMAT_HELP,
     non_blank,
     non_negative_int,
+    positive_int,
     utf8_text,
 )
 from flowdrop_core.cli.output import (
@@ -77,6 +79,7 @@ def register(subparsers: Any) -> None:
         "session drives the run)",
     )
     rep.add_argument("--format", metavar="F", help=FORMAT_HELP)
+    rep.add_argument("--conversation", type=positive_int, metavar="N", help=CONVERSATION_HELP)
     rep.add_argument(
         "--per",
         choices=("message", "turn"),
@@ -381,7 +384,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _replay_command(args: argparse.Namespace) -> int:
-    source = load_source(args.path, args.format)
+    source = load_source(args.path, args.format, getattr(args, "conversation", None))
     check_messages(source.path, source.entries, source.origins)
     scenario, origins = build_replay(source, args)
     try:
