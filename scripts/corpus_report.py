@@ -20,7 +20,9 @@ even when it leaves no note.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -133,8 +135,44 @@ def texts_of(value: Any, key: str = "") -> Iterator[str]:
             if isinstance(inner, dict | list):
                 yield from texts_of(inner, key)
                 return
-        if _is_text_key(key) and len(stripped) >= MIN_TEXT:
+        if _is_text_key(key) and ("<tool_call>" in stripped or "<tool_response>" in stripped):
+            yield from _tagged(stripped)
+        elif _is_text_key(key) and len(stripped) >= MIN_TEXT:
             yield stripped
+
+
+def _tagged(text: str) -> Iterator[str]:
+    """Text with Hermes tags: the text around them, each response, each call's strings.
+
+    A call's body is parsed and re-written by the reader, so its strings (name,
+    argument values) are what must be kept, not its spelling.
+    """
+    for body in re.findall(r"<tool_response>(.*?)</tool_response>", text, re.S):
+        if len(body.strip()) >= MIN_TEXT:
+            yield body.strip()
+    for body in re.findall(r"<tool_call>(.*?)</tool_call>", text, re.S):
+        try:
+            parsed = ast.literal_eval(body.strip())
+        except (ValueError, SyntaxError):
+            try:
+                parsed = json.loads(body.strip())
+            except ValueError:
+                parsed = body.strip()
+        yield from (v for v in _strings(parsed) if len(v) >= MIN_TEXT)
+    for rest in re.split(r"<(tool_call|tool_response)>.*?</\1>", text, flags=re.S)[::2]:
+        if len(rest.strip()) >= MIN_TEXT:
+            yield rest.strip()
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, str):
+        yield value
 
 
 def _haystack(imported: ImportedConversation) -> str:

@@ -20,8 +20,9 @@ from flowdrop_core.importers import (
 )
 
 JSON_FORMATS = (
-    "openai-chat, openai-responses, anthropic, otel-genai, gemini, bedrock, langchain, "
-    "langfuse, sharegpt, scenario"
+    "openai-chat, openai-responses, responses-log, cohere, anthropic, otel-genai, "
+    "openinference, vercel-ai, pydantic-ai, gemini, bedrock, langchain, langfuse, xlam, "
+    "hermes, sharegpt, scenario"
 )
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data" / "imports"
 
@@ -402,7 +403,8 @@ def test_truncated_json() -> None:
     assert error_of(text) == (
         "no known format matched rec.json:\n"
         f"- {JSON_FORMATS}: not JSON (Unterminated string starting at line 3, column 36)\n"
-        "- claude-code, jsonl: line 1: not JSON (Expecting value at column 15)"
+        "- claude-code, codex, jsonl: line 1: not JSON (Expecting value at column 15)\n"
+        f"- chatml: {NO_CHATML}"
     )
 
 
@@ -416,10 +418,13 @@ def test_jsonl_line_that_is_not_json() -> None:
         "no known format matched rec.json:\n"
         f"- {JSON_FORMATS}: not JSON (Extra data at line 2, column 1)\n"
         "- claude-code: line 1: event without a string 'type'\n"
-        "- jsonl: line 3: not JSON (Expecting ',' delimiter at column 17)"
+        f"- chatml: {NO_CHATML}\n"
+        "- codex, jsonl: line 3: not JSON (Expecting ',' delimiter at column 17)"
     )
 
 
+#: What the ChatML text reader says of a file with no ``<|im_start|>role`` block.
+NO_CHATML = "no <|im_start|>role blocks"
 HUGE_INT = "9" * 5000  # past Python's 4300-digit limit for int("...")
 DEEP = "[" * 100_000  # past the json module's recursion limit
 
@@ -471,7 +476,8 @@ def test_json_refused_without_a_decode_error_names_the_file(
     assert error_of(text) == (
         "no known format matched rec.json:\n"
         f"- {JSON_FORMATS}: {json_problem}\n"
-        f"- claude-code, jsonl: {jsonl_problem}"
+        f"- claude-code, codex, jsonl: {jsonl_problem}\n"
+        f"- chatml: {NO_CHATML}"
     )
     assert error_of(text, format="anthropic") == f"rec.json is not valid anthropic: {json_problem}"
     with pytest.raises(ConversationFormatError) as info:
@@ -510,15 +516,27 @@ def test_message_with_no_role() -> None:
         "no known format matched rec.json:\n"
         "- openai-chat, anthropic: messages[2]: missing 'role'\n"
         "- openai-responses: no 'input' or 'output' list at the top level\n"
+        "- responses-log: expected a list of Responses request bodies and response objects, "
+        "got object\n"
+        "- cohere: expected a Cohere v2 chat request, response or recording, got object\n"
         "- otel-genai: expected GenAI messages, a span with gen_ai.input.messages or an OTLP "
         "export, got object\n"
+        "- openinference: no span carries llm.input_messages or llm.output_messages\n"
+        "- vercel-ai: messages: neither UIMessages (parts with AI SDK types) nor model messages "
+        "(content with tool-call / tool-result parts)\n"
+        "- pydantic-ai: messages[0]: 'kind' must be 'request' or 'response', got None\n"
         "- gemini: no 'contents' or 'candidates' at the top level\n"
         "- bedrock: messages[0].content: expected a list of content blocks, got string\n"
         "- langchain: messages[2]: missing 'type'\n"
         "- langfuse: expected a trace with 'observations' or a list of observations, got object\n"
+        "- xlam: expected an xLAM row {'query', 'answers'}, got object\n"
+        "- hermes: expected ShareGPT or chat turns with <tool_call> / <tool_response> tags\n"
         "- sharegpt: no 'conversations' list\n"
         "- scenario: not a scenario (no 'steps')\n"
         "- claude-code: line 1: event without a string 'type'\n"
+        f"- chatml: {NO_CHATML}\n"
+        "- codex: line 1: not a Codex rollout: every line must be {'type', 'payload'}, "
+        "with a session_meta or response_item line\n"
         "- jsonl: line 1: messages[2]: missing 'role' (read as openai-chat)"
     )
     # A JSON file of an unknown shape also lists what each format expects.
@@ -589,8 +607,10 @@ def test_unknown_format_and_empty_file() -> None:
         f"unknown format 'yaml'; known formats: {', '.join(FORMATS)}"
     )
     assert FORMATS == (
-        "openai-chat", "openai-responses", "anthropic", "otel-genai", "gemini", "bedrock",
-        "langchain", "langfuse", "sharegpt", "scenario", "claude-code", "jsonl",
+        "openai-chat", "openai-responses", "responses-log", "cohere", "anthropic", "otel-genai",
+        "openinference", "vercel-ai", "pydantic-ai", "gemini", "bedrock", "langchain",
+        "langfuse", "xlam", "hermes", "sharegpt", "scenario", "claude-code", "chatml", "codex",
+        "jsonl",
     )  # fmt: skip
     assert error_of(" \n\n") == "rec.json is empty"
 
