@@ -16,6 +16,7 @@ from typing import Any
 
 from flowdrop_core.importers import anthropic
 from flowdrop_core.importers.base import Out, Problem, json_type
+from flowdrop_core.importers.claims import Claim, Line, Miss, Verdict
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "claude-code"
@@ -25,6 +26,22 @@ EXPECTS = "JSON lines of session events {'type': 'user'|'assistant', 'message': 
 #: A session opens with its events (summaries are notes, not unreadable); without this,
 #: detection would read every line of any other JSON Lines file as a note first.
 GIVE_UP_AFTER = 20
+
+
+def claims(lines: list[Line]) -> Verdict:
+    """A session: some line is a ``user`` or ``assistant`` event with a ``message`` object,
+    within the first :data:`GIVE_UP_AFTER` lines that are not such events."""
+    for others, (_number, event) in enumerate(lines, start=1):
+        if (
+            isinstance(event, dict)
+            and event.get("type") in ("user", "assistant")
+            and isinstance(event.get("message"), dict)
+        ):
+            return Claim("a session log")
+        if others >= GIVE_UP_AFTER:
+            break
+    where = f"line {lines[0][0]}" if lines else ""
+    return Miss(where, "no line is a 'user' or 'assistant' event with a 'message' object")
 
 
 def read_text(text: str, out: Out) -> None:

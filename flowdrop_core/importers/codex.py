@@ -20,6 +20,7 @@ from typing import Any
 
 from flowdrop_core.importers import openai_responses
 from flowdrop_core.importers.base import Out, Problem, json_type
+from flowdrop_core.importers.claims import Claim, Line, LineProblem, Miss, Verdict
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "codex"
@@ -54,14 +55,17 @@ def _lines(text: str) -> list[tuple[int, Any]]:
     return lines
 
 
-def claims_text(text: str) -> bool:
+def claims(lines: list[Line]) -> Verdict:
     """The signature: every line is ``{"type", "payload"}`` and one is a ``session_meta``
     or a ``response_item``."""
-    try:
-        lines = _lines(text)
-    except Problem:
-        return False
-    return _claims(lines)
+    for k, (number, value) in enumerate(lines):
+        if isinstance(value, LineProblem):
+            return Miss(f"line {number}", value.what, k)
+        if not (isinstance(value, dict) and "type" in value and "payload" in value):
+            return Miss(f"line {number}", "not a {'type', 'payload'} rollout line", k)
+    if not _claims(lines):
+        return Miss("", "no session_meta or response_item line", len(lines))
+    return Claim("a rollout")
 
 
 def _claims(lines: list[tuple[int, Any]]) -> bool:

@@ -28,6 +28,7 @@ from flowdrop_core.importers.base import (
     openai_calls,
     role_of,
 )
+from flowdrop_core.importers.claims import Claim, Miss, Verdict
 
 NAME = "cohere"
 EXPECTS = (
@@ -68,21 +69,25 @@ def _cohere_only(messages: list[Any]) -> bool:
     return False
 
 
-def claims(document: Any) -> bool:
+def claims(document: Any) -> Verdict:
     """The signature: a Cohere response, a recording holding one, or a request whose
     messages use a field or part only Cohere has."""
     if _is_response(document):
-        return True
+        return Claim("a response")
     if isinstance(document, list) and document:
-        return all(_is_request(v) or _is_response(v) for v in document) and any(
+        if all(_is_request(v) or _is_response(v) for v in document) and any(
             _is_response(v) for v in document
-        )
-    return _is_request(document) and _cohere_only(document["messages"])
+        ):
+            return Claim("a recording")
+        return Miss("", "not requests ('messages') and responses ('message', 'finish_reason')")
+    if _is_request(document) and _cohere_only(document["messages"]):
+        return Claim("a request")
+    return Miss("", "no 'message' with 'finish_reason', and no tool_plan / thinking / document")
 
 
 def read(document: Any, out: Out) -> None:
     """Read a request, a response, or a list of them (a recording)."""
-    if not claims(document):
+    if not isinstance(claims(document), Claim):
         raise Problem(
             "",
             f"expected a Cohere v2 chat request, response or recording, got {json_type(document)}",

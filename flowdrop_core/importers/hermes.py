@@ -28,15 +28,13 @@ from flowdrop_core.importers.base import (
     Problem,
     arguments_text,
 )
+from flowdrop_core.importers.claims import Claim, Miss, Verdict
 
 NAME = "hermes"
-#: The name of the raw ChatML text form (a JSON Lines-like text format of its own).
-TEXT_NAME = "chatml"
 EXPECTS = (
     "ShareGPT turns, chat messages or ChatML text whose assistant turns hold "
     "<tool_call>...</tool_call> and tool turns <tool_response>...</tool_response>"
 )
-TEXT_EXPECTS = "ChatML text <|im_start|>role ... <|im_end|> (tool calls in <tool_call> tags)"
 
 ROLES = {
     "system": "system",
@@ -83,25 +81,29 @@ def _speaker(turn: Any) -> tuple[Any, Any]:
     return None, None
 
 
-def claims(document: Any) -> bool:
+def claims(document: Any) -> Verdict:
     """The signature: turns (ShareGPT or chat) of known speakers, one holding a tag."""
     conversations = _turns_of(document)
     if not conversations:
-        return False
-    turns = [_speaker(t) for _, c in conversations for t in c]
-    return all(isinstance(s, str) and s in ROLES and isinstance(v, str) for s, v in turns) and any(
-        _has_tag(v) for _, v in turns
-    )
+        return Miss("", "expected ShareGPT records or a list of turns")
+    for prefix, turns in conversations:
+        for i, turn in enumerate(turns):
+            speaker, value = _speaker(turn)
+            if not (isinstance(speaker, str) and speaker in ROLES and isinstance(value, str)):
+                return Miss(f"{prefix}[{i}]", "not a turn of a known speaker with text", i)
+    if not any(_has_tag(_speaker(t)[1]) for _, turns in conversations for t in turns):
+        return Miss("", "no <tool_call> or <tool_response> tag in any turn", 1)
+    return Claim("turns with tool-call tags")
 
 
-def claims_text(text: str) -> bool:
+def chatml_blocks(text: str) -> bool:
     """The signature of ChatML text: ``<|im_start|>role`` blocks (tags or not)."""
     return BLOCK.search(text) is not None
 
 
 def read(document: Any, out: Out) -> None:
     """Read ShareGPT records or chat messages whose text holds tool-call tags."""
-    if not claims(document):
+    if not isinstance(claims(document), Claim):
         raise Problem("", "expected ShareGPT or chat turns with <tool_call> / <tool_response> tags")
     conversations = _turns_of(document)
     assert conversations is not None
@@ -112,9 +114,9 @@ def read(document: Any, out: Out) -> None:
             _turn(ROLES[speaker], value, f"{prefix}[{i}]", out, pending)
 
 
-def read_text(text: str, out: Out) -> None:
+def read_chatml(text: str, out: Out) -> None:
     """Read raw ChatML text: one turn per ``<|im_start|>role`` block."""
-    if not claims_text(text):
+    if not chatml_blocks(text):
         raise Problem("", "no <|im_start|>role blocks")
     pending = PendingCalls()
     end = 0

@@ -31,6 +31,7 @@ from flowdrop_core.importers.base import (
     openai_call,
     parts_text,
 )
+from flowdrop_core.importers.claims import Claim, Miss, Verdict, each
 
 NAME = "langchain"
 EXPECTS = (
@@ -67,6 +68,72 @@ LEFT_OUT_PARTS = {
     "reasoning": "model reasoning is not a conversation message",
 }
 MEDIA = frozenset({"image_url", "image", "audio", "file", "video", "input_audio"})
+
+
+#: Fields only a LangChain message carries (a role dict with one of them is LangChain's).
+LANGCHAIN_FIELDS = ("additional_kwargs", "response_metadata", "invalid_tool_calls",
+                    "usage_metadata", "tool_call_chunks")  # fmt: skip
+
+
+def claims(document: Any) -> Verdict:
+    """LangChain messages (typed ``{'type', 'data'}``, ``dumpd`` constructors, flat typed
+    messages, or role dicts among them), a LangGraph state or a list of states or updates;
+    at least one message must be LangChain-typed (a plain role dict is Chat's)."""
+    if isinstance(document, dict) and "messages" in document:
+        return _messages_verdict(document["messages"], "messages", "a LangGraph state")
+    if isinstance(document, list) and document and all(_is_state(v) for v in document):
+        return _messages_verdict(document[-1]["messages"], f"[{len(document) - 1}].messages",
+                                 "a list of stream values")  # fmt: skip
+    if isinstance(document, list) and document and all(_is_update(v) for v in document):
+        for i, update in enumerate(document):
+            for node, state in update.items():
+                verdict = _messages_verdict(state["messages"], f"[{i}].{node}.messages", "")
+                if isinstance(verdict, Claim):
+                    return Claim("a list of node updates")
+        return Miss("", "no node update holds a LangChain-typed message", 1)
+    if isinstance(document, list):
+        return _messages_verdict(document, "", "a list of messages")
+    return Miss("", f"expected a list of messages or an object with 'messages', "
+                f"got {json_type(document)}")  # fmt: skip
+
+
+def _messages_verdict(items: Any, prefix: str, shape: str) -> Verdict:
+    verdict = each(items, prefix, message_miss, shape, score=2 if prefix else 1)
+    if isinstance(verdict, Claim) and not any(_typed(item) for item in items):
+        return Miss(prefix, "no LangChain-typed message ('type' with 'data', 'lc', or "
+                    "'additional_kwargs'); plain role dicts are OpenAI Chat's", 1)  # fmt: skip
+    return verdict
+
+
+def _typed(item: dict[str, Any]) -> bool:
+    """A message only LangChain spells so."""
+    if item.get("lc") == 1 and item.get("type") == "constructor":
+        return True
+    kind = kind_of(item)
+    if kind is not None:
+        return True  # message_miss checked it is a LangChain type
+    return any(key in item for key in LANGCHAIN_FIELDS)
+
+
+def message_miss(item: Any, where: str) -> Miss | None:
+    """``None`` when ``item`` looks like a LangChain message (typed, or a role dict)."""
+    if not isinstance(item, dict):
+        return Miss(where, f"expected a message object, got {json_type(item)}")
+    if item.get("lc") == 1:
+        return (
+            None if item.get("type") == "constructor" else Miss(where, "'lc' without a constructor")
+        )
+    kind = kind_of(item)
+    if kind is not None:
+        base = kind.removesuffix("MessageChunk").removesuffix("Chunk").lower()
+        if base not in TYPES and base != "chat":
+            return Miss(where, f"type {kind!r} is not a LangChain message type")
+        if not isinstance(item.get("data"), dict) and "content" not in item:
+            return Miss(where, "a typed message without 'data' or 'content'")
+        return None
+    if isinstance(item.get("role"), str) and "content" in item:
+        return None
+    return Miss(where, "no LangChain 'type' and no 'role' with 'content'")
 
 
 def read(document: Any, out: Out) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowdrop_core.importers.base import Out, Problem, json_type, last_call
+from flowdrop_core.importers.claims import Claim, Miss, Verdict, each
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "langfuse"
@@ -25,6 +26,38 @@ EXPECTS = (
     "a trace export with 'observations' (or {'data': [...]}) whose GENERATION observations "
     "carry 'input' messages and 'output'"
 )
+
+
+def claims(document: Any) -> Verdict:
+    """A trace (``observations``), a ``{trace, observations}`` export, an observations page
+    (``data``) or a list of observations: objects with ``id`` and a string ``type``, at
+    least one a ``GENERATION``."""
+    if isinstance(document, dict) and isinstance(document.get("trace"), dict):
+        items = document.get("observations", document["trace"].get("observations"))
+        prefix = "observations" if "observations" in document else "trace.observations"
+    elif isinstance(document, dict) and "observations" in document:
+        items, prefix = document["observations"], "observations"
+    elif isinstance(document, dict) and "data" in document:
+        items, prefix = document["data"], "data"
+    elif isinstance(document, list):
+        items, prefix = document, ""
+    else:
+        return Miss("", f"expected a trace with 'observations' or a list of observations, "
+                    f"got {json_type(document)}")  # fmt: skip
+    verdict = each(items, prefix, observation_miss, "a trace", score=2 if prefix else 1)
+    if isinstance(verdict, Claim) and not any(o["type"] == "GENERATION" for o in items):
+        return Miss(prefix, "no GENERATION observation", 1)
+    return verdict
+
+
+def observation_miss(item: Any, where: str) -> Miss | None:
+    """``None`` when ``item`` looks like an observation (``id``, upper-case string ``type``)."""
+    if not isinstance(item, dict) or "id" not in item:
+        return Miss(where, "expected an observation with 'id'")
+    kind = item.get("type")
+    if not isinstance(kind, str) or not kind.isupper():
+        return Miss(where, "an observation's 'type' is an upper-case string (GENERATION, SPAN)")
+    return None
 
 
 def read(document: Any, out: Out) -> None:

@@ -28,6 +28,7 @@ from flowdrop_core.importers.base import (
     parts_text,
     role_of,
 )
+from flowdrop_core.importers.claims import Claim, Miss, Verdict, each, key_miss
 
 NAME = "openai-chat"
 EXPECTS = (
@@ -41,6 +42,59 @@ TEXT_PARTS = {"text": "text", "refusal": "refusal"}
 MEDIA_PARTS = frozenset({"image_url", "input_audio", "file", "image", "audio"})
 KNOWN = ("role", "content", "name", "tool_calls", "tool_call_id", "function_call", "metadata")
 KNOWN_ASSISTANT = (*KNOWN, "refusal", "audio")
+
+
+#: Keys of which a Chat message carries at least one besides ``role``.
+MESSAGE_KEYS = ("content", "tool_calls", "tool_call_id", "function_call")
+
+
+def claims(document: Any) -> Verdict:
+    """A Chat document: a response with ``choices[].message``, a request with ``messages``,
+    a list of messages or of request/response bodies, or one message; every message has a
+    string ``role`` and ``content`` (or ``tool_calls`` / ``tool_call_id`` / ``function_call``)."""
+    if isinstance(document, dict) and "choices" in document:
+        choices = document["choices"]
+        if not isinstance(choices, list) or not choices:
+            return Miss("choices", "expected a non-empty list of choices")
+        missed = key_miss(choices[0], "choices[0]", ("message",), "a choice object")
+        if missed is not None:
+            return Miss(missed.where, missed.what, 1)
+        if "messages" in document:
+            verdict = each(document["messages"], "messages", message_miss, "request and response")
+            return verdict if isinstance(verdict, Miss) else Claim("a request and its response")
+        return Claim("a response object")
+    if isinstance(document, dict) and "messages" in document:
+        if "system" in document:
+            return Miss("system", "a top-level system prompt is not OpenAI Chat's layout", 1)
+        return each(document["messages"], "messages", message_miss, "a request body", score=2)
+    if isinstance(document, dict) and "role" in document:
+        missed = message_miss(document, "")
+        return Claim("one message") if missed is None else missed
+    if isinstance(document, list) and document and all(_is_exchange(v) for v in document):
+        return each(document, "", _exchange_miss, "a list of requests and responses", score=2)
+    if isinstance(document, list):
+        return each(document, "", message_miss, "a list of messages")
+    return Miss("", f"expected a list of messages or an object with 'messages' or 'choices', "
+                f"got {json_type(document)}")  # fmt: skip
+
+
+def message_miss(item: Any, where: str) -> Miss | None:
+    """``None`` when ``item`` looks like a Chat message (string ``role``, a content key)."""
+    missed = key_miss(item, where, ("role",), "a message object")
+    if missed is not None:
+        return missed
+    if not isinstance(item["role"], str):
+        return Miss(where, f"'role' is {json_type(item['role'])}, not a string")
+    if not any(key in item for key in MESSAGE_KEYS):
+        return Miss(where, "no 'content', 'tool_calls' or 'tool_call_id'")
+    return None
+
+
+def _exchange_miss(item: Any, where: str) -> Miss | None:
+    if "messages" in item:
+        verdict = each(item["messages"], f"{where}.messages", message_miss, "")
+        return verdict if isinstance(verdict, Miss) else None
+    return None
 
 
 def read(document: Any, out: Out) -> None:

@@ -28,6 +28,7 @@ from flowdrop_core.importers.base import (
     last_call,
     marker,
 )
+from flowdrop_core.importers.claims import Claim, Miss, Verdict
 
 NAME = "openinference"
 EXPECTS = (
@@ -43,12 +44,17 @@ SECTIONS = ("input_messages", "output_messages")
 KNOWN = frozenset({"role", "content", "contents", "tool_calls", "tool_call_id", "name"})
 
 
-def claims(document: Any) -> bool:
+def claims(document: Any) -> Verdict:
     """The signature: some span's attributes hold ``llm.input_messages`` or ``llm.output_messages``."""
     try:
-        return any(_tree(a).get("llm", {}).keys() & set(SECTIONS) for _, a in _spans(document))
-    except (Problem, AttributeError):
-        return False
+        spans = _spans(document)
+    except Problem as problem:
+        return Miss(problem.where, problem.what)
+    for _, attributes in spans:
+        llm = _tree(attributes).get("llm")
+        if isinstance(llm, dict) and llm.keys() & set(SECTIONS):
+            return Claim("OpenInference span attributes")
+    return Miss("", "no llm.input_messages or llm.output_messages attribute", len(spans) - 1)
 
 
 def read(document: Any, out: Out) -> None:

@@ -24,6 +24,7 @@ from flowdrop_core.importers.base import (
     json_type,
     marker,
 )
+from flowdrop_core.importers.claims import Miss, Verdict, each
 
 NAME = "pydantic-ai"
 EXPECTS = "pydantic-ai messages [{'kind': 'request'|'response', 'parts': [{'part_kind', ...}]}]"
@@ -55,10 +56,19 @@ METADATA = frozenset(
 )
 
 
-def claims(document: Any) -> bool:
+def claims(document: Any) -> Verdict:
     """The signature: a non-empty list (or ``messages``) of ``kind`` + ``parts[].part_kind``."""
     messages = _messages_of(document)
-    return messages is not None and bool(messages) and all(_is_message(m) for m in messages)
+    if messages is None:
+        return Miss("", "expected a list of {'kind', 'parts'} messages")
+    prefix = "messages" if isinstance(document, dict) and "messages" in document else ""
+    return each(messages, prefix, _message_miss, "pydantic-ai messages", score=0)
+
+
+def _message_miss(item: Any, where: str) -> Miss | None:
+    if _is_message(item):
+        return None
+    return Miss(where, "not {'kind': 'request'|'response', 'parts': [{'part_kind'}]}")
 
 
 def _messages_of(document: Any) -> list[Any] | None:

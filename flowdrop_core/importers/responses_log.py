@@ -21,6 +21,7 @@ from typing import Any
 
 from flowdrop_core.importers import openai_responses
 from flowdrop_core.importers.base import Out, Problem, json_type
+from flowdrop_core.importers.claims import Claim, Miss, Verdict
 
 NAME = "responses-log"
 EXPECTS = (
@@ -45,15 +46,21 @@ def _is_error(value: Any) -> bool:
     return isinstance(value, dict) and "error" in value and len(value) <= 3
 
 
-def claims(document: Any) -> bool:
+def claims(document: Any) -> Verdict:
     """The signature: a list of requests (``input``) and responses (``object: response``),
     at least one of each (error bodies may be among them)."""
-    return (
-        isinstance(document, list)
-        and any(_is_response(v) for v in document)
-        and any(_is_request(v) for v in document)
-        and all(_is_response(v) or _is_request(v) or _is_error(v) for v in document)
-    )
+    if not isinstance(document, list):
+        return Miss("", "expected a list of requests and responses")
+    for k, value in enumerate(document):
+        if not (_is_response(value) or _is_request(value) or _is_error(value)):
+            return Miss(
+                f"[{k}]", "neither a request ('input') nor a response ('object': 'response')", k
+            )
+    if not any(_is_response(v) for v in document):
+        return Miss("", "no response object ('object': 'response')", len(document))
+    if not any(_is_request(v) for v in document):
+        return Miss("", "no request body ('input')", len(document))
+    return Claim("a recording of Responses calls")
 
 
 def _key(item: Any) -> str:
@@ -69,7 +76,7 @@ def _key(item: Any) -> str:
 
 def read(document: Any, out: Out) -> None:
     """Rebuild the conversation from the requests and responses, then read its items."""
-    if not isinstance(document, list) or not claims(document):
+    if not isinstance(document, list) or not isinstance(claims(document), Claim):
         raise Problem(
             "",
             "expected a list of Responses request bodies and response objects, "

@@ -29,6 +29,7 @@ from flowdrop_core.importers.base import (
     json_type,
     marker,
 )
+from flowdrop_core.importers.claims import Claim, Miss, Verdict
 
 NAME = "vercel-ai"
 EXPECTS = (
@@ -46,11 +47,21 @@ MODEL_MARKERS = frozenset({"tool-call", "tool-result"})
 DONE = frozenset({"output-available", "output-error", "output-denied"})
 
 
-def claims(document: Any) -> bool:
+def claims(document: Any) -> Verdict:
     """The signature: UIMessages (``parts`` with AI SDK part types) or model messages with
     ``tool-call`` / ``tool-result`` parts."""
     messages = _messages_of(document)
-    return messages is not None and bool(messages) and (_ui(messages) or _model(messages))
+    if not messages:
+        return Miss("", "expected a non-empty list of messages (or 'messages')")
+    if _ui(messages):
+        return Claim("UIMessages")
+    if _model(messages):
+        return Claim("model messages")
+    return Miss(
+        "",
+        "no AI SDK UI parts (text, step-start, tool-<name>, ...) and no "
+        "tool-call / tool-result content parts",
+    )
 
 
 def _messages_of(document: Any) -> list[Any] | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowdrop_core.importers.base import Out, Problem, arguments_text, json_type
+from flowdrop_core.importers.claims import Claim, Miss, Verdict, each
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "xlam"
@@ -26,16 +27,20 @@ def _is_row(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("query"), str) and "answers" in value
 
 
-def claims(document: Any) -> bool:
+def claims(document: Any) -> Verdict:
     """The signature: a row with a string ``query`` and ``answers``, or a list of rows."""
     if isinstance(document, list):
-        return bool(document) and all(_is_row(r) for r in document)
-    return _is_row(document)
+        return each(document, "", _row_miss, "a list of rows", score=0)
+    return _row_miss(document, "") or Claim("a row")
+
+
+def _row_miss(item: Any, where: str) -> Miss | None:
+    return None if _is_row(item) else Miss(where, "not a row {'query': str, 'answers'}")
 
 
 def read(document: Any, out: Out) -> None:
     """Read one row or a list of rows."""
-    if not claims(document):
+    if not isinstance(claims(document), Claim):
         raise Problem("", f"expected an xLAM row {{'query', 'answers'}}, got {json_type(document)}")
     rows = document if isinstance(document, list) else [document]
     for i, row in enumerate(rows):

@@ -95,14 +95,17 @@ def test_a_json_file_of_unknown_shape_lists_what_each_format_reads(
         assert (code, out) == (2, "")
         lines = err.splitlines()
         assert lines[0] == f"flowdrop-buffer: error: no known format matched {path}:"
-        shapes = lines[lines.index("what each format reads:") + 1 :]
-        assert [line.split(":")[0] for line in shapes] == [f"- {fmt}" for fmt in FORMATS]
+        # The nearest formats, each with what it lacks, then what each of them reads.
+        split = lines.index("what each format reads:")
+        named = {fmt for line in lines[1:split] for fmt in line[2:].split(": ")[0].split(", ")}
+        shapes = [line.split(":")[0] for line in lines[split + 1 :]]
+        assert shapes == [f"- {fmt}" for fmt in FORMATS if fmt in named] and len(shapes) >= 4
 
 
 @pytest.mark.parametrize(
     ("document", "located"),
     [
-        ({"input": [{"type": {"x": 1}}]}, "input[0]: item 'type' must be a string, got object"),
+        ({"input": [{"type": {"x": 1}}]}, "input[0]: no string 'type'"),
         ([{"role": "user", "content": [{"type": ["text"], "text": "hi"}]}],
          "[0].content[0]: content part without a string 'type'"),
     ],

@@ -17,6 +17,7 @@ from flowdrop_core.importers import (
     load_conversation,
     parse_conversation,
 )
+from flowdrop_core.importers.claims import Claim, Miss, lines_of
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 
@@ -216,6 +217,6 @@ def test_a_broken_line_is_located() -> None:
 
 
 def test_the_signature() -> None:
-    assert codex.claims_text('{"type": "session_meta", "payload": {}}\n')
-    assert not codex.claims_text('{"type": "user", "message": {}}\n')
-    assert not codex.claims_text("not json\n")
+    assert isinstance(codex.claims(lines_of('{"type": "session_meta", "payload": {}}\n')), Claim)
+    assert isinstance(codex.claims(lines_of('{"type": "user", "message": {}}\n')), Miss)
+    assert isinstance(codex.claims(lines_of("not json\n")), Miss)

@@ -17,6 +17,7 @@ from flowdrop_core.importers import (
     load_conversation,
     parse_conversation,
 )
+from flowdrop_core.importers.claims import Claim, Miss
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 
@@ -125,7 +126,11 @@ def test_a_tool_message_without_its_id_is_located() -> None:
 
 
 def test_the_signature() -> None:
-    assert cohere.claims({"message": {"role": "assistant"}, "finish_reason": "COMPLETE"})
-    assert cohere.claims({"messages": [{"role": "assistant", "tool_plan": "p"}]})
-    assert not cohere.claims({"messages": [{"role": "user", "content": "x"}]})  # plain chat
-    assert not cohere.claims({"choices": [], "message": {}, "finish_reason": "stop"})
+    assert isinstance(
+        cohere.claims({"message": {"role": "assistant"}, "finish_reason": "COMPLETE"}), Claim
+    )
+    assert isinstance(cohere.claims({"messages": [{"role": "assistant", "tool_plan": "p"}]}), Claim)
+    assert isinstance(
+        cohere.claims({"messages": [{"role": "user", "content": "x"}]}), Miss
+    )  # plain chat
+    assert isinstance(cohere.claims({"choices": [], "message": {}, "finish_reason": "stop"}), Miss)

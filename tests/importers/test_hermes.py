@@ -13,10 +13,12 @@ import pytest
 from flowdrop_core.importers import (
     ConversationFormatError,
     ImportedConversation,
+    chatml,
     hermes,
     load_conversation,
     parse_conversation,
 )
+from flowdrop_core.importers.claims import Claim, Miss
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 
@@ -310,7 +312,10 @@ def test_chatml_text_outside_blocks_is_noted_and_an_unknown_role_located() -> No
 
 
 def test_the_signature_needs_a_tag_in_json() -> None:
-    assert hermes.claims([{"from": "gpt", "value": "<tool_call>{}</tool_call>"}])
-    assert not hermes.claims([{"from": "gpt", "value": "plain"}])  # plain ShareGPT
-    assert not hermes.claims([{"from": "alien", "value": "<tool_call>{}</tool_call>"}])
-    assert hermes.claims_text("<|im_start|>user\nhi<|im_end|>")
+    assert isinstance(hermes.claims([{"from": "gpt", "value": "<tool_call>{}</tool_call>"}]), Claim)
+    assert isinstance(hermes.claims([{"from": "gpt", "value": "plain"}]), Miss)  # plain ShareGPT
+    assert isinstance(
+        hermes.claims([{"from": "alien", "value": "<tool_call>{}</tool_call>"}]), Miss
+    )
+    assert isinstance(chatml.claims_text("<|im_start|>user\nhi<|im_end|>"), Claim)
+    assert isinstance(chatml.claims_text("user: hi"), Miss)

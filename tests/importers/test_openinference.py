@@ -17,6 +17,7 @@ from flowdrop_core.importers import (
     openinference,
     parse_conversation,
 )
+from flowdrop_core.importers.claims import Claim, Miss
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 
@@ -171,7 +172,9 @@ def test_a_bad_role_is_located() -> None:
 
 
 def test_the_signature() -> None:
-    assert openinference.claims({"llm.output_messages.0.message.role": "assistant"})
-    assert openinference.claims({"attributes": {"llm.input_messages": []}})
-    assert not openinference.claims({"gen_ai.input.messages": "[]"})
-    assert not openinference.claims({"input.value": "x", "llm.model_name": "m"})
+    assert isinstance(
+        openinference.claims({"llm.output_messages.0.message.role": "assistant"}), Claim
+    )
+    assert isinstance(openinference.claims({"attributes": {"llm.input_messages": []}}), Claim)
+    assert isinstance(openinference.claims({"gen_ai.input.messages": "[]"}), Miss)
+    assert isinstance(openinference.claims({"input.value": "x", "llm.model_name": "m"}), Miss)

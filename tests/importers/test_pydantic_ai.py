@@ -17,6 +17,7 @@ from flowdrop_core.importers import (
     parse_conversation,
     pydantic_ai,
 )
+from flowdrop_core.importers.claims import Claim, Miss
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 
@@ -151,7 +152,9 @@ def test_bad_history_is_one_located_error(document: object, problem: str) -> Non
 
 
 def test_the_signature_needs_kind_and_part_kind() -> None:
-    assert pydantic_ai.claims([{"kind": "request", "parts": [{"part_kind": "user-prompt"}]}])
-    assert not pydantic_ai.claims([{"kind": "request", "parts": [{"text": "x"}]}])
-    assert not pydantic_ai.claims([{"role": "user", "parts": [{"part_kind": "x"}]}])
-    assert not pydantic_ai.claims([])
+    assert isinstance(
+        pydantic_ai.claims([{"kind": "request", "parts": [{"part_kind": "user-prompt"}]}]), Claim
+    )
+    assert isinstance(pydantic_ai.claims([{"kind": "request", "parts": [{"text": "x"}]}]), Miss)
+    assert isinstance(pydantic_ai.claims([{"role": "user", "parts": [{"part_kind": "x"}]}]), Miss)
+    assert isinstance(pydantic_ai.claims([]), Miss)

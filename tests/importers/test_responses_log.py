@@ -17,6 +17,7 @@ from flowdrop_core.importers import (
     parse_conversation,
     responses_log,
 )
+from flowdrop_core.importers.claims import Claim, Miss
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 
@@ -159,10 +160,14 @@ def test_a_history_sent_back_is_read_once() -> None:
 
 
 def test_the_signature_needs_a_request_and_a_response() -> None:
-    assert responses_log.claims([{"input": "x"}, {"object": "response", "output": []}])
-    assert not responses_log.claims([{"input": "x"}])
-    assert not responses_log.claims([{"object": "response", "output": []}])
-    assert not responses_log.claims([{"input": "x"}, {"object": "response"}, {"role": "user"}])
+    assert isinstance(
+        responses_log.claims([{"input": "x"}, {"object": "response", "output": []}]), Claim
+    )
+    assert isinstance(responses_log.claims([{"input": "x"}]), Miss)
+    assert isinstance(responses_log.claims([{"object": "response", "output": []}]), Miss)
+    assert isinstance(
+        responses_log.claims([{"input": "x"}, {"object": "response"}, {"role": "user"}]), Miss
+    )
 
 
 def test_a_response_whose_output_is_not_a_list_is_located() -> None:

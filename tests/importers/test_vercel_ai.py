@@ -17,6 +17,7 @@ from flowdrop_core.importers import (
     parse_conversation,
     vercel_ai,
 )
+from flowdrop_core.importers.claims import Claim, Miss
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 
@@ -258,7 +259,13 @@ def test_bad_messages_are_one_located_error(document: object, problem: str) -> N
 
 
 def test_the_signature() -> None:
-    assert vercel_ai.claims([{"role": "user", "parts": [{"type": "text", "text": "x"}]}])
-    assert vercel_ai.claims([{"role": "assistant", "content": [{"type": "tool-call"}]}])
-    assert not vercel_ai.claims([{"role": "user", "content": "x"}])
-    assert not vercel_ai.claims([{"role": "user", "parts": [{"text": "x"}]}])  # Gemini
+    assert isinstance(
+        vercel_ai.claims([{"role": "user", "parts": [{"type": "text", "text": "x"}]}]), Claim
+    )
+    assert isinstance(
+        vercel_ai.claims([{"role": "assistant", "content": [{"type": "tool-call"}]}]), Claim
+    )
+    assert isinstance(vercel_ai.claims([{"role": "user", "content": "x"}]), Miss)
+    assert isinstance(
+        vercel_ai.claims([{"role": "user", "parts": [{"text": "x"}]}]), Miss
+    )  # Gemini

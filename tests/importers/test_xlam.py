@@ -17,6 +17,7 @@ from flowdrop_core.importers import (
     parse_conversation,
     xlam,
 )
+from flowdrop_core.importers.claims import Claim, Miss
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 
@@ -128,6 +129,6 @@ def test_bad_answers_are_one_located_error(row: object, problem: str) -> None:
 
 
 def test_the_signature() -> None:
-    assert xlam.claims({"query": "q", "answers": []})
-    assert not xlam.claims({"query": "q"})
-    assert not xlam.claims([])
+    assert isinstance(xlam.claims({"query": "q", "answers": []}), Claim)
+    assert isinstance(xlam.claims({"query": "q"}), Miss)
+    assert isinstance(xlam.claims([]), Miss)
