@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from format_writers import NO_WRITER, writers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -380,6 +381,7 @@ WRITERS: dict[str, tuple[Callable[[list[Event]], str], dict[str, bool]]] = {
     "scenario": (lambda e: json.dumps(scenario(e)), {"extras": False}),
     "claude-code": (claude_code, {}),
     "jsonl": (lambda e: "\n".join(json.dumps(m) for m in chat(e)) + "\n", {}),
+    **writers(responses),
 }
 
 
@@ -409,7 +411,7 @@ def assert_nothing_lost(text: str, expected: list[str], fmt: str | None) -> None
 
 
 def test_every_format_has_a_writer() -> None:
-    assert set(WRITERS) == set(FORMATS)
+    assert set(WRITERS) == set(FORMATS) - NO_WRITER
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
