@@ -14,12 +14,14 @@ from datetime import UTC, datetime
 import pandas as pd
 import streamlit as st
 
+from flowdrop_core.framework_stores import sniff
 from flowdrop_core.journal.replay import JournalReplay
 from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.storage import Slot, StorageError
 from flowdrop_core.store_browser import ReadOnlyError, SlotInfo, StoreBrowser, open_browser
 from inspector_ui.display import clip_text
 from inspector_ui.entries import show_entries
+from inspector_ui.framework_store import show_framework_store
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
 from inspector_ui.plain import md
@@ -65,6 +67,9 @@ def connect() -> StoreBrowser | None:
             "Enter a SQLite file path or a Redis URL to browse its slots.",
             icon=":material/storage:",
         )
+        return None
+    if sniff(target) is not None:  # a framework's own file (Agents SQLiteSession, LangGraph)
+        show_framework_store(target.strip(), bool(writable))
         return None
     try:
         return cached_browser(target.strip(), bool(writable))
