@@ -26,8 +26,8 @@ from flowdrop_core.inspect.decisions import KIND_LABELS, Decision, DecisionIndex
 from flowdrop_core.inspect.labels import step_label
 from flowdrop_core.inspect.rows import NAV_COLUMNS, nav_rows
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import clip_frame, page_count
-from inspector_ui.plain import show_text
+from flowdrop_core.view import clip_frame, clip_text, page_count
+from inspector_ui.plain import md, show_text
 
 PAGE_SIZE = 25
 ROW_HEIGHT = 35
@@ -160,32 +160,98 @@ def _typed(key: str, goto_key: str, n: int) -> None:
         select_step(key, max(0, min(int(value), n)))
 
 
+_LABEL_TO_KIND = {label: kind for kind, label in KIND_LABELS.items()}
+
+
+def kind_from_url(raw: str) -> Decision | None:
+    """A decision kind named in a link: its id (``duplicate_result``), or a label as older
+    links stored it, with or without its count (``duplicate result · 1``); ``None`` if neither."""
+    text = raw.strip()
+    if text in Decision.__members__.values():
+        return Decision(text)
+    label = text.split(" · ")[0].strip()
+    return _LABEL_TO_KIND.get(label)
+
+
+def _seed_kind(kind_key: str) -> None:
+    """On a page's first run, take the filter from the URL by kind id; a notice if unknown.
+
+    The filter is not bound to the URL by Streamlit (a bound pill stores its
+    label with its count, which a later count breaks); it is read here and
+    written back as the kind id by :func:`_mirror_kind`.
+    """
+    seeded = f"_{kind_key}_seeded"
+    if st.session_state.get(seeded):
+        return
+    st.session_state[seeded] = True
+    raw = st.query_params.get(kind_key)
+    if raw is None:
+        return
+    kind = kind_from_url(raw)
+    if kind is None:
+        del st.query_params[kind_key]
+        known = ", ".join(str(k) for k in Decision)
+        st.session_state[f"{kind_key}_notice"] = (
+            f"URL: {kind_key}={md(clip_text(raw, 60)[0])} is not a decision kind "
+            f"(known: {known}); showing every step."
+        )
+        return
+    st.session_state[kind_key] = str(kind)
+
+
+def _mirror_kind(kind_key: str, kind: str | None) -> None:
+    """Keep the URL's filter the kind id (or nothing)."""
+    if kind:
+        if st.query_params.get(kind_key) != kind:
+            st.query_params[kind_key] = kind
+    elif kind_key in st.query_params:
+        del st.query_params[kind_key]
+
+
+def _kind_picked(key: str, kind_key: str, timeline: Timeline) -> None:
+    """Picking a filter jumps to the first step holding that kind (if any)."""
+    kind = st.session_state.get(kind_key)
+    if not kind:
+        return
+    found = decision_index(timeline).steps_with(kind)
+    if found:
+        select_step(key, found[0])
+
+
 def show_navigator(timeline: Timeline, step: int, key: str, prefix: str) -> Decision | None:
     """Counts of every decision kind (also the filter), previous / next, and a step box.
 
-    Returns the kind chosen (``None``: every step).
+    Returns the kind chosen (``None``: every step). The filter is in the URL
+    as the kind id (``?r_kind=duplicate_result``).
     """
     index = decision_index(timeline)
     counts = {c.kind: c for c in index.counts()}
     kind_key = f"{prefix}_kind"
+    _seed_kind(kind_key)
+    notice = st.session_state.pop(f"{kind_key}_notice", None)
+    if notice:
+        st.warning(notice, icon=":material/link_off:")
     if st.session_state.get(kind_key) not in (None, *[str(k) for k in Decision]):
-        st.session_state[kind_key] = None  # a link with an unknown kind: show every step
+        st.session_state[kind_key] = None  # a stale value: show every step
 
     def label(value: str) -> str:
         c = counts[Decision(value)]
         return f"{KIND_LABELS[c.kind]} · {c.decisions}"
 
     kind = st.pills(
-        "Decisions in this timeline (pick one to filter the table and jump between its steps)",
+        "Decisions in this timeline (pick one to filter the table and jump to its first step)",
         [str(k) for k in Decision],
         format_func=label,
         key=kind_key,
-        bind="query-params",
+        on_change=_kind_picked,
+        args=(key, kind_key, timeline),
         help=(
             "Every kind of decision the engine can make, with how many this timeline holds. "
-            "Counts are decisions (events); a step can hold several."
+            "Counts are decisions (events); a step can hold several. A link keeps the kind's "
+            "id, e.g. ?r_kind=duplicate_result."
         ),
     )
+    _mirror_kind(kind_key, kind)
     n = len(timeline.steps)
     chosen = Decision(kind) if kind else None
     bar = st.container(horizontal=True, vertical_alignment="bottom", key=f"{prefix}_navbar")

@@ -111,7 +111,9 @@ def test_replay_navigator_counts_filters_and_jumps_to_duplicates():
     pills.set_value("duplicate_result").run()
     frame = table(at)
     assert (frame["decisions"].str.contains("duplicate result")).all()
-    assert frame["step"].tolist() == dups[-len(frame) :]  # the page of the selected (last) step
+    assert at.slider(key="rstep").value == dups[0]  # picking a filter jumps to its first step
+    assert frame["step"].tolist() == dups[: len(frame)]  # and shows its page
+    assert at.query_params["r_kind"] in ("duplicate_result", ["duplicate_result"])  # by kind id
 
     at.number_input(key="r_goto").set_value(1).run()  # a typed step number
     assert at.slider(key="rstep").value == 1
