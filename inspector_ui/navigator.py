@@ -24,7 +24,7 @@ import streamlit as st
 
 from flowdrop_core.inspect.decisions import KIND_LABELS, Decision, DecisionIndex, decision_cells
 from flowdrop_core.inspect.labels import step_label
-from flowdrop_core.inspect.rows import NAV_COLUMNS, nav_rows
+from flowdrop_core.inspect.rows import NAV_COLUMNS, count_flag, nav_rows
 from flowdrop_core.replay import Timeline
 from flowdrop_core.view import clip_frame, clip_text, page_count
 from inspector_ui.plain import md, show_text
@@ -34,20 +34,27 @@ ROW_HEIGHT = 35
 SELECTED = "background-color: #cfe2ff; font-weight: 600"
 FLAGGED = "background-color: #fff3cd"
 
-#: Widths chosen so the ten columns (772 px) fit a 1280 px window next to the sidebar
+#: Widths chosen so the eleven columns (780 px) fit a 1280 px window next to the sidebar
 #: (about 820 px of main area), row-selection column included.
 COLUMN_CONFIG: dict[str, Any] = {
-    "step": st.column_config.NumberColumn("step", width=48, pinned=True),
-    "incoming": st.column_config.TextColumn("incoming", width=150),
+    "step": st.column_config.NumberColumn("step", width=48, pinned=True, help="Step, 1-based"),
+    "incoming": st.column_config.TextColumn("incoming", width=120),
     "count": st.column_config.NumberColumn("count", width=50),
     "change": st.column_config.NumberColumn(
         "Δ", format="%+d", width=36, help="Change in count: NOT what was appended (MEM-14)"
+    ),
+    "parts": st.column_config.TextColumn(
+        "= a + p - e",
+        width=78,
+        help="The change in count, in parts: appended + placeholders inserted - evicted. "
+        "Highlighted rows are those where the count says something the incoming messages did "
+        "not do: a heal's growth, a replaced or dropped result's zero (MEM-14).",
     ),
     "appended": st.column_config.NumberColumn("appended", width=66),
     "appended_any": st.column_config.CheckboxColumn("any", width=36, help="appended_any"),
     "decisions": st.column_config.TextColumn("decisions", width=120),
     "rules": st.column_config.TextColumn("rules", width=60),
-    "reason": st.column_config.TextColumn("reason", width=150),
+    "reason": st.column_config.TextColumn("reason", width=120),
     "origin": st.column_config.TextColumn(
         "from", width=56, help="Where the step came from in the file, or its label"
     ),
@@ -316,7 +323,8 @@ def _show_reasons(timeline: Timeline, step: int, prefix: str) -> None:
     more = len(lines) - REASON_LINES
     shown = lines[:REASON_LINES] + ([f"… and {more} more in the step's tab"] if more > 0 else [])
     with st.container(key="nav_reasons"):
-        st.caption(f"Step {step}: {cells['decisions']} ({cells['rules'] or 'no rule'})")
+        rules = [r for r in cells["rules"].split(", ") if r and f"({r})" not in cells["decisions"]]
+        st.caption(f"Step {step}: {cells['decisions']} ({', '.join(rules) or 'no other rule'})")
         show_text(step_label(record.incoming, width=None), f"{prefix}_nav_incoming")
         if shown:
             st.text("\n".join(shown))
@@ -367,7 +375,7 @@ def show_nav_table(
         st.info("No step holds this decision.", icon=":material/filter_alt_off:")
         return
     frame = nav_frame(timeline, shown)
-    flagged = {r.step for r in (timeline.steps[s - 1] for s in shown) if r.mem14_flag}
+    flagged = {r.step for r in (timeline.steps[s - 1] for s in shown) if count_flag(r)}
 
     def mark(row: pd.Series) -> list[str]:
         if row["step"] == step:

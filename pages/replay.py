@@ -8,6 +8,7 @@ import streamlit as st
 
 from flowdrop_core.importers import ConversationFormatError
 from flowdrop_core.inspect.compare import plan_keys, scenario_appends
+from flowdrop_core.inspect.rows import count_flag
 from flowdrop_core.replay import ReplayError, Timeline
 from flowdrop_core.scenario import dump_scenario
 from flowdrop_core.view import SAMPLE_DIR, conversation_samples
@@ -187,7 +188,9 @@ with source_col:
 
 st.success(
     f"{md(Path(name).name)}: {len(timeline.steps)} step(s), "
-    f"{sum(r.appended for r in timeline.steps)} appended.",
+    f"{sum(r.appended for r in timeline.steps)} appended, "
+    f"{sum(1 for r in timeline.steps if count_flag(r))} highlighted for MEM-14 (a heal's "
+    "growth, a replaced or dropped result's zero).",
     icon=":material/check_circle:",
 )
 if scenario is not None:

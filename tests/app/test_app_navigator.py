@@ -129,7 +129,7 @@ def test_replay_navigator_counts_filters_and_jumps_to_duplicates():
     assert at.query_params["rstep"] in (str(dups[0]), [str(dups[0])])
 
 
-def test_rule_and_full_reason_per_row_in_ten_columns():
+def test_rule_and_full_reason_per_row_in_eleven_columns():
     at = start(scenario="mem-14-full-window")
     frame = table(at)
     assert list(frame.columns) == [
@@ -137,6 +137,7 @@ def test_rule_and_full_reason_per_row_in_ten_columns():
         "incoming",
         "count",
         "change",
+        "parts",
         "appended",
         "appended_any",
         "decisions",
@@ -145,6 +146,7 @@ def test_rule_and_full_reason_per_row_in_ten_columns():
         "origin",
     ]
     row = frame.iloc[-1]
+    assert row["parts"] == "1 + 0 - 1" and row["change"] == 0  # a full window explains itself
     assert row["rules"] == "MEM-14"
     assert "window of 3 evicted the oldest entry" in row["reason"]
     assert "counts 1 toward appended" in row["reason"]  # every reason, not the first only
