@@ -17,7 +17,7 @@ import streamlit as st
 
 from flowdrop_core.inspect.lifecycle import LIFE_COLUMNS, STATUSES, Lifecycle, lifecycle, what_if
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import clip_frame
+from inspector_ui.display import clip_frame
 from inspector_ui.navigator import select_step
 from inspector_ui.plain import md
 

@@ -21,7 +21,7 @@ import streamlit as st
 from flowdrop_core.inspect.health import KIND_TEXT, HealthFinding, HealthReport, health
 from flowdrop_core.inspect.provider_errors import diagnose
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import clip_frame
+from inspector_ui.display import clip_frame
 from inspector_ui.navigator import select_step
 from inspector_ui.plain import md
 
