@@ -2,7 +2,8 @@
 
 One report covers the recording as given (what a provider would reject if it
 were sent as is, found by MEM-5's own repair pass) and the buffer GR-MEM
-builds from it (a result the window left orphaned). Each finding names:
+builds from it (a result the window left orphaned in the buffer after the last
+step). Each finding names:
 
 * its ``kind`` and the ``rule`` it is about;
 * ``index``: the message index in the recording, 0-based, in the order the
@@ -418,10 +419,13 @@ def health(timeline: Timeline, keys: Sequence[tuple[int, int]] | None = None) ->
         rid = entry_result_id(msg)
         if rid is not None and rid not in index_of_result:
             index_of_result[rid] = k
-    for one in life.orphaned():
-        if one.declared_step is None:
-            continue  # an orphan in the recording itself: reported above
-        end = "; it is still there after the last step" if one.orphaned_at_end else ""
+    for one in life:
+        if one.declared_step is None or not one.orphaned_at_end:
+            # an orphan of the recording itself is reported above; a result the window left
+            # orphaned for a while and then evicted too is not in the buffer GR-MEM built
+            # (the call lifecycle and the compare view's what-if line count those)
+            continue
+        end = "; it is still there after the last step"
         healed = one.placeholder_step is not None and one.answered_step is None
         what = "its healed placeholder" if healed else "its result"
         add(

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from flowdrop_core.events import EventKind
 from flowdrop_core.ids import usable_id
-from flowdrop_core.messages import read_call_id
+from flowdrop_core.messages import _call_ids, read_call_id
 from flowdrop_core.replay import Timeline
 
 __all__ = [
@@ -74,13 +74,23 @@ def _field(entry: Mapping[str, Any], name: str) -> Any:
     return meta.get(name) if isinstance(meta, Mapping) else None
 
 
-def entry_call_ids(entry: Any) -> list[str]:
-    """The usable call ids an entry declares, in order, without repeats (MEM-11)."""
+def entry_call_ids(entry: Any) -> list[str] | tuple[str, ...]:
+    """The usable call ids an entry declares, in order, without repeats (MEM-11).
+
+    Read with the engine's own reader (its fast path for plain-dict calls),
+    so an id means here what it meant to the append.
+    """
     if not isinstance(entry, Mapping):
-        return []
-    calls = _field(entry, "tool_calls")
-    if not isinstance(calls, list):
-        return []
+        return ()
+    calls = entry.get("tool_calls")
+    if calls is None:
+        meta = entry.get("metadata")
+        calls = meta.get("tool_calls") if isinstance(meta, Mapping) else None
+    if not calls or not isinstance(calls, list):
+        return ()
+    fast = _call_ids(calls)
+    if fast is not None:
+        return fast
     out: list[str] = []
     for call in calls:
         cid = read_call_id(call) if isinstance(call, Mapping) else None
@@ -212,12 +222,12 @@ class Lifecycle:
     def lost(self) -> list[CallLife]:
         """Calls whose result left the window, in the order that happened."""
         found = [c for c in self.calls.values() if c.result_evicted_step is not None]
-        return sorted(found, key=lambda c: (c.result_evicted_step or 0, c.first_step))
+        return sorted(found, key=lambda c: c.result_evicted_step or 0)  # stable: first-seen order
 
     def orphaned(self) -> list[CallLife]:
         """Calls whose result was left in the window after the call left it."""
         found = [c for c in self.calls.values() if c.orphaned_step is not None]
-        return sorted(found, key=lambda c: (c.orphaned_step or 0, c.first_step))
+        return sorted(found, key=lambda c: c.orphaned_step or 0)  # stable: first-seen order
 
     def summary(self) -> str:
         """One line: how many calls lose their result and how many results are left orphaned."""

@@ -194,19 +194,16 @@ def test_a_window_leaves_a_result_orphaned_in_the_buffer() -> None:
     report = health(replay_conversation(conv, config=ScenarioConfig(max_messages=2)))
     orphaned = report.of_kind("orphaned_by_window")
     assert orphaned, "a window of 2 evicts a call while its result stays"
-    assert [(f.call_id, f.index) for f in orphaned] == [
-        ("call_Lq3aW0xTn9", 3),
-        ("call_Bv81kYzPq2", 4),
-        ("call_Hk2sN8wQ5t", 11),
-        ("call_Pz7mD4eR1c", None),  # its healed placeholder: no message of the recording
-    ]
+    # only what the buffer still holds after the last step; the three results orphaned for a
+    # while and then evicted too are the lifecycle's (and the what-if line's), not findings
+    assert [(f.call_id, f.index) for f in orphaned] == [("call_Hk2sN8wQ5t", 11)]
+    assert len(report.lifecycle.orphaned()) == 4
     one = orphaned[0]
     assert one.source == "buffer" and one.action == "evicted" and one.rejects is False
     life = report.lifecycle.get(one.call_id or "")
     assert life is not None and one.jump_step == life.orphaned_step
     assert conv.messages[one.index or 0]["tool_call_id"] == one.call_id
-    assert "still there after the last step" in orphaned[2].message
-    assert orphaned[3].step == orphaned[3].jump_step == 10
+    assert "still there after the last step" in one.message
 
 
 def test_a_clean_recording_says_so() -> None:
