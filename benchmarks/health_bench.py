@@ -25,6 +25,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -78,12 +79,12 @@ def main() -> None:
     for size in (int(s) for s in args.sizes.split(",")):
         conv = load_conversation(conversation_text(size).encode(), name="gen.jsonl")
         config = ScenarioConfig(max_messages=args.window)
-        replay_ms = median_ms(lambda: replay_conversation(conv, config=config), rounds=3)
+        replay_ms = median_ms(partial(replay_conversation, conv, config=config), rounds=3)
         timeline = replay_conversation(conv, config=config)
-        life_ms = median_ms(lambda: lifecycle(timeline))
-        health_ms = median_ms(lambda: health(timeline))
+        life_ms = median_ms(partial(lifecycle, timeline))
+        health_ms = median_ms(partial(health, timeline))
         report = health(timeline)
-        paste_ms = median_ms(lambda: diagnose(ERROR, report))
+        paste_ms = median_ms(partial(diagnose, ERROR, report))
         n = len(conv.messages)
         print(
             f"{n:>9,} {replay_ms:>10.0f} {life_ms:>13.1f} {health_ms:>10.1f} "
