@@ -28,6 +28,7 @@ from flowdrop_core.inspect.compare import (
 from flowdrop_core.replay import Timeline
 from flowdrop_core.scenario import Scenario, dump_scenario
 from inspector_ui.cache import cached_conversation, cached_conversation_replay, cached_replay
+from inspector_ui.calls import show_what_if
 from inspector_ui.display import clip_frame
 from inspector_ui.navigator import select_step
 from inspector_ui.plain import md
@@ -268,6 +269,11 @@ def show_replay_compare(
             args=(other_window, other_refire),
             icon=":material/done:",
             disabled=(other_window, other_refire) == (window, refire),
+        )
+        show_what_if(
+            timeline,
+            other,
+            f"window {other_window or 'none'}, {REFIRE_LABELS.get(other_refire, other_refire)}",
         )
         if comparison.differences:
             show_differences(comparison, step, "rstep", "r")
