@@ -19,7 +19,7 @@ import streamlit as st
 from flowdrop_core.importers import ImportedConversation, load_conversation
 from flowdrop_core.replay import CheckResult, Timeline, check, replay, replay_conversation
 from flowdrop_core.scenario import Scenario, ScenarioConfig, load_scenario, parse_scenario
-from flowdrop_core.view import SAMPLE_DIR, SampleScenario, sample_scenarios
+from inspector_ui.samples import SAMPLE_DIR, SampleScenario, sample_scenarios
 
 T = TypeVar("T")
 
