@@ -13,6 +13,8 @@ Every subcommand is a thin layer over the library, one module each:
   with locations.
 - :mod:`~flowdrop_core.cli.store` ``store STORE``: browse a SQLite or Redis
   store, show a slot, replay its journal.
+- :mod:`~flowdrop_core.cli.conformance` ``conformance``: this implementation's
+  standing against every GR-MEM rule, as Markdown or JSON.
 
 Shared parts: :mod:`~flowdrop_core.cli.loading` (reading the input file),
 :mod:`~flowdrop_core.cli.options` (option types) and
@@ -38,7 +40,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from flowdrop_core.cli import check, lint, normalize, replay, store
+from flowdrop_core.cli import check, conformance, lint, normalize, replay, store
 from flowdrop_core.cli.options import EPILOG
 from flowdrop_core.cli.output import (
     INPUT_ERRORS,
@@ -74,7 +76,7 @@ class Command(Protocol):
 
 
 #: The commands, in the order ``--help`` lists them.
-COMMANDS: tuple[Command, ...] = (replay, check, normalize, lint, store)
+COMMANDS: tuple[Command, ...] = (replay, check, normalize, lint, store, conformance)
 
 
 def build_parser() -> argparse.ArgumentParser:
