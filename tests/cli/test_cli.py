@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from flowdrop_core import cli
-from flowdrop_core.cli import COMMANDS, Progress, main
+from flowdrop_core.cli import Progress, main
 from flowdrop_core.importers import FORMATS, load_conversation
 from flowdrop_core.replay import replay, replay_conversation
 from flowdrop_core.scenario import load_scenario
@@ -680,7 +680,7 @@ def test_blank_config_key_exits_2(
         (
             ["frobnicate"],
             "flowdrop-buffer: error: argument COMMAND: invalid choice: 'frobnicate' (choose "
-            "from " + ", ".join(c.NAME for c in COMMANDS) + ")",
+            "from " + ", ".join(c.NAME for c in cli.COMMANDS) + ")",
         ),
     ],
 )
