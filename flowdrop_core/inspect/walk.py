@@ -151,6 +151,11 @@ class WalkOutcome:
         """The buffer the append left (empty under a refusal: MEM-14 point 4)."""
         return [] if self.record.refused else self.timeline.buffer_after(self.record.step)
 
+    def tagged(self) -> tuple[list[tuple[dict[str, Any], str]], list[tuple[dict[str, Any], str]]]:
+        """Before and after with each entry tagged (kept, new, evicted, replaced, ...)."""
+        before, after, _ = self.timeline.tagged(self.record.step)
+        return before, ([] if self.record.refused else after)
+
     @property
     def checks(self) -> list[WalkCheck]:
         """Expected next to actual, in the specification's words: verdict first."""
