@@ -34,6 +34,7 @@ from flowdrop_core.messages import InvalidMessagesError, read_messages, read_row
 from flowdrop_core.provider import normalize_report
 from flowdrop_core.scenario import Expectation, Scenario, ScenarioConfig, ScenarioStep, step_context
 from flowdrop_core.storage import MemoryStore, SQLiteStore, Store
+from flowdrop_core.verdicts import step_verdict
 
 __all__ = [
     "RULE_SUMMARIES",
@@ -150,6 +151,16 @@ class StepRecord(BaseModel):
     def tally(self) -> dict[str, int]:
         """Events of each kind in this step."""
         return dict(Counter(str(ev.kind) for ev in self.events))
+
+    @property
+    def verdict(self) -> str:
+        """The specification's word for this append: appended, dropped, replaced, healed, ..."""
+        return step_verdict(self.refused, self.appended, (ev.kind for ev in self.events))
+
+    @property
+    def found(self) -> bool:
+        """Whether the step's read found a stored buffer (MEM-13: never under a refusal)."""
+        return not self.refused and self.count_before > 0
 
     @property
     def mem14_flag(self) -> str | None:

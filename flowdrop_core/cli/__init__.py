@@ -15,6 +15,8 @@ Every subcommand is a thin layer over the library, one module each:
   recording, where (message index and step), and what GR-MEM did about it.
 - :mod:`~flowdrop_core.cli.store` ``store STORE``: browse a SQLite or Redis
   store, show a slot, replay its journal.
+- :mod:`~flowdrop_core.cli.conformance` ``conformance``: this implementation's
+  standing against every GR-MEM rule, as Markdown or JSON.
 
 Shared parts: :mod:`~flowdrop_core.cli.loading` (reading the input file),
 :mod:`~flowdrop_core.cli.options` (option types) and
@@ -41,7 +43,17 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from flowdrop_core.cli import check, doctor, lint, normalize, options, output, replay, store
+from flowdrop_core.cli import (
+    check,
+    conformance,
+    doctor,
+    lint,
+    normalize,
+    options,
+    output,
+    replay,
+    store,
+)
 from flowdrop_core.cli.output import INTERNAL_ERROR, PROG, CliError, Progress
 
 __all__ = [
@@ -69,7 +81,7 @@ class Command(Protocol):
 
 
 #: The commands, in the order ``--help`` lists them.
-COMMANDS: tuple[Command, ...] = (replay, check, normalize, lint, doctor, store)
+COMMANDS: tuple[Command, ...] = (replay, check, normalize, lint, doctor, store, conformance)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -19,7 +19,6 @@ from flowdrop_core.importers import load_conversation
 from flowdrop_core.inspect.decisions import DecisionIndex
 from flowdrop_core.inspect.session_url import PARAM, encode_session
 from flowdrop_core.replay import replay_conversation
-from flowdrop_core.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -281,35 +280,6 @@ def test_chat_view_shows_call_names_and_arguments_and_labels_are_readable():
 
 
 # --------------------------------------------------------------------------- 6. spec, paste
-
-
-def test_spec_examples_compare_field_by_field_with_a_rule_index():
-    at = start()
-    at.switch_page("pages/spec_examples.py").run()
-    assert not at.exception, at.exception
-    assert at.get_by_key("rule_index") is not None
-    links = [m.value for m in at.markdown if m.value.startswith("[MEM-")]
-    assert any(link.startswith("[MEM-14](#mem-14)") for link in links), links
-    frames = [df.value for df in at.dataframe if "field" in df.value.columns]
-    assert frames and all(set(f["verdict"]) <= {"pass", "not checked"} for f in frames)
-    assert all(
-        list(f.columns) == ["step", "field", "rule", "expected", "actual", "verdict"]
-        for f in frames
-    )
-    # mem-5-zero-ids: the provider output MEM-5 expects, shown on every step, checked on the last
-    expected = load_scenario(ROOT / "sample_data" / "mem-5-zero-ids.json").expect[-1]
-    dropped = expected.provider.dropped  # type: ignore[union-attr]
-    zero = [
-        f
-        for f in frames
-        if list(f.loc[f["field"] == "provider.messages", "actual"]) == ["[]", "[]"]
-        and list(f.loc[f["field"] == "provider.dropped", "actual"])[-1] == str(dropped)
-    ]
-    assert len(zero) == 1
-    verdicts = list(zero[0].loc[zero[0]["field"] == "provider.dropped", "verdict"])
-    assert verdicts == ["not checked", "pass"]
-    captions = " ".join(c.value for c in at.caption)
-    assert '"0" (not an id, MEM-11)' in captions.replace("\\", "")
 
 
 def test_a_pasted_message_with_no_role_gets_its_cause_first():

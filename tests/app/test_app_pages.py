@@ -8,8 +8,6 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from inspector_ui.samples import sample_scenarios
-
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 SAMPLES = ROOT / "sample_data"
@@ -150,57 +148,7 @@ def test_replay_long_conversation_travels_and_stays_paged():
 # --------------------------------------------------------------------------- spec examples
 
 
-def test_spec_examples_all_pass_and_every_rule_scenario_has_a_card():
-    at = open_page("pages/spec_examples.py")
-    cited = [s for s in sample_scenarios() if s.rules]
-    assert len(cited) >= 10
-    assert shown(at.success[0].value) == f"All {len(cited)} examples pass."
-    assert not at.error
-    for sample in cited:
-        card = at.get_by_key(f"card_{sample.name}")
-        assert card is not None
-    badges = [m.value for m in at.markdown if "-badge[" in m.value]
-    assert sum(b == ":green-badge[:material/check: pass]" for b in badges) == len(cited), badges
-    assert not any("fail]" in b for b in badges)
-
-    at.button(key="run_all").click().run()
-    assert not at.exception
-    assert shown(at.success[0].value) == f"All {len(cited)} examples pass."
-
-
-def test_spec_example_opens_in_playground():
-    at = open_page("pages/spec_examples.py")
-    at.button(key="open_mem-14-full-window").click().run()
-    assert not at.exception, at.exception
-    assert metrics(at) == {
-        "count": "3",
-        "appended": "1",
-        "appended_any": "true",
-        "resolved_scope_id": "'demo'",
-    }
-    assert at.session_state["window"] == 3
-
-
 # --------------------------------------------------------------------------- learn MEM-14
-
-
-def test_learn_mem14_walkthrough():
-    at = open_page("pages/learn_mem14.py")
-    assert not at.metric  # nothing pressed yet
-    at.button(key="learn_full_press").click().run()
-    assert [m.value for m in at.metric[:3]] == ["3", "1", "true"]
-    at.button(key="learn_refire_press").click().run()
-    assert [m.value for m in at.metric[3:6]] == ["2", "0", "false"]
-    assert any("Both appends left the count unchanged" in s.value for s in at.success)
-    # Pressing again: the same new turn lands again, the count still does not move.
-    at.button(key="learn_full_press").click().run()
-    assert [m.value for m in at.metric[:3]] == ["3", "1", "true"]
-    at.button(key="learn_full_reset").click().run()
-    assert not at.exception
-    at.button(key="learn_refire_open").click().run()
-    assert not at.exception
-    assert metrics(at)["count"] == "2"
-    assert metrics(at)["appended"] == "0"
 
 
 def test_a_saved_session_loads_back_on_the_replay_page():

@@ -684,7 +684,7 @@ def test_blank_config_key_exits_2(
         (
             ["frobnicate"],
             "flowdrop-buffer: error: argument COMMAND: invalid choice: 'frobnicate' (choose "
-            "from replay, check, normalize, lint, doctor, store)",
+            "from " + ", ".join(c.NAME for c in cli.COMMANDS) + ")",
         ),
     ],
 )
