@@ -23,8 +23,10 @@ import pandas as pd
 import streamlit as st
 
 from flowdrop_core.inspect.decisions import KIND_LABELS, Decision, DecisionIndex, decision_cells
+from flowdrop_core.inspect.glossary import help_for
 from flowdrop_core.inspect.labels import step_label
 from flowdrop_core.inspect.rows import NAV_COLUMNS, count_flag, nav_rows
+from flowdrop_core.inspect.search import SearchHit, search_timeline
 from flowdrop_core.replay import Timeline
 from inspector_ui.display import clip_frame, clip_text, page_count
 from inspector_ui.plain import md, show_text
@@ -245,19 +247,37 @@ def show_navigator(timeline: Timeline, step: int, key: str, prefix: str) -> Deci
         c = counts[Decision(value)]
         return f"{KIND_LABELS[c.kind]} · {c.decisions}"
 
+    show_all = st.session_state.get(f"{prefix}_all_kinds", False)
+    picked = st.session_state.get(kind_key)
+    options = [
+        str(k) for k in Decision if show_all or counts[k].decisions or str(k) == picked
+    ]  # a kind with no decision is hidden unless asked (or picked, e.g. by a link)
+    hidden = len(Decision) - len(options)
+    meanings = "\n".join(
+        f"- {KIND_LABELS[Decision(k)]}: {help_for(k)}" for k in options if help_for(k)
+    )
     kind = st.pills(
         "Decisions in this timeline (pick one to filter the table and jump to its first step)",
-        [str(k) for k in Decision],
+        options,
         format_func=label,
         key=kind_key,
         on_change=_kind_picked,
         args=(key, kind_key, timeline),
         help=(
-            "Every kind of decision the engine can make, with how many this timeline holds. "
-            "Counts are decisions (events); a step can hold several. A link keeps the kind's "
-            "id, e.g. ?r_kind=duplicate_result."
+            "Every kind of decision this timeline holds, with how many. Counts are decisions "
+            "(events); a step can hold several. A link keeps the kind's id, e.g. "
+            "?r_kind=duplicate_result.\n\n" + meanings
         ),
     )
+    st.toggle(
+        f"Show kinds with no decision ({hidden} hidden)"
+        if hidden
+        else "Show kinds with no decision",
+        key=f"{prefix}_all_kinds",
+        help="The engine can make twelve kinds of decision; by default only those this "
+        "timeline holds are shown.",
+    )
+    _search(timeline, key, prefix)
     _mirror_kind(kind_key, kind)
     n = len(timeline.steps)
     chosen = Decision(kind) if kind else None
@@ -310,6 +330,74 @@ def show_navigator(timeline: Timeline, step: int, key: str, prefix: str) -> Deci
 
 
 REASON_LINES = 6
+SEARCH_ROWS = 50
+
+_SEARCHES: weakref.WeakKeyDictionary[Timeline, tuple[str, int, list[SearchHit]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _hits(timeline: Timeline, query: str) -> list[SearchHit]:
+    """The search's hits, kept per timeline for the last query and length (a rerun is free)."""
+    kept = _SEARCHES.get(timeline)
+    if kept and kept[0] == query and kept[1] == len(timeline.steps):
+        return kept[2]
+    hits = search_timeline(timeline, query)
+    _SEARCHES[timeline] = (query, len(timeline.steps), hits)
+    return hits
+
+
+def _search_jump(key: str, steps: list[int], forward: bool) -> None:
+    step = int(st.session_state.get(key) or 0)
+    if forward:
+        later = [s for s in steps if s > step]
+        found = later[0] if later else None
+    else:
+        earlier = [s for s in steps if s < step]
+        found = earlier[-1] if earlier else None
+    if found is not None:
+        select_step(key, found)
+
+
+def _search(timeline: Timeline, key: str, prefix: str) -> None:
+    """A search over content, call ids and tool names; previous / next match and the hits."""
+    query = st.text_input(
+        "Search content, call ids and tool names",
+        key=f"{prefix}_search",
+        placeholder="e.g. call_Rf4m or get_weather",
+        help="Case-insensitive, over every step's incoming messages (both id spellings).",
+    )
+    if not query.strip():
+        return
+    hits = _hits(timeline, query)
+    steps = sorted({h.step for h in hits})
+    row = st.container(horizontal=True, vertical_alignment="center", key=f"{prefix}_searchbar")
+    row.button(
+        "Previous match",
+        key=f"{prefix}_search_prev",
+        icon=":material/arrow_back:",
+        on_click=_search_jump,
+        args=(key, steps, False),
+        disabled=not steps,
+    )
+    row.button(
+        "Next match",
+        key=f"{prefix}_search_next",
+        icon=":material/arrow_forward:",
+        on_click=_search_jump,
+        args=(key, steps, True),
+        disabled=not steps,
+    )
+    more = " (the first 500)" if len(hits) >= 500 else ""
+    row.caption(f"{len(hits)} match(es){more} in {len(steps)} step(s).")
+    if hits:
+        st.dataframe(
+            clip_frame(pd.DataFrame([h.row() for h in hits[:SEARCH_ROWS]])),
+            hide_index=True,
+            width="stretch",
+            key=f"{prefix}_search_hits",
+            alt="Where the search text occurs: step (1-based), incoming message (0-based), field",
+        )
 
 
 def _show_reasons(timeline: Timeline, step: int, prefix: str) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from flowdrop_core.events import Event
+from flowdrop_core.inspect.glossary import help_for
 from flowdrop_core.inspect.labels import step_label
 from flowdrop_core.inspect.rows import count_flag, count_parts
 from flowdrop_core.replay import Timeline
@@ -22,9 +23,9 @@ def show_metrics(timeline: Timeline, step: int) -> None:
     if step == 0:
         start = timeline.buffer_after(0)
         cols[0].metric("count", len(start), help="Entries in the starting buffer.")
-        cols[1].metric("appended", "n/a")
-        cols[2].metric("appended_any", "n/a")
-        cols[3].metric("resolved_scope_id", "n/a")
+        cols[1].metric("appended", "n/a", help=help_for("appended"))
+        cols[2].metric("appended_any", "n/a", help=help_for("appended_any"))
+        cols[3].metric("resolved_scope_id", "n/a", help=help_for("scope"))
         return
     record = timeline.steps[step - 1]
     cols[0].metric(
@@ -32,18 +33,20 @@ def show_metrics(timeline: Timeline, step: int) -> None:
         record.count,
         delta=record.count_delta,
         delta_color="off",
-        help="Entries in the buffer after the append. Its change is NOT what was appended (MEM-14).",
+        help=help_for("count") + " Its change is NOT what was appended.",
     )
     cols[1].metric(
         "appended",
         record.appended,
-        help="Incoming messages that became new entries (MEM-14).",
+        help=help_for("appended"),
     )
-    cols[2].metric("appended_any", "true" if record.appended_any else "false")
+    cols[2].metric(
+        "appended_any", "true" if record.appended_any else "false", help=help_for("appended_any")
+    )
     cols[3].metric(
         "resolved_scope_id",
         "refused" if record.refused else md(clip_text(repr(record.resolved_scope_id), 80)[0]),
-        help="The storage slot's scope id; a refused identity scope touches no storage (MEM-7).",
+        help=help_for("scope") + " A refused identity scope touches no storage (MEM-7).",
     )
     if record.refused:
         st.error(

@@ -127,8 +127,8 @@ KIND_TERMS: dict[str, str] = {
     "pure_read": "appended",
     "idless_result": "re-fire",
     "unserialized": "slot",
-    "hidden append": "eviction",
-    "growth without append": "heal",
+    "hidden_append": "eviction",
+    "growth_without_append": "heal",
 }
 
 

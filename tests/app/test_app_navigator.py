@@ -103,7 +103,12 @@ def test_replay_navigator_counts_filters_and_jumps_to_duplicates():
     pills = at.pills(key="r_kind")
     labels = {opt.split(" · ")[0]: int(opt.split(" · ")[1]) for opt in pills.options}
     expected = {c.label: c.decisions for c in index.counts()}
+    assert labels == {k: n for k, n in expected.items() if n}  # kinds with none are hidden
+    at.toggle(key="r_all_kinds").set_value(True).run()  # unless asked
+    pills = at.pills(key="r_kind")
+    labels = {opt.split(" · ")[0]: int(opt.split(" · ")[1]) for opt in pills.options}
     assert labels == expected  # every kind, zeros included
+    assert "- duplicate result: " in pills.help  # each shown kind's glossary meaning
     assert labels["duplicate result"] + labels["duplicate turn"] == 73
     assert labels["placeholder inserted"] == 7
 
@@ -314,3 +319,25 @@ def test_table_cells_are_clipped_under_the_string_dtype():
     frame = pd.DataFrame({"incoming": ["x" * (CLIP + 500)], "step": [1]})
     clipped = clip_frame(frame)["incoming"][0]
     assert len(clipped) < CLIP + 100 and "500 characters clipped" in clipped
+
+
+def test_search_finds_a_call_id_and_jumps_between_its_steps():
+    from flowdrop_core.inspect.search import search_timeline
+
+    timeline = replay_conversation(load_conversation(LONG))
+    want = sorted({h.step for h in search_timeline(timeline, "get_weather")})
+    at = replay_page()
+    at.selectbox(key="r_sample").select("long_conversation.jsonl").run()
+    at.text_input(key="r_search").input("get_weather").run()
+    assert not at.exception, at.exception
+    assert any(
+        c.value.endswith(f"in {len(want)} step(s).") and c.value.startswith("500 match")
+        for c in at.caption
+    )
+    hits = next(df.value for df in at.dataframe if "incoming message" in df.value.columns)
+    assert list(hits.columns) == ["step", "incoming message", "field", "text"]
+    at.number_input(key="r_goto").set_value(want[0]).run()
+    at.button(key="r_search_next").click().run()
+    assert at.slider(key="rstep").value == want[1]
+    at.button(key="r_search_prev").click().run()
+    assert at.slider(key="rstep").value == want[0]

@@ -117,7 +117,9 @@ def test_the_glossary_defines_every_term_the_issue_lists_and_every_kind() -> Non
         "count", "appended", "appended_any", "window", "eviction", "re-fire",
         "placeholder", "heal", "refusal", "scope", "slot",
     }  # fmt: skip
-    for kind in EventKind:
+    from flowdrop_core.inspect.decisions import Decision
+
+    for kind in [*EventKind, *Decision]:
         assert help_for(str(kind)), kind
     assert set(KIND_TERMS.values()) <= set(GLOSSARY)
     assert help_for("appended_any").endswith("(MEM-14)")
