@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint format bench screenshots clean mutate coverage
+.PHONY: run test test-fast lint format bench screenshots clean mutate coverage
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,12 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# The rule core in under a minute: no slow, UI, browser or Redis test (markers are
+# applied in tests/conftest.py). `make test` stays the whole suite.
+FAST := not slow and not ui and not browser and not redis
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider -m "$(FAST)"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -36,7 +42,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/ui_bench.py
 
 screenshots: $(STAMP)
-	FLOWDROP_SCREENSHOT_DIR=docs/screenshots $(PY) -m pytest -q tests/browser/test_browser.py tests/browser/test_browser_navigator.py
+	FLOWDROP_SCREENSHOT_DIR=docs/screenshots $(PY) -m pytest -q -m browser tests/browser
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
@@ -47,13 +53,10 @@ MUTATE_ARGS ?=
 mutate: $(STAMP)
 	$(PY) scripts/mutate.py --jobs 2 $(MUTATE_ARGS)
 
-# Branch coverage of flowdrop_core without the UI: the AppTest page tests and the
-# browser tests are left out, so only library tests count. The report prints even
-# when a test fails; the target still fails then.
-UI_TESTS := tests/app/test_app_pages.py tests/app/test_app_playground.py tests/app/test_app_input.py \
-	tests/app/test_app_layout.py tests/app/test_app_navigator.py tests/app/test_app_notes.py \
-	tests/app/test_journal_store_page.py
+# Branch coverage of flowdrop_core without the UI: the AppTest page tests (marker ui)
+# and the browser tests (marker browser) are left out, so only library tests count.
+# The report prints even when a test fails; the target still fails then.
 coverage: $(STAMP)
 	$(PY) -m coverage run --branch --source=flowdrop_core -m pytest -q -p no:cacheprovider \
-		--ignore=tests/browser $(addprefix --ignore=,$(UI_TESTS)); \
+		-m "not ui and not browser"; \
 	status=$$?; $(PY) -m coverage report --show-missing --skip-covered; exit $$status

@@ -11,8 +11,6 @@ Run with ``make bench`` (or ``python benchmarks/append_bench.py``). It prints:
     each of ``--rounds`` rounds, so a ratio compares like with like on a
     shared machine; it prints every round's ratio, their median and range,
     and the ratio of the best (b) to the best (a);
-(b') the same for the frozen pre-issue-8 engine in ``tests/legacy_engine``
-    (when the tests are present), for comparison in the same run;
 (c) the per-append cost of an unbounded buffer holding 1,000 versus 100,000
     entries (target: within 1.5x), which shows an append never walks the buffer;
 (d) pieces of (b), each alone per message: reading, validating and writing the
@@ -33,10 +31,8 @@ import argparse
 import gc
 import random
 import statistics
-import sys
 import time
 from collections import deque
-from pathlib import Path
 from typing import Any
 
 from flowdrop_core import Buffer
@@ -101,21 +97,10 @@ def best_ns(fn: Any, repeat: int) -> int:
     return min(cpu_ns(fn) for _ in range(repeat))
 
 
-def legacy_buffer() -> type | None:
-    """The frozen pre-issue-8 engine's Buffer, when the tests are next to the benchmarks."""
-    tests = Path(__file__).resolve().parents[1] / "tests"
-    if not (tests / "legacy_engine").is_dir():
-        return None
-    sys.path.insert(0, str(tests))
-    from legacy_engine.engine import Buffer as LegacyBuffer
-
-    return LegacyBuffer
-
-
 def bench_window(
     conv: list[dict[str, Any]], window: int, rounds: int, engines: dict[str, Any]
 ) -> tuple[list[float], dict[str, list[float]]]:
-    """(a), (b), (b'): ns/message per round for the deque of copies and each engine."""
+    """(a), (b): ns/message per round for the deque of copies and each engine."""
 
     def plain_deque() -> None:
         d: deque[dict[str, Any]] = deque(maxlen=window)
@@ -167,7 +152,6 @@ def bench_sizes(
 def bench_pieces(conv: list[dict[str, Any]], window: int, repeat: int) -> dict[str, float]:
     """(d): ns/message of pieces of one append, each on its own."""
     new_object = object.__new__
-    set_pending = AppendResult.__dict__["_pending"].__set__
 
     def read() -> None:
         for msg in conv:
@@ -175,8 +159,13 @@ def bench_pieces(conv: list[dict[str, Any]], window: int, repeat: int) -> dict[s
 
     def result() -> None:
         decisions: list[tuple[Any, ...]] = []
-        for _ in conv:
-            set_pending(new_object(AppendResult), (1, 1, decisions, window))
+        for _ in conv:  # what Buffer.append does to make its result
+            result = new_object(AppendResult)
+            result.count = 1
+            result.appended = 1
+            result.appended_any = True
+            result.max_messages = window
+            result._events = decisions
 
     def read_events() -> None:
         buf = Buffer(max_messages=window)
@@ -187,7 +176,7 @@ def bench_pieces(conv: list[dict[str, Any]], window: int, repeat: int) -> dict[s
     n = len(conv)
     return {
         "read + validate + write row": best_ns(read, repeat) / n,
-        "make the (pending) result": best_ns(result, repeat) / n,
+        "make the (lazy) result": best_ns(result, repeat) / n,
         "(b) and then read .events": best_ns(read_events, repeat) / n,
     }
 
@@ -239,15 +228,11 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=1_000)
     parser.add_argument("--rounds", type=int, default=7, help="rounds of (a) and (b)")
     parser.add_argument("--repeat", type=int, default=5, help="rounds of (c), repeats of (d)")
-    parser.add_argument("--no-legacy", action="store_true", help="skip the frozen engine (b')")
     args = parser.parse_args()
 
     conv = agent_conversation(max(args.messages, 110_000))
     stream = conv[: args.messages]
     engines: dict[str, Any] = {"Buffer.append": Buffer}
-    legacy = None if args.no_legacy else legacy_buffer()
-    if legacy is not None:
-        engines["legacy Buffer.append"] = legacy
     base, per = bench_window(stream, args.window, args.rounds, engines)
     print(f"conversation: {len(stream):,} messages, window {args.window:,}, {args.rounds} rounds")
     print(f"(a)  deque(maxlen).append(dict(m)) : {min(base):8.1f} ns/message (best)")
@@ -263,12 +248,6 @@ def main() -> None:
         else "NOT met"
     )
     print(f"     (b)/(a): {_ratios(ours, base)}   (target <= {TARGET:g}: {verdict} by the median)")
-    if legacy is not None:
-        old = per["legacy Buffer.append"]
-        print(f"(b') legacy engine (tests/legacy_engine): {min(old):8.1f} ns/message (best)")
-        print(
-            f"     (b')/(a): {_ratios(old, base)};  (b')/(b) best/best {min(old) / min(ours):.2f}x"
-        )
 
     small, large = bench_sizes(conv, 1_000, 100_000, 5_000, args.repeat)
     growth = sorted(big / little for big, little in zip(large, small, strict=True))

@@ -66,7 +66,9 @@ class Event(NamedTuple):
     def reason(self) -> str:
         """A one-sentence, human-readable explanation citing the rule."""
         cid = f" {self.tool_call_id!r}" if self.tool_call_id else ""
-        where = f" at position {self.position}" if self.position is not None else ""
+        where = (
+            f" at buffer position {self.position} (0-based)" if self.position is not None else ""
+        )
         match self.kind:
             case EventKind.APPENDED:
                 role = (self.entry or {}).get("role", "message")
@@ -151,7 +153,7 @@ def apply_events(
         if kind in _INSERT:
             out.insert(ev.position, ev.entry)  # type: ignore[arg-type]
         elif kind is EventKind.PLACEHOLDER_REPLACED:
-            out[ev.position] = ev.entry  # type: ignore[index]
+            out[ev.position] = ev.entry  # type: ignore[index, assignment]
         elif kind is EventKind.EVICTED:
             del out[ev.position]  # type: ignore[arg-type]
     return out

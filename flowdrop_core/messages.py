@@ -107,7 +107,7 @@ class MessageProblem(NamedTuple):
     """One thing wrong with one message: where it is and what is wrong."""
 
     where: str
-    index: int
+    index: int  # type: ignore[assignment]  # the field's name (API) hides tuple.index
     problem: str
 
     def __str__(self) -> str:
@@ -352,7 +352,11 @@ def read_row(msg: Any) -> list[Any] | str:
                 result_id = raw_result  # a plain ASCII name is its own id (see _call_ids)
             else:
                 result_id = usable_id(raw_result)
-            row = {"role": role, "content": content, "metadata": {"tool_call_id": raw_result}}
+            row: dict[str, Any] = {
+                "role": role,
+                "content": content,
+                "metadata": {"tool_call_id": raw_result},
+            }
             return [row, _EMPTY, result_id, False, 0]
     elif rest == 1 and "tool_calls" in msg:  # provider-flat assistant turn with calls
         raw_calls = msg["tool_calls"]
@@ -409,7 +413,7 @@ def read_row(msg: Any) -> list[Any] | str:
         if role == "tool":
             result_id = usable_id(raw_result)
 
-    row: dict[str, Any] = {"role": role, "content": content, "metadata": meta}
+    row = {"role": role, "content": content, "metadata": meta}
     if rest:  # other top-level fields (timestamp, name ...) are kept as they are
         for name, value in msg.items():
             if name not in _ROW_KEYS:

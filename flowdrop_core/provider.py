@@ -257,6 +257,7 @@ def _repair(items: list[_Item], findings: list[Finding]) -> list[_Item]:
             kept.append(item)
         elif item.role == "tool":
             cid = item.result_id
+            kind: FindingKind
             if cid is None:
                 kind, why = "idless_result", "tool result with no usable tool_call_id (MEM-11)"
             elif cid not in declared:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import streamlit as st
 
@@ -11,7 +11,9 @@ from inspector_ui.display import ROLE_AVATARS, clip_text, entry_call_ids, entry_
 from inspector_ui.plain import clip_value, md, show_text
 
 #: Tag colours for st.badge (fixed vocabulary from Timeline.tagged).
-TAG_COLORS = {
+#: Badge colour per tag (Streamlit's named badge colours).
+BadgeColor = Literal["gray", "green", "red", "violet", "orange", "blue"]
+TAG_COLORS: dict[str, BadgeColor] = {
     "kept": "gray",
     "new": "green",
     "evicted": "red",

@@ -20,6 +20,7 @@ import streamlit as st
 from flowdrop_core.inspect.compare import Comparison
 from flowdrop_core.inspect.session_url import PARAM, SessionUrlError, decode_session, encode_session
 from flowdrop_core.replay import Timeline
+from inspector_ui.calls import show_what_if
 from inspector_ui.compare import cached_comparison, show_call_fates, show_differences
 from inspector_ui.plain import md
 
@@ -77,7 +78,7 @@ def write_to_url(recipe: dict[str, Any], made: dict[str, Any] | None) -> str | N
             del st.query_params[PARAM]
         return None
     encoded = encode_session(recipe, made)
-    if not encoded.fits:
+    if encoded.value is None:  # it does not fit
         if PARAM in st.query_params:
             del st.query_params[PARAM]
         return encoded.message
@@ -177,6 +178,7 @@ def show_compare(
             on_click=restore_made,
             icon=":material/undo:",
         )
+        show_what_if(made, other, describe(now))
         if comparison.differences:
             show_differences(comparison, step, key, "pg")
         if step > 0 and step <= min(len(made.steps), len(other.steps)):

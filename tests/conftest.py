@@ -1,4 +1,15 @@
-"""Shared test setup: the oracle on the path, and the store fixture every storage test uses."""
+"""Shared test setup: the oracle on the path, the store fixtures, and the markers.
+
+Markers are applied here, never by hand in a list elsewhere (``make
+test-fast``, ``make coverage`` and ``scripts/mutate.py`` select by them):
+
+- ``ui``: every test under ``tests/app/`` (Streamlit AppTest);
+- ``browser``: every test under ``tests/browser/`` (Playwright + Chromium);
+- ``redis``: every test that needs a Redis server or the redis package (it
+  uses ``redis_server`` / ``redis_url``, the ``store`` fixture's Redis case,
+  or lives in a ``test_redis_*`` file);
+- ``slow``: the tests :data:`SLOW` names, measured with ``--durations``.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +21,62 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from postgres_server import PostgresServer, require_postgres_bin
 from redis_server import RedisServer, require_redis_server
 
 from flowdrop_core.storage import MemoryStore, SQLiteStore, Store
+
+#: Tests that took 2 s or more each on this two-core machine (``pytest --durations=40``
+#: over the core and storage folders): property-based, fuzzing and multi-process runs. Keyed ``file::name``,
+#: so every parametrization of a listed test is slow.
+SLOW = frozenset(
+    {
+        "tests/core/test_oracle_properties.py::test_engine_matches_the_oracle_on_loaded_buffers",
+        "tests/core/test_oracle_properties.py::test_a_live_buffer_matches_the_oracle_append_after_append",
+        "tests/core/test_oracle_properties.py::test_provider_view_matches_the_oracle_and_is_sendable",
+        "tests/core/test_oracle_properties.py::test_provider_view_of_what_the_engine_stored_is_sendable",
+        "tests/core/test_fuzz.py::test_cli_on_mutated_scenarios",
+        "tests/core/test_fuzz.py::test_cli_on_mutated_recordings",
+        "tests/core/test_engine_properties.py::test_refiring_results_and_calling_turns_is_idempotent",
+        "tests/core/test_engine_properties.py::test_no_call_answered_twice_and_placeholders_sit_by_their_turn",
+        "tests/core/test_engine_properties.py::test_buffer_and_pure_form_agree_step_by_step",
+        "tests/core/test_engine_properties.py::test_engine_matches_the_naive_model_and_invariants",
+        "tests/core/test_messages.py::test_read_row_is_read_message_then_to_stored_row",
+        "tests/importers/test_importers_properties.py::test_any_json_value_imports_or_raises_the_documented_error",
+        "tests/storage/test_conditional_writes.py::test_write_transaction_held_for_good_fails_loudly_and_writes_nothing",
+        "tests/storage/test_conditional_writes.py::test_eight_processes_with_a_tiny_lock_timeout_lose_no_turn",
+    }
+)
+
+#: Folder under tests/ -> the marker every test in it gets.
+FOLDER_MARKS = {"app": "ui", "browser": "browser"}
+
+REDIS_FIXTURES = frozenset({"redis_server", "redis_url"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each collected test by its folder, its fixtures and :data:`SLOW`."""
+    root = Path(__file__).parent
+    for item in items:
+        path = Path(str(item.path))
+        try:
+            rel = path.relative_to(root)
+        except ValueError:
+            continue
+        folder = rel.parts[0] if len(rel.parts) > 1 else ""
+        if folder in FOLDER_MARKS:
+            item.add_marker(FOLDER_MARKS[folder])
+        fixtures = set(getattr(item, "fixturenames", ()))
+        callspec = getattr(item, "callspec", None)
+        if (
+            fixtures & REDIS_FIXTURES
+            or (callspec is not None and callspec.params.get("store") == "redis")
+            or path.name.startswith("test_redis")
+        ):
+            item.add_marker("redis")
+        name = item.name.split("[", 1)[0]
+        if f"tests/{rel.as_posix()}::{name}" in SLOW:
+            item.add_marker("slow")
 
 
 @pytest.fixture(scope="session")
@@ -34,18 +98,47 @@ def redis_url(redis_server: RedisServer) -> str:
     return redis_server.url
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One throwaway Postgres cluster for the session (own port and folder); skips without one."""
+    pytest.importorskip("psycopg", reason="psycopg is not installed (the 'postgres' extra)")
+    server = PostgresServer(require_postgres_bin())
+    server.start()
+    yield server
+    server.remove()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """The session server's URL, its ``flowdrop`` schema dropped before the test."""
+    import psycopg
+
+    if postgres_server.proc is None:  # a test stopped it and failed before restarting
+        postgres_server.start()
+    with psycopg.connect(postgres_server.url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS flowdrop CASCADE")
+    return postgres_server.url
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    """Each backend in turn: in memory, a real SQLite file, a real Redis server."""
+    """Each backend in turn: in memory, a real SQLite file, a real Redis and Postgres server."""
     if request.param == "memory":
         yield MemoryStore()
     elif request.param == "sqlite":
         s = SQLiteStore(tmp_path / "buffers.sqlite3")
         yield s
         s.close()
-    else:
+    elif request.param == "redis":
         from flowdrop_core.storage.redis_store import RedisStore
 
         r = RedisStore(request.getfixturevalue("redis_url"))
         yield r
         r.close()
+    else:
+        url = request.getfixturevalue("postgres_url")
+        from flowdrop_core.storage.postgres import PostgresStore
+
+        p = PostgresStore(url)
+        yield p
+        p.close()

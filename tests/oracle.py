@@ -269,7 +269,7 @@ def naive_normalize(entries: list[Any]) -> tuple[list[dict[str, Any]], int, list
         if not isinstance(entry, dict) or entry.get("role") not in ROLES:
             found.append((index, None, "not_a_message", None, True))
             continue
-        meta = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
+        meta: dict[str, Any] = entry["metadata"] if isinstance(entry.get("metadata"), dict) else {}
         calls = entry.get("tool_calls") or meta.get("tool_calls") or []
         if not isinstance(calls, list):
             found.append((index, None, "malformed_calls", None, False))
@@ -362,7 +362,7 @@ def sendable_problems(messages: list[dict[str, Any]]) -> list[str]:
                 problems.append(f"message {k}: call {cid!r} declared twice")
             seen_ids.append(cid)
         k += 1
-        got: list[str] = []
+        got: list[str | None] = []
         while k < len(messages) and messages[k]["role"] == "tool":
             got.append(messages[k].get("tool_call_id"))
             k += 1

@@ -26,7 +26,8 @@ __all__ = ["NAME", "register", "run"]
 NAME = "store"
 
 DESCRIPTION = """\
-Connect to a store (a SQLite file, or a Redis URL such as redis://host:6379/0) and list
+Connect to a store (a SQLite file, a Redis URL such as redis://host:6379/0, or a Postgres
+URL such as postgresql://user@host/db; a password is never printed) and list
 its slots with scope, scope id, key, entry count, last write and journal records;
 --filter keeps slots whose scope, scope id or key contains the text. With --slot SCOPE
 SCOPE_ID KEY: print the slot's buffer; --journal replays its append journal as a
@@ -49,7 +50,9 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("target", metavar="STORE", help="a SQLite file or a redis:// URL")
+    p.add_argument(
+        "target", metavar="STORE", help="a SQLite file, a redis:// or a postgresql:// URL"
+    )
     p.add_argument("--filter", default="", metavar="TEXT", help="only slots containing TEXT")
     p.add_argument(
         "--slot", nargs=3, metavar=("SCOPE", "SCOPE_ID", "KEY"), help="one slot ('' for none)"

@@ -90,7 +90,8 @@ def test_replay_escapes_the_same_characters(
     path.write_text(json.dumps([{"role": "user", "content": HOSTILE}]), encoding="utf-8")
     code, out, _ = run(capsys, "replay", str(path))
     assert code == 0
-    assert_no_raw(out) and "safe\\u202eevil\\x9b31m" in out
+    assert_no_raw(out)
+    assert "safe\\u202eevil\\x9b31m" in out
     code, out, _ = run(capsys, "replay", str(path), "--json")
     assert code == 0
     assert_no_raw(out)

@@ -19,13 +19,20 @@ from oracle import naive_append
 from strategies import conversations, examples, messages, windows
 
 from flowdrop_core import Buffer, EventKind, append_messages, apply_events
-from flowdrop_core.messages import read_message
+from flowdrop_core.messages import ParsedMessage, read_message
+
+
+def _read(entry: Any) -> ParsedMessage:
+    """``read_message`` of an entry the engine stored or made: always a message."""
+    parsed = read_message(entry)
+    assert not isinstance(parsed, str), parsed
+    return parsed
 
 
 def _answer_ids(buffer: list[dict[str, Any]]) -> list[str]:
     out = []
     for entry in buffer:
-        parsed = read_message(entry)
+        parsed = _read(entry)
         if parsed.result_id is not None:
             out.append(parsed.result_id)
     return out
@@ -72,7 +79,7 @@ def test_no_call_answered_twice_and_placeholders_sit_by_their_turn(
     answers = _answer_ids(entries)
     assert len(answers) == len(set(answers)), "a tool call id is answered twice"
 
-    parsed = [read_message(e) for e in entries]
+    parsed = [_read(e) for e in entries]
     for k, p in enumerate(parsed):
         if id(entries[k]) not in inserted:
             continue
@@ -93,7 +100,7 @@ def test_no_call_answered_twice_and_placeholders_sit_by_their_turn(
     history=conversations,
     batch=st.lists(
         messages(usable_only=True).filter(lambda m: m["role"] in ("tool", "assistant")), max_size=12
-    ).map(lambda ms: [m for m in ms if read_message(m).role == "tool" or read_message(m).calls]),
+    ).map(lambda ms: [m for m in ms if _read(m).role == "tool" or _read(m).calls]),
 )
 def test_refiring_results_and_calling_turns_is_idempotent(
     history: list[dict[str, Any]], batch: list[dict[str, Any]]

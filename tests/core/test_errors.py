@@ -51,6 +51,7 @@ def test_every_error_is_a_flowdrop_error_and_keeps_its_builtin_base(
 
 def _all_subclasses(cls: type) -> set[type]:
     out: set[type] = set()
+    sub: type
     for sub in cls.__subclasses__():
         out |= {sub, *_all_subclasses(sub)}
     return out

@@ -108,7 +108,9 @@ KEYS = [
 #: Raw fragments spliced into a file's text: strict JSON must refuse each with a place.
 SPLICES = ["NaN", "-Infinity", "1e309", '"\\ud800"', "[" * 150 + "]" * 150, "[" * 3_000, "{", '"']
 
-scalars = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.sampled_from(HOSTILE)
+scalars: st.SearchStrategy[Any] = (
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.sampled_from(HOSTILE)
+)
 scalars = scalars | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12)
 json_values = st.recursive(
     scalars,

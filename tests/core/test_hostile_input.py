@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from flowdrop_core import append_messages
+from flowdrop_core import AppendResult, append_messages
 from flowdrop_core.cli import INTERNAL_ERROR, main
 from flowdrop_core.context import resolve_scope
 from flowdrop_core.ids import read_id, usable_id
@@ -30,6 +30,13 @@ from flowdrop_core.scenario import (
     parse_scenario,
 )
 from flowdrop_core.text import text_to_message
+
+
+def after(res: AppendResult) -> list[dict[str, Any]]:
+    """The buffer after a pure append (``append_messages`` always returns it)."""
+    assert res.messages is not None
+    return res.messages
+
 
 ROOT = Path(__file__).resolve().parents[2]
 OPENAI_CHAT = ROOT / "sample_data" / "imports" / "openai_chat.json"
@@ -305,10 +312,10 @@ def test_call_ids_follow_the_same_rule() -> None:
     result = {"role": "tool", "content": "r", "tool_call_id": 7}
     first = append_messages([], [turn, result])
     again = append_messages(
-        first.messages, {"role": "tool", "content": "again", "tool_call_id": "\uff17"}
+        after(first), {"role": "tool", "content": "again", "tool_call_id": "\uff17"}
     )
     assert (again.appended, again.count) == (0, 2)
-    other = append_messages(first.messages, {"role": "tool", "content": "x", "tool_call_id": "07"})
+    other = append_messages(after(first), {"role": "tool", "content": "x", "tool_call_id": "07"})
     assert (other.appended, other.count) == (1, 3)
     idless = append_messages([], {"role": "tool", "content": "x", "tool_call_id": "\u200b"})
     assert "idless_result" in [e.kind for e in idless.events]

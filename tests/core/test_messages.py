@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -195,7 +196,7 @@ def test_read_call_function_under_every_spelling(call: dict, expected: tuple) ->
     assert (ToolCall.model_validate(call).name, ToolCall.model_validate(call).arguments) == expected
 
 
-_VALUES = {
+_VALUES: dict[str, list[Any]] = {
     "role": ["user", "assistant", "tool", "system", "robot", 3, None],
     "content": ["hi", "", None, [], {}, [{"type": "text"}], 2.5],
     "tool_calls": [
@@ -228,7 +229,7 @@ def _any_message(draw: st.DrawFn) -> dict:
                 msg[key] = copy.deepcopy(value)  # both levels, maybe equal
         else:
             msg[key] = value
-    if meta or draw(st.booleans()):
+    if len(meta) > 0 or draw(st.booleans()):
         msg["metadata"] = meta if draw(st.integers(0, 9)) else "not an object"
     return msg
 
@@ -406,6 +407,7 @@ def test_read_row_reads_each_common_shape(msg: dict, expected: list) -> None:
     got = read_row(msg)
     assert got == expected
     parsed = read_message(msg)
+    assert not isinstance(parsed, str), parsed
     assert got == [to_stored_row(parsed), parsed.calls, parsed.result_id, parsed.healed, 0]
     assert msg == before
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+from typing import Any
 
 import pytest
 from oracle import naive_append
 from pydantic import ValidationError
 
 from flowdrop_core import (
+    AppendResult,
     Buffer,
     ExecutionContext,
     InvalidMessagesError,
@@ -26,6 +28,13 @@ from flowdrop_core import (
 from flowdrop_core.importers import load_conversation
 from flowdrop_core.replay import replay, replay_conversation
 from flowdrop_core.scenario import ScenarioConfig
+
+
+def after(res: AppendResult) -> list[dict[str, Any]]:
+    """The buffer after a pure append (``append_messages`` always returns it)."""
+    assert res.messages is not None
+    return res.messages
+
 
 # --------------------------------------------------------------------------- conflicting fields
 
@@ -44,7 +53,7 @@ def test_identical_calls_at_top_level_and_in_metadata_are_one_turn() -> None:
     assert res.messages == [{"role": "assistant", "content": "", "metadata": {"tool_calls": CALLS}}]
     # ...and it declares c1: a user turn heals it.
     healed = append_messages(res.messages, {"role": "user", "content": "?"})
-    assert healed.messages[1]["metadata"] == {"tool_call_id": "c1", "healed": True}
+    assert after(healed)[1]["metadata"] == {"tool_call_id": "c1", "healed": True}
 
 
 def test_conflicting_calls_at_top_level_and_in_metadata_are_refused() -> None:
@@ -67,7 +76,7 @@ def test_healed_given_twice_must_agree() -> None:
     both = {"role": "tool", "content": "r", "tool_call_id": "c1", "healed": True}
     agree = {**both, "metadata": {"healed": True}}
     res = append_messages([], agree)
-    assert res.messages[0]["metadata"] == {"tool_call_id": "c1", "healed": True}
+    assert after(res)[0]["metadata"] == {"tool_call_id": "c1", "healed": True}
     disagree = {**both, "metadata": {"healed": False}}
     with pytest.raises(InvalidMessagesError) as info:
         append_messages([], disagree)
@@ -122,7 +131,7 @@ def test_duplicate_turn_names_its_first_call_and_where_that_call_was_declared() 
     )
     assert event.reason == (
         "MEM-2: assistant turn dropped as a duplicate; every call it declares is already "
-        "declared (first at position 2). Counts 0."
+        "declared (first at buffer position 2 (0-based)). Counts 0."
     )
 
 
@@ -153,8 +162,8 @@ def test_an_append_result_can_be_pickled_copied_and_printed() -> None:
     assert text.startswith("AppendResult(count=2, appended=1, appended_any=True")
     assert "placeholder_replaced" in text or "PLACEHOLDER_REPLACED" in text
     assert str(res).startswith("count=2 appended=1 appended_any=True")
-    # model_copy works and leaves the original alone.
-    other = res.model_copy(update={"messages": []})
+    # replace works and leaves the original alone.
+    other = res.replace(messages=[])
     assert other.messages == [] and res.messages != []
 
 
@@ -235,7 +244,7 @@ def test_read_only_mappings_are_messages_and_calls_too() -> None:
     turn = MappingProxyType({"role": "assistant", "content": "", "tool_calls": [call]})
     res = append_messages([], [turn, MappingProxyType({"role": "user", "content": "next"})])
     assert res.appended == 2
-    assert res.messages[1] == {
+    assert after(res)[1] == {
         "role": "tool",
         "content": "Tool call was interrupted; no result.",
         "metadata": {"tool_call_id": "c1", "healed": True},
@@ -246,7 +255,7 @@ def test_a_result_id_may_be_a_positive_integer_but_not_a_boolean() -> None:
     turn = {"role": "assistant", "content": "", "tool_calls": [{"id": 7}]}
     res = append_messages([turn], [{"role": "tool", "content": "r", "tool_call_id": 7}])
     assert res.appended == 1
-    again = append_messages(res.messages, {"role": "tool", "content": "r", "tool_call_id": " 7 "})
+    again = append_messages(after(res), {"role": "tool", "content": "r", "tool_call_id": " 7 "})
     assert [str(e.kind) for e in again.events] == ["duplicate_result"]  # 7 and " 7 " are one id
     with pytest.raises(InvalidMessagesError) as info:
         append_messages([], {"role": "tool", "content": "r", "tool_call_id": True})
@@ -264,7 +273,7 @@ def test_only_an_assistant_turn_declares_and_only_a_tool_message_answers() -> No
     ]
     res = append_messages(start, {"role": "user", "content": "and?"})
     assert [str(e.kind) for e in res.events] == ["appended"]  # nothing to heal: u1 is no call
-    assert res.messages[:2] == start
+    assert after(res)[:2] == start
     res = append_messages(start, {"role": "tool", "content": "r", "tool_call_id": "a1"})
     assert [str(e.kind) for e in res.events] == ["appended"]  # a1 was never answered
 
@@ -320,7 +329,7 @@ def test_a_role_given_as_a_str_subclass_is_read_as_its_text() -> None:
         pass
 
     res = append_messages([], {"role": Role("user"), "content": "hi"})
-    assert (res.appended, res.messages[0]["role"]) == (1, "user")
+    assert (res.appended, after(res)[0]["role"]) == (1, "user")
 
 
 def test_a_message_with_every_known_field_still_keeps_its_other_fields() -> None:
@@ -334,7 +343,7 @@ def test_a_message_with_every_known_field_still_keeps_its_other_fields() -> None
         "timestamp": "2026-01-01T00:00:00Z",
         "name": "search",
     }
-    (row,) = append_messages([], msg).messages
+    (row,) = after(append_messages([], msg))
     assert row == {
         "role": "tool",
         "content": "r",

@@ -7,7 +7,10 @@ The scope examples (MEM-6, MEM-7/MEM-13) are in ``test_scopes.py``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from flowdrop_core import (
+    AppendResult,
     EventKind,
     append_messages,
     apply_events,
@@ -16,6 +19,13 @@ from flowdrop_core import (
     text_to_message,
     usable_id,
 )
+
+
+def after(res: AppendResult) -> list[dict[str, Any]]:
+    """The buffer after a pure append (``append_messages`` always returns it)."""
+    assert res.messages is not None
+    return res.messages
+
 
 PLACEHOLDER = "Tool call was interrupted; no result."
 
@@ -86,16 +96,16 @@ def test_mem1_mem10_real_result_replaces_placeholder_in_place() -> None:
     real = {"role": "tool", "content": "Found 3 cats", "tool_call_id": "c1"}
     res = append_messages(buffer, real)
     assert res.summary() == {"count": 3, "appended": 0, "appended_any": False}
-    assert res.messages[1] == {
+    assert after(res)[1] == {
         "role": "tool",
         "content": "Found 3 cats",
         "metadata": {"tool_call_id": "c1"},
     }
-    assert res.messages[0] is buffer[0] and res.messages[2] is buffer[2]
+    assert after(res)[0] is buffer[0] and after(res)[2] is buffer[2]
     assert kinds(res) == ["placeholder_replaced"]
     assert res.events[0].rule == "MEM-10" and res.events[0].position == 1
     # A later second real result for that id is then a duplicate.
-    again = append_messages(res.messages, {**real, "content": "Found 4 cats"})
+    again = append_messages(after(res), {**real, "content": "Found 4 cats"})
     assert again.appended == 0 and kinds(again) == ["duplicate_result"]
 
 
@@ -125,7 +135,7 @@ def test_mem2_turn_dropped_only_when_every_call_is_declared() -> None:
     }
     res = append_messages(buffer, wider)
     assert res.summary() == {"count": 2, "appended": 1, "appended_any": True}
-    assert res.messages[1] == {
+    assert after(res)[1] == {
         "role": "assistant",
         "content": "",
         "metadata": {"tool_calls": wider["tool_calls"]},
@@ -166,7 +176,7 @@ def test_mem11_placeholder_uses_provider_id_spelling() -> None:
         },
     ]
     res = append_messages(buffer, {"role": "user", "content": "still there?"})
-    assert res.messages[1] == {
+    assert after(res)[1] == {
         "role": "tool",
         "content": PLACEHOLDER,
         "metadata": {"tool_call_id": "call_1", "healed": True},
@@ -243,7 +253,7 @@ def test_mem16_text_to_message() -> None:
 
 def test_events_rebuild_every_example_step() -> None:
     """The events of a step turn the buffer before into the buffer after."""
-    buffer = [
+    buffer: list[dict[str, Any]] = [
         {"role": "assistant", "content": "", "tool_calls": [{"id": "a"}, {"id": "b"}]},
         {"role": "tool", "content": "b done", "tool_call_id": "b"},
         {"role": "assistant", "content": "", "tool_calls": [{"id": "c"}]},
@@ -267,5 +277,5 @@ def test_events_rebuild_every_example_step() -> None:
         "evicted",
     ]
     assert res.summary() == {"count": 4, "appended": 1, "appended_any": True}
-    assert apply_events(buffer, res.events) == res.messages
+    assert apply_events(buffer, res.events) == after(res)
     assert [e.kind for e in res.events].count(EventKind.EVICTED) == 2

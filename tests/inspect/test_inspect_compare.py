@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from flowdrop_core.importers import load_conversation
@@ -80,13 +82,13 @@ def test_re_fire_steps_line_up_by_origin_and_extra_steps_are_listed() -> None:
     base = Settings.of(sc)
     other, cmp = compare(sc, base, Settings(**{**base.__dict__, "refire": "results"}))
     extra = [d for d in cmp.differences if d.base_step is None]
-    tools = sum(1 for s in sc.steps if s.append.get("role") == "tool")  # type: ignore[union-attr]
+    tools = len([s for s in sc.steps if isinstance(s.append, dict) and s.append["role"] == "tool"])
     assert len(extra) == tools and len(other.steps) == len(sc.steps) + tools
     assert all(d.key[1] == 1 for d in extra)
 
 
 def test_would_a_window_have_kept_this_call() -> None:
-    call = {
+    call: dict[str, Any] = {
         "role": "assistant",
         "content": "",
         "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{}"}}],
@@ -103,7 +105,7 @@ def test_would_a_window_have_kept_this_call() -> None:
     made = replay(with_settings(sc, base))
     fates = call_fates(made.buffer_after(5), other.buffer_after(5))
     assert [(f.call_id, f.in_base, f.in_other) for f in fates] == [("c1", True, False)]
-    assert fates[0].verdict == "lost under the other settings"
+    assert fates[0].verdict == "evicted with its result under the other settings"
     assert fates[0].answered_base and not fates[0].answered_other
     early = call_fates(made.buffer_after(2), other.buffer_after(2))
     assert early[0].verdict == "kept under both"

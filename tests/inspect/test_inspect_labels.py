@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flowdrop_core.inspect.labels import call_text, entry_calls, id_note, message_label, step_label
 
-CALL = {
+CALL: dict[str, Any] = {
     "role": "assistant",
     "content": None,
     "tool_calls": [

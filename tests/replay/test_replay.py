@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,8 @@ LONG = "sample_data/long_conversation.jsonl"
 
 def direct_buffers(messages: list[dict], window: int) -> list[list[dict]]:
     """The buffer after each one-message append, by the pure engine."""
-    out, entries = [], []
+    out: list[list[dict]] = []
+    entries: list[dict] = []
     for msg in messages:
         entries = append_messages(entries, msg, window).messages or []
         out.append(entries)
@@ -97,7 +99,7 @@ def test_json_lines_reuse_encoded_entries_without_changing_them() -> None:
 
 
 def test_refire_modes() -> None:
-    msgs = [
+    msgs: list[dict[str, Any]] = [
         {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]},
         {"role": "tool", "content": "r", "tool_call_id": "c1"},
     ]

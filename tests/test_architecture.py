@@ -1,0 +1,232 @@
+"""The shape of the package, checked from its source: what the core may import, and how.
+
+- ``flowdrop_core`` imports neither streamlit nor pandas, anywhere (every
+  import statement of every module, function-level ones included).
+- There is no import cycle among ``flowdrop_core`` modules. The graph is
+  built from the AST: every import statement (module level, function level,
+  ``TYPE_CHECKING`` blocks) is an edge to the module it names
+  (``from package import submodule`` names the submodule). A module's own
+  parent packages, which Python runs first, are not edges: a package's
+  ``__init__`` importing its submodules is the point of a package.
+- ``__all__`` is true: every name in it exists, and every public name a
+  package's ``__init__`` binds (but its submodules) is in it.
+- ``import flowdrop_core`` and the command line work where ``redis`` cannot
+  be imported (it is the optional extra ``redis``).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE = ROOT / "flowdrop_core"
+UI_PACKAGES = frozenset({"streamlit", "pandas"})
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES: dict[str, Path] = {module_name(p): p for p in sorted(CORE.rglob("*.py"))}
+PACKAGES = sorted(name for name, path in MODULES.items() if path.name == "__init__.py")
+
+
+def imports(name: str) -> Iterator[tuple[str, int]]:
+    """Every module ``name``'s source imports (absolute names), with its line, at any depth."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            yield target, node.lineno
+            for alias in node.names:
+                yield f"{target}.{alias.name}", node.lineno
+
+
+def internal_edges(name: str) -> set[str]:
+    """The flowdrop_core modules ``name`` imports: each import's longest known module."""
+    out = set()
+    parents = {".".join(name.split(".")[:k]) for k in range(1, name.count(".") + 1)}
+    for target, _ in imports(name):
+        parts = target.split(".")
+        while parts and ".".join(parts) not in MODULES:
+            parts.pop()
+        hit = ".".join(parts)
+        if hit and hit != name and hit not in parents:
+            out.add(hit)
+    return out
+
+
+def test_the_core_imports_no_ui_framework() -> None:
+    found = [
+        f"{MODULES[name].relative_to(ROOT)}:{line}: imports {target}"
+        for name in MODULES
+        for target, line in imports(name)
+        if target.split(".")[0] in UI_PACKAGES
+    ]
+    assert not found, "flowdrop_core must not import UI code:\n" + "\n".join(found)
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` (as a path that returns to its start), or ``None``."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start)):
+            return cycle
+    return None
+
+
+def test_find_cycle_finds_one() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_no_import_cycle_among_core_modules() -> None:
+    graph = {name: internal_edges(name) for name in MODULES}
+    assert "flowdrop_core.engine" in graph["flowdrop_core.conversation"]  # edges are found
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def _module(name: str) -> ModuleType:
+    return importlib.import_module(name)
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_every_name_in_all_exists(name: str) -> None:
+    module = _module(name)
+    listed = getattr(module, "__all__", None)
+    if listed is None:
+        assert MODULES[name].name != "__init__.py", f"package {name} has no __all__"
+        return
+    assert len(listed) == len(set(listed)), f"{name}.__all__ lists a name twice"
+    missing = [n for n in listed if not hasattr(module, n)]
+    assert not missing, f"{name}.__all__ names what does not exist: {missing}"
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_a_package_lists_its_public_names(name: str) -> None:
+    """Every public name a package's ``__init__`` binds (but submodules) is in ``__all__``."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    bound: set[str] = set()
+    for node in tree.body:  # module level only: what ``from package import X`` can rely on
+        if isinstance(node, ast.ImportFrom) and (
+            node.level or (node.module or "").startswith("flowdrop_core")
+        ):  # re-exports from the library; stdlib and third-party names are not its API
+            bound.update(a.asname or a.name for a in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.Assign):
+            bound.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            bound.add(node.target.id)
+    public = {
+        n
+        for n in bound
+        if not n.startswith("_")
+        and f"{name}.{n}" not in MODULES  # a submodule is reached by its own name
+    }
+    unlisted = sorted(public - set(_module(name).__all__))
+    assert not unlisted, f"{name} binds public names missing from __all__: {unlisted}"
+
+
+BLOCK_REDIS = textwrap.dedent(
+    """
+    import sys
+
+    class NoRedis:
+        def find_spec(self, name, path=None, target=None):
+            if name == "redis" or name.startswith("redis."):
+                raise ImportError(f"No module named {name!r} (blocked by the test)")
+            return None
+
+    sys.meta_path.insert(0, NoRedis())
+    """
+)
+
+
+def run_without_redis(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", BLOCK_REDIS + textwrap.dedent(code)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_blocker_really_blocks_redis() -> None:
+    done = run_without_redis("import redis")
+    assert done.returncode != 0 and "blocked by the test" in done.stderr
+
+
+def test_import_flowdrop_core_works_without_redis() -> None:
+    done = run_without_redis(
+        """
+        import flowdrop_core, flowdrop_core.cli, flowdrop_core.store_browser, flowdrop_core.journal
+        from flowdrop_core import ConversationBuffer, MemoryStore
+        buf = ConversationBuffer(store=MemoryStore(), journal=5)
+        res = buf.append({"role": "user", "content": "hi"}, {"session_id": "s"})
+        assert res.count == 1
+        assert not any(m == "redis" or m.startswith("redis.") for m in sys.modules), "redis loaded"
+        print(flowdrop_core.__file__)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()).resolve() == (CORE / "__init__.py").resolve()
+
+
+def test_the_command_line_works_without_redis() -> None:
+    done = run_without_redis(
+        """
+        from flowdrop_core.cli import main
+        raise SystemExit(main(["replay", "sample_data/mem-14-full-window.json"]))
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert "hidden append" in done.stdout
+
+
+def test_redis_store_without_redis_is_a_clear_error() -> None:
+    done = run_without_redis(
+        """
+        from flowdrop_core.cli import main
+        raise SystemExit(main(["store", "redis://127.0.0.1:1/0"]))
+        """
+    )
+    assert done.returncode == 2
+    assert "needs the redis package" in done.stderr and "Traceback" not in done.stderr
