@@ -51,7 +51,7 @@ def _info(info: ThreadInfo) -> dict[str, Any]:
         "count": info.count,
         "updated": info.updated,
         "healthy": info.healthy,
-        "findings": [f.model_dump() for f in info.findings],
+        "findings": [f.to_dict() for f in info.findings],
         "problems": list(info.problems),
     }
 
@@ -110,12 +110,14 @@ def _thread(store: FrameworkStore, args: argparse.Namespace) -> int:
     else:
         by_index: dict[int, list[str]] = {}
         for f in findings:
-            by_index.setdefault(f.index, []).append(str(f))
+            by_index.setdefault(-1 if f.index is None else f.index, []).append(str(f))
         for n, row in enumerate(rows):
             shown = {k: row.get(k) for k in ("role", "content", "metadata")}
             say(f"{n:>4}  {json.dumps(shown, ensure_ascii=False, default=repr)}")
             for text in by_index.get(n, ()):
                 say(f"      ! {text}")
+        for text in by_index.get(-1, ()):  # about the whole conversation, no one entry
+            say(f"      ! {text}")
         entries = f"{len(rows)} entr{'y' if len(rows) == 1 else 'ies'}"
         say(f"{entries} in {args.thread!r}; {plural(len(findings), 'finding')}")
     return 0 if not findings else 1

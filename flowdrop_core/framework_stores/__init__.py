@@ -16,8 +16,9 @@ next to it), then the GR-MEM view (the stored conversation replayed
 through the engine: MEM-1/2 duplicates dropped, MEM-3 healing at the next
 user turn, MEM-10) is written back in the framework's own format.
 
-Health is the MEM-5 lint of the rows (:func:`~flowdrop_core.provider.lint`):
-every finding a provider would reject, located. Files are opened with a
+Health is the inspector's health report of the conversation
+(:func:`flowdrop_core.inspect.health.health` over its replay): every finding
+a provider would reject, located, and what GR-MEM does about it. Files are opened with a
 ``mode=ro`` URI unless writable, so a reader never changes them.
 """
 
@@ -33,7 +34,7 @@ from typing import Any, Protocol
 
 from flowdrop_core.engine import Buffer
 from flowdrop_core.errors import FlowdropError
-from flowdrop_core.provider import Finding, lint
+from flowdrop_core.inspect.health import HealthFinding
 from flowdrop_core.scenario import Scenario, ScenarioConfig, ScenarioStep
 from flowdrop_core.store_browser import ReadOnlyError
 
@@ -63,7 +64,7 @@ class ThreadInfo:
     id: str
     count: int
     updated: str | None
-    findings: tuple[Finding, ...] = ()
+    findings: tuple[HealthFinding, ...] = ()
     problems: tuple[str, ...] = ()  # rows that could not be read at all (kept, never dropped)
 
     @property
@@ -96,7 +97,7 @@ class RepairReport:
     before: int
     after: int
     events: dict[str, int] = field(default_factory=dict)
-    remaining: list[Finding] = field(default_factory=list)
+    remaining: list[HealthFinding] = field(default_factory=list)
 
     def summary(self) -> str:
         done = ", ".join(f"{k} x{n}" for k, n in sorted(self.events.items())) or "nothing to do"
@@ -132,9 +133,22 @@ class FrameworkStore(Protocol):
     def close(self) -> None: ...
 
 
-def health(rows: Sequence[Any]) -> list[Finding]:
-    """What a provider would reject in ``rows``, located (MEM-5 lint)."""
-    return lint(rows)
+def health(rows: Sequence[dict[str, Any]]) -> list[HealthFinding]:
+    """What is wrong with a stored conversation, located: the inspector's health report.
+
+    The rows are replayed one append per stored entry and judged by
+    :func:`flowdrop_core.inspect.health.health` (what a provider would reject,
+    found by MEM-5's repair pass, plus results that landed after another turn,
+    each with what GR-MEM does about it). ``index`` is the stored entry.
+    """
+    from flowdrop_core.inspect.health import health as health_report
+    from flowdrop_core.replay import replay
+
+    if not rows:
+        return []
+    labels = [str(r.get("origin") or f"entry {k}") for k, r in enumerate(rows)]
+    scenario = rows_scenario(rows, "framework-store", labels)
+    return list(health_report(replay(scenario, origins=[[x] for x in labels])).findings)
 
 
 def gr_mem_view(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:

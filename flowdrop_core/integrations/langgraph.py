@@ -415,10 +415,11 @@ class ReducerJournal:
 
     def _record(self, report: ReducerReport, merge: _Merge) -> None:
         from flowdrop_core.journal import CHECKPOINT_EVERY, JournalRecord, journal_for
+        from flowdrop_core.storage.base import JournalWrite
 
         assert self.store is not None
-        journal = journal_for(self.store)
-        seq = journal.last_seq(self.slot) + 1
+        from flowdrop_core.storage import Delta, JournalConflict, RevisionConflict
+
         outside = merge.rewritten or self._last_count != len(merge.before)
         before = f"r{self._revision}"
         if outside:  # the state changed besides this journal's appends
@@ -426,32 +427,40 @@ class ReducerJournal:
             before = f"r{self._revision}-outside"
         self._revision += 1
         every = max(1, min(CHECKPOINT_EVERY, self.limit // 2))
-        base = None
-        if outside or (seq - 1) % every == 0:
-            base = [message_to_row(m) for m in merge.before]
         scope, scope_id, key = self.slot
-        journal.add(
-            JournalRecord(
+        incoming = [message_to_row(m) for m in merge.incoming]
+        events = [{k: v for k, v in ev.to_dict().items() if k != "reason"} for ev in report.events]
+        for _ in range(100):  # another writer took the record number: number it again
+            seq = journal_for(self.store).last_seq(self.slot) + 1
+            base = None
+            if outside or (seq - 1) % every == 0:
+                base = [message_to_row(m) for m in merge.before]
+            record = JournalRecord(
                 seq=seq,
                 at=report.at,
                 scope=scope,
                 scope_id=scope_id,
                 key=key,
                 max_messages=merge.buffer.max_messages,
-                incoming=[message_to_row(m) for m in merge.incoming],
+                incoming=incoming,
                 context={f"{scope}_id": scope_id} if scope in _ID_SCOPES else None,
                 count=report.count,
                 appended=report.appended,
                 appended_any=report.appended_any,
                 revision_before=before,
                 revision=f"r{self._revision}",
-                events=[
-                    {k: v for k, v in ev.to_dict().items() if k != "reason"} for ev in report.events
-                ],
+                events=events,
                 base=base,
-            ),
-            self.limit,
-        )
+            )
+            value, found, revision = self.store.read(*self.slot)
+            size = len(value) if found and isinstance(value, list) else 0
+            # A record with no change to the slot: the store writes only the record.
+            write = JournalWrite(seq, record.to_json(), self.limit, report.at, revision)
+            try:
+                self.store.apply(*self.slot, Delta((), size), expected=revision, journal=write)
+            except (JournalConflict, RevisionConflict):
+                continue
+            break
         self._last_count = report.count
 
 
