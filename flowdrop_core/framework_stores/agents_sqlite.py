@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from flowdrop_core.framework_stores import (
+from flowdrop_core.framework_stores.base import (
     FrameworkStoreError,
     RepairReport,
     ThreadInfo,

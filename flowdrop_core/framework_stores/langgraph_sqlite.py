@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from flowdrop_core.framework_stores import (
+from flowdrop_core.framework_stores.base import (
     FrameworkStoreError,
     RepairReport,
     ThreadInfo,

@@ -23,12 +23,12 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from flowdrop_core.errors import FlowdropError
+from flowdrop_core.errors import FlowdropError as _FlowdropError
 
 __all__ = ["FrameworkMissingError", "require"]
 
 
-class FrameworkMissingError(FlowdropError, ImportError):
+class FrameworkMissingError(_FlowdropError, ImportError):
     """A framework integration was used without its package: names the pip extra to install."""
 
 
