@@ -128,7 +128,9 @@ def test_langgraph_file_lists_threads_and_finds_the_seeded_defects(tmp_path: Pat
 def test_langgraph_repair_and_the_graph_runs_on(tmp_path: Path) -> None:
     path = langgraph_file(tmp_path / "checkpoints.sqlite")
     store = open_framework_store(path, writable=True)
+    original = [r["langchain"] for r in store.rows("t1")]
     report = store.repair("t1")
+    assert [r["langchain"] for r in store.rows("t1")] == original[:3]  # ids, names: as they were
     assert report.events == {"duplicate_result": 1} and report.after == 3
     assert report.backup.is_file() and report.remaining == []
     store.close()
