@@ -208,6 +208,42 @@ def test_four_processes_retrying_once_store_every_turn_once(
     assert [r.incoming[0]["content"] for r in records] == final
 
 
+@pytest.mark.parametrize("lock_timeout", [0.0, 0.001])
+def test_four_threads_retrying_once_on_the_memory_store(lock_timeout: float) -> None:
+    """The memory store is process-local: its 4 racing writers are threads, same checks."""
+    from flowdrop_core.storage import MemoryStore
+
+    store = MemoryStore()
+    buf = ConversationBuffer(store=store, lock_timeout=lock_timeout, journal=100000)
+    outcomes: dict[str, str] = {}
+    barrier = threading.Barrier(4)
+
+    def work(w: int) -> None:
+        barrier.wait()
+        for j in range(150):
+            turn = f"p{w}:{j}"
+            for attempt in (1, 2):
+                try:
+                    buf.append(user(turn), CTX)
+                    outcomes[turn] = "stored" if attempt == 1 else "stored on retry"
+                    break
+                except StorageError as exc:
+                    outcomes[turn] = f"raised: {exc}"
+
+    workers = [threading.Thread(target=work, args=(w,)) for w in range(4)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    final = [m["content"] for m in store.get(*SLOT)[0]]
+    assert sorted(final) == sorted(t for t, o in outcomes.items() if o.startswith("stored"))
+    assert len(final) == len(set(final)) == 600
+    for w in range(4):
+        assert [t for t in final if t.startswith(f"p{w}:")] == [f"p{w}:{j}" for j in range(150)]
+    records = journal_for(store).read(SLOT)
+    assert [r.incoming[0]["content"] for r in records] == final
+
+
 # -- Postgres: no lost turn --------------------------------------------------------------------
 
 CHAIN_WORKER = (
