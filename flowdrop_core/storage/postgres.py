@@ -706,9 +706,9 @@ class PostgresStore:
                             ]
                         )
                     else:
-                        # Rounded to whole milliseconds, so a buffer's repeated appends
-                        # set it once per connection.
-                        self._lock_timeout(conn, _ms(wait))
+                        # Whole milliseconds, so a buffer's repeated appends set it once
+                        # per connection; what the thread lock's wait used is taken off.
+                        self._lock_timeout(conn, _ms(wait if remaining > 0.9 * wait else remaining))
                         try:
                             conn.execute("SELECT pg_advisory_lock(%s)", (lock_key,))
                             got = True
