@@ -69,6 +69,7 @@ from flowdrop_core.storage.base import (
     mask_url,
     new_revision,
     slot_label,
+    write_landed,
 )
 
 _log = logging.getLogger("flowdrop_core")
@@ -451,7 +452,7 @@ class RedisStore:
         if isinstance(exc, RedisTimeoutError) and what.startswith("write"):
             reason += "; the write ran whole or not at all, which is unknown"
         elif what.startswith("write"):
-            reason += "; nothing was written"
+            reason += "; nothing was written"  # asked again: see write_landed
         message = f"cannot {what} on Redis {self.server} ({reason})"
         return StorageError(message) if slot is None else StorageError.for_slot(message, slot)
 
@@ -697,7 +698,15 @@ class RedisStore:
         for kind, position, entry in delta.ops:
             body = "" if kind == "delete" else _encode(entry, slot, f"entry at {position}")
             args += [_OPS[kind], position, body]
-        self._run(self._apply, keys, args, slot, "write the change")
+        try:
+            self._run(self._apply, keys, args, slot, "write the change")
+        except StorageError as exc:
+            # The reply was lost (timeout, dropped connection): ask whether it landed, so a
+            # stored turn is reported as stored and a retry never duplicates it.
+            lost = isinstance(exc.__cause__, RedisError) and delta.ops
+            if not (lost and write_landed(self, slot, token, journal)):
+                raise
+            _log.warning("the reply of a write to slot %s was lost; it landed", slot_label(*slot))
         if self.cluster:
             self._index(slot, now, journal is not None)
         if journal is not None and not delta.ops:
