@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from flowdrop_core import normalize_report
+from flowdrop_core.inspect.glossary import help_for
 from flowdrop_core.provider import Finding
 from flowdrop_core.replay import Timeline
 from inspector_ui.cache import per_step
@@ -49,18 +50,36 @@ def show_provider_view(timeline: Timeline, step: int) -> None:
     """MEM-5: the normalized buffer a provider would get, its drop count and lint findings."""
     view = per_step(timeline, "provider", step, lambda: provider_view(timeline, step))
     cols = st.columns(3)
-    cols[0].metric("entries in buffer", view.entries)
-    cols[1].metric("messages sent to provider", view.sent)
-    cols[2].metric("dropped (MEM-5)", view.dropped)
+    cols[0].metric("entries in buffer", view.entries, help=help_for("count"))
+    cols[1].metric(
+        "messages sent to provider",
+        view.sent,
+        help="What the MEM-5 provider view sends: systems first, every call answered right "
+        "after its turn, no orphan result (MEM-5).",
+    )
+    cols[2].metric(
+        "dropped (MEM-5)",
+        view.dropped,
+        help="The repair pass's own tally of entries and calls it removed, each a finding "
+        "below (MEM-5).",
+    )
     st.markdown("**Lint findings** (what a provider would reject, and the repair)")
     if view.findings:
-        st.dataframe(findings_frame(view.findings), hide_index=True, alt="MEM-5 lint findings")
+        frame = findings_frame(view.findings).rename(columns={"entry": "buffer position (0-based)"})
+        st.dataframe(frame, hide_index=True, alt="MEM-5 lint findings")
     else:
-        st.success("No findings: a provider accepts this buffer as is.", icon=":material/check:")
+        st.success(
+            f"No findings: a provider accepts the buffer GR-MEM built, as it stands after step "
+            f"{step}. What is wrong with the recording itself is in the Recording health panel "
+            "above.",
+            icon=":material/check:",
+        )
     shown = view.tail
     st.markdown(
         "**Normalized messages** (provider-flat"
         + (f", last {len(shown)} of {view.sent}" if len(shown) < view.sent else "")
         + ")"
     )
-    st.json(clip_value(shown), expanded=2 if len(shown) <= 20 else 1)
+    first = view.sent - len(shown)
+    labelled = {f"provider message {first + k} (0-based)": m for k, m in enumerate(shown)}
+    st.json(clip_value(labelled), expanded=2 if len(shown) <= 20 else 1)

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 import streamlit as st
 
 from flowdrop_core.events import Event
+from flowdrop_core.inspect.glossary import help_for
 from flowdrop_core.inspect.labels import step_label
+from flowdrop_core.inspect.rows import count_flag, count_parts
 from flowdrop_core.replay import Timeline
 from inspector_ui.cache import per_step
 from inspector_ui.display import clip_text, event_frame, focus
@@ -21,9 +23,9 @@ def show_metrics(timeline: Timeline, step: int) -> None:
     if step == 0:
         start = timeline.buffer_after(0)
         cols[0].metric("count", len(start), help="Entries in the starting buffer.")
-        cols[1].metric("appended", "n/a")
-        cols[2].metric("appended_any", "n/a")
-        cols[3].metric("resolved_scope_id", "n/a")
+        cols[1].metric("appended", "n/a", help=help_for("appended"))
+        cols[2].metric("appended_any", "n/a", help=help_for("appended_any"))
+        cols[3].metric("resolved_scope_id", "n/a", help=help_for("scope"))
         return
     record = timeline.steps[step - 1]
     cols[0].metric(
@@ -31,18 +33,20 @@ def show_metrics(timeline: Timeline, step: int) -> None:
         record.count,
         delta=record.count_delta,
         delta_color="off",
-        help="Entries in the buffer after the append. Its change is NOT what was appended (MEM-14).",
+        help=help_for("count") + " Its change is NOT what was appended.",
     )
     cols[1].metric(
         "appended",
         record.appended,
-        help="Incoming messages that became new entries (MEM-14).",
+        help=help_for("appended"),
     )
-    cols[2].metric("appended_any", "true" if record.appended_any else "false")
+    cols[2].metric(
+        "appended_any", "true" if record.appended_any else "false", help=help_for("appended_any")
+    )
     cols[3].metric(
         "resolved_scope_id",
         "refused" if record.refused else md(clip_text(repr(record.resolved_scope_id), 80)[0]),
-        help="The storage slot's scope id; a refused identity scope touches no storage (MEM-7).",
+        help=help_for("scope") + " A refused identity scope touches no storage (MEM-7).",
     )
     if record.refused:
         st.error(
@@ -50,13 +54,23 @@ def show_metrics(timeline: Timeline, step: int) -> None:
             "The buffer reads empty; count 0, appended 0 (MEM-7, MEM-14 point 4).",
             icon=":material/block:",
         )
-    elif record.mem14_flag:
-        st.warning(
-            f"MEM-14: {record.mem14_flag}. The count changed by {record.count_delta:+d} "
-            f"while {record.appended} incoming message(s) became new entries; only "
-            "`appended` tells whether the turn landed.",
-            icon=":material/visibility:",
+    else:
+        parts = count_parts(record)
+        st.caption(
+            f"Δcount {record.count_delta:+d} = {parts.appended} appended + {parts.inserted} "
+            f"placeholder(s) inserted - {parts.evicted} evicted"
+            + (f"; {parts.replaced} replaced in place" if parts.replaced else "")
+            + (f"; {parts.dropped} duplicate(s) dropped" if parts.dropped else "")
+            + "."
         )
+        flag = count_flag(record)
+        if flag:
+            st.warning(
+                f"MEM-14: {md(flag)}. The count changed by {record.count_delta:+d} while "
+                f"{record.appended} incoming message(s) became new entries; only `appended` "
+                "tells whether the turn landed.",
+                icon=":material/visibility:",
+            )
 
 
 @dataclass(frozen=True)

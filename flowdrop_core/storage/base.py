@@ -45,7 +45,6 @@ import os
 import threading
 import uuid
 import weakref
-from collections import deque
 from collections.abc import Iterable, MutableSequence
 from contextlib import AbstractContextManager
 from typing import Any, Final, Literal, NamedTuple, Protocol, Self, runtime_checkable
@@ -507,6 +506,10 @@ def check_timeout(timeout: float) -> float:
     return float(timeout)
 
 
+#: How many slot locks :class:`SlotLocks` keeps alive after their last use.
+_RECENT_LOCKS = 256
+
+
 class SlotLocks:
     """One ``threading.Lock`` per slot, created on demand and dropped when unused.
 
@@ -516,16 +519,24 @@ class SlotLocks:
     def __init__(self) -> None:
         self._guard = threading.Lock()
         self._locks: weakref.WeakValueDictionary[Slot, Any] = weakref.WeakValueDictionary()
-        # Strong references to the recently used locks, so a slot appended to
-        # over and over keeps one lock instead of making a new one every time.
-        self._recent: deque[Any] = deque(maxlen=256)
+        # Strong references to the most recently used locks (oldest first), so a
+        # slot appended to over and over keeps one lock instead of making a new
+        # one every time; read without the guard (a dict lookup is atomic), so
+        # the usual lookup costs one ``dict.get``. Changed only under the guard.
+        self._recent: dict[Slot, Any] = {}
 
     def get(self, slot: Slot) -> Any:
         """The slot's lock (the same object while anyone holds a reference)."""
+        lock = self._recent.get(slot)
+        if lock is not None:
+            return lock
         with self._guard:
             lock = self._locks.get(slot)
             if lock is None:
                 lock = threading.Lock()
                 self._locks[slot] = lock
-                self._recent.append(lock)
+            recent = self._recent
+            recent[slot] = lock
+            if len(recent) > _RECENT_LOCKS:
+                del recent[next(iter(recent))]
             return lock

@@ -105,6 +105,24 @@ class MemoryStore:
         change and its record land together or not at all.
         """
         slot = (str(scope), scope_id, key)
+        if journal is None and len(delta.ops) == 1:  # the usual append: one entry at the end
+            kind, position, entry = delta.ops[0]
+            with self._guard:
+                item = self._data.get(slot)
+                if (
+                    kind == "insert"
+                    and item is not None
+                    and expected is not None
+                    and item[1] == expected
+                    and type(item[0]) is deque
+                    and position == len(item[0])
+                    and delta.count == position + 1
+                ):
+                    token = new_revision()
+                    item[0].append(entry)
+                    item[1] = token
+                    return token
+            # anything else (a conflict included) takes the general path below
         token = new_revision() if journal is None or journal.revision is None else journal.revision
         with self._guard:
             item = self._data.get(slot)
@@ -199,7 +217,13 @@ class MemoryStore:
 
     def lock(self, scope: str, scope_id: str, key: str, timeout: float = 5.0) -> _Held:
         """MEM-12: hold the slot's thread lock, waiting at most ``timeout`` seconds."""
-        return _Held(self._locks.get((str(scope), scope_id, key)), check_timeout(timeout))
+        if not (type(timeout) is float and timeout >= 0):
+            timeout = check_timeout(timeout)
+        held = _new_held(_Held)  # no __init__: this runs once per append
+        held._lock = self._locks.get((str(scope), scope_id, key))
+        held._timeout = timeout
+        held._acquired = False
+        return held
 
 
 class _Held:
@@ -211,10 +235,13 @@ class _Held:
         self._lock, self._timeout, self._acquired = lock, timeout, False
 
     def __enter__(self) -> bool:
-        self._acquired = self._lock.acquire(timeout=self._timeout)
-        return self._acquired
+        acquired = self._acquired = self._lock.acquire(True, self._timeout)
+        return acquired
 
     def __exit__(self, *exc: object) -> None:
         if self._acquired:
             self._acquired = False
             self._lock.release()
+
+
+_new_held = object.__new__
