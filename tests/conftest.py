@@ -8,6 +8,9 @@ test-fast``, ``make coverage`` and ``scripts/mutate.py`` select by them):
 - ``redis``: every test that needs a Redis server or the redis package (it
   uses ``redis_server`` / ``redis_url``, the ``store`` fixture's Redis case,
   or lives in a ``test_redis_*`` file);
+- ``postgres``: every test that needs a Postgres server or psycopg (it uses
+  ``postgres_server`` / ``postgres_url``, a ``postgres`` case of the
+  ``store`` or ``shared`` fixture, or lives in a ``test_postgres_*`` file);
 - ``slow``: the tests :data:`SLOW` names, measured with ``--durations``.
 """
 
@@ -45,6 +48,13 @@ SLOW = frozenset(
         "tests/importers/test_importers_properties.py::test_any_json_value_imports_or_raises_the_documented_error",
         "tests/storage/test_conditional_writes.py::test_write_transaction_held_for_good_fails_loudly_and_writes_nothing",
         "tests/storage/test_conditional_writes.py::test_eight_processes_with_a_tiny_lock_timeout_lose_no_turn",
+        "tests/storage/test_store_faults.py::test_writer_killed_mid_append_twenty_times",
+        "tests/storage/test_store_faults.py::test_four_processes_retrying_once_store_every_turn_once",
+        "tests/storage/test_store_faults.py::test_postgres_four_processes_lose_no_turn",
+        "tests/storage/test_store_faults.py::test_postgres_eight_threads_lose_no_turn",
+        "tests/storage/test_redis_production.py::test_at_maxmemory_with_noeviction_nothing_is_lost_and_reads_work",
+        "tests/storage/test_redis_production.py::test_an_eviction_policy_is_warned_about_and_never_reads_as_a_short_buffer",
+        "tests/storage/test_redis_production.py::test_a_slot_runs_on_one_node_of_a_real_cluster",
     }
 )
 
@@ -52,6 +62,7 @@ SLOW = frozenset(
 FOLDER_MARKS = {"app": "ui", "browser": "browser"}
 
 REDIS_FIXTURES = frozenset({"redis_server", "redis_url"})
+POSTGRES_FIXTURES = frozenset({"postgres_server", "postgres_url"})
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -70,10 +81,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         callspec = getattr(item, "callspec", None)
         if (
             fixtures & REDIS_FIXTURES
-            or (callspec is not None and callspec.params.get("store") == "redis")
+            or (
+                callspec is not None
+                and "redis" in (callspec.params.get("store"), callspec.params.get("shared"))
+            )
             or path.name.startswith("test_redis")
         ):
             item.add_marker("redis")
+        if (
+            fixtures & POSTGRES_FIXTURES
+            or (
+                callspec is not None
+                and "postgres" in (callspec.params.get("store"), callspec.params.get("shared"))
+            )
+            or path.name.startswith("test_postgres")
+        ):
+            item.add_marker("postgres")
         name = item.name.split("[", 1)[0]
         if f"tests/{rel.as_posix()}::{name}" in SLOW:
             item.add_marker("slow")

@@ -383,6 +383,28 @@ class JournalStore(Store, Protocol):
         ...
 
 
+def write_landed(store: Any, slot: Slot, token: str, journal: JournalWrite | None) -> bool:
+    """After a write whose reply was lost: whether it landed (asked again, best effort).
+
+    A revision is fresh, so the slot still at ``token``, or the journal
+    holding exactly this write's record, proves the write committed; then
+    the caller reports success instead of an error a retry would turn into a
+    duplicate. False when neither is seen or the store cannot be asked.
+    """
+    try:
+        if store.revision(*slot) == token:
+            return True
+        if journal is not None:
+            return any(
+                seq == journal.seq
+                and (text.decode() if isinstance(text, bytes) else text) == journal.text
+                for seq, text in store.journal_records(*slot)[-8:]
+            )
+    except StorageError:
+        return False
+    return False
+
+
 def check_journal_seq(slot: Slot, journal: JournalWrite, last: int, path: Any = None) -> None:
     """Raise :class:`JournalConflict` unless ``journal.seq`` follows the journal's ``last``."""
     if journal.seq != last + 1:

@@ -71,6 +71,7 @@ from flowdrop_core.storage.base import (
     mask_url,
     new_revision,
     slot_label,
+    write_landed,
 )
 
 __all__ = ["POSTGRES_ENV", "PostgresStore"]
@@ -470,7 +471,7 @@ class PostgresStore:
             raise RevisionConflict(slot, "(racing writer)", self.revision(*slot)) from exc
         except psycopg.Error as exc:
             self._forget(conn)
-            raise self._error("write the slot", slot, exc, unknown=committing) from None
+            raise self._error("write the slot", slot, exc, unknown=committing) from exc
 
     def _meta(self, conn: Any, slot: Slot) -> tuple[Any, ...] | None:
         """``(id, rev, count)`` of the slot's row, locked for this transaction; None when empty."""
@@ -545,6 +546,30 @@ class PostgresStore:
             for kind, pos, entry in delta.ops
         ]
         token = new_revision() if journal is None or journal.revision is None else journal.revision
+        try:
+            return self._apply(slot, delta, bodies, expected, token, timeout, journal)
+        except StorageError as exc:
+            # A commit whose reply was lost: ask whether it landed, so a stored turn is
+            # reported as stored and a retry never duplicates it.
+            lost = "outcome is unknown" in str(exc) and delta.ops
+            if not (lost and write_landed(self, slot, token, journal)):
+                raise
+            _log.warning(
+                "the commit reply of a write to slot %s was lost; it landed", slot_label(*slot)
+            )
+            return token
+
+    def _apply(
+        self,
+        slot: Slot,
+        delta: Delta,
+        bodies: list[str | None],
+        expected: str | None,
+        token: str,
+        timeout: float | None,
+        journal: JournalWrite | None,
+    ) -> str:
+        """:meth:`apply`'s transaction."""
         with self._transaction(slot, timeout, expected) as conn:
             row = self._meta(conn, slot)
             conflict_check(slot, expected, None if row is None else row[1])
@@ -706,9 +731,9 @@ class PostgresStore:
                             ]
                         )
                     else:
-                        # Rounded to whole milliseconds, so a buffer's repeated appends
-                        # set it once per connection.
-                        self._lock_timeout(conn, _ms(wait))
+                        # Whole milliseconds, so a buffer's repeated appends set it once
+                        # per connection; what the thread lock's wait used is taken off.
+                        self._lock_timeout(conn, _ms(wait if remaining > 0.9 * wait else remaining))
                         try:
                             conn.execute("SELECT pg_advisory_lock(%s)", (lock_key,))
                             got = True

@@ -69,6 +69,7 @@ from flowdrop_core.storage.base import (
     mask_url,
     new_revision,
     slot_label,
+    write_landed,
 )
 
 _log = logging.getLogger("flowdrop_core")
@@ -388,6 +389,7 @@ class RedisStore:
         self._alive_guard = threading.Lock()
         self._alive: tuple[int, Any, int] | None = None  # (pid, connection, its CLIENT ID)
         self._no_client = False  # CLIENT is not permitted: leases are not checked for liveness
+        self._old_server = False  # Redis before 7 (no script flags): reads are pipelined
         self.policy: str | None = None
         if check_policy:
             self.policy = self._check_policy()
@@ -450,7 +452,7 @@ class RedisStore:
         if isinstance(exc, RedisTimeoutError) and what.startswith("write"):
             reason += "; the write ran whole or not at all, which is unknown"
         elif what.startswith("write"):
-            reason += "; nothing was written"
+            reason += "; nothing was written"  # asked again: see write_landed
         message = f"cannot {what} on Redis {self.server} ({reason})"
         return StorageError(message) if slot is None else StorageError.for_slot(message, slot)
 
@@ -492,9 +494,17 @@ class RedisStore:
         """
         slot, keys = self._keys(scope, scope_id, key)
         try:
-            kind, rev, text, count, listed, items = self._read(
-                keys=[keys[0], keys[1], *keys[3:4]], args=[_triple(slot)]
-            )
+            if self._old_server:
+                kind, rev, text, count, listed, items = self._read_pipelined(slot, keys)
+            else:
+                kind, rev, text, count, listed, items = self._read(
+                    keys=[keys[0], keys[1], *keys[3:4]], args=[_triple(slot)]
+                )
+        except ResponseError as exc:
+            if self._old_server or ("#!lua" not in str(exc) and "near '#'" not in str(exc)):
+                raise self._error("read the slot", slot, exc) from exc
+            self._old_server = True  # Redis before 7: no script flags
+            return self.read(scope, scope_id, key)
         except RedisError as exc:
             raise self._error("read the slot", slot, exc) from exc
         if not kind:
@@ -523,6 +533,27 @@ class RedisStore:
                 slot,
             )
         return Snapshot(_decode_entries(items, slot), True, revision)
+
+    def _read_pipelined(self, slot: Slot, keys: list[str]) -> list[Any]:
+        """The read script's reply without a script (Redis before 7), still consistent.
+
+        The revision is read before and after the entries (one pipeline, no
+        MULTI); every write changes entries and revision in one script and a
+        revision never repeats, so equal revisions mean the entries belong to
+        them. Retried until they are equal.
+        """
+        while True:
+            pipe = self.client.pipeline(transaction=False)
+            pipe.hmget(keys[1], ["kind", "rev", "value", "count"])
+            pipe.lrange(keys[0], 0, -1)
+            if len(keys) > 3:
+                pipe.zscore(keys[3], _triple(slot))
+            pipe.hget(keys[1], "rev")
+            replies = pipe.execute()
+            (kind, rev, text, count), items = replies[0], replies[1]
+            if replies[-1] == rev:
+                listed = 1 if len(keys) > 3 and replies[2] is not None else 0
+                return [kind or b"", rev or b"", text or b"", count or b"", listed, items]
 
     def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
         """Return ``(value, found)``."""
@@ -667,7 +698,15 @@ class RedisStore:
         for kind, position, entry in delta.ops:
             body = "" if kind == "delete" else _encode(entry, slot, f"entry at {position}")
             args += [_OPS[kind], position, body]
-        self._run(self._apply, keys, args, slot, "write the change")
+        try:
+            self._run(self._apply, keys, args, slot, "write the change")
+        except StorageError as exc:
+            # The reply was lost (timeout, dropped connection): ask whether it landed, so a
+            # stored turn is reported as stored and a retry never duplicates it.
+            lost = isinstance(exc.__cause__, RedisError) and delta.ops
+            if not (lost and write_landed(self, slot, token, journal)):
+                raise
+            _log.warning("the reply of a write to slot %s was lost; it landed", slot_label(*slot))
         if self.cluster:
             self._index(slot, now, journal is not None)
         if journal is not None and not delta.ops:

@@ -70,3 +70,48 @@ def test_a_plain_value_is_not_a_buffer(postgres_url: str) -> None:
     with pytest.raises(StorageError, match="not a conversation buffer"):
         ConversationBuffer(store=store).append({"role": "user", "content": "a"}, CTX)
     assert store.get(*SLOT) == ({"not": "a list"}, True)
+
+
+HOLDER = """
+import sys, time
+from flowdrop_core.storage.postgres import PostgresStore
+store = PostgresStore(sys.argv[1])
+with store.lock("session", "s1", "chat_history", 5.0) as held:
+    print("held" if held else "not held", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_the_advisory_lock_is_a_bounded_wait_and_a_killed_holder_frees_it(
+    postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Past lock_timeout the append lands unserialized with the MEM-12 warning, like elsewhere."""
+    import logging
+    import time
+
+    from concurrency_helpers import LONG_WAIT, python_child
+
+    store = PostgresStore(postgres_url)
+    store.create_tables()
+    holder = python_child(HOLDER, postgres_url)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        buf = ConversationBuffer(store=store, lock_timeout=0.2)
+        start = time.monotonic()
+        with caplog.at_level(logging.WARNING, logger="flowdrop_core"):
+            res = buf.append({"role": "user", "content": "while held"}, CTX)
+        assert 0.15 < time.monotonic() - start < LONG_WAIT
+        assert res.serialized is False and res.appended == 1
+        assert str(res.events[0].kind) == "unserialized" and res.events[0].rule == "MEM-12"
+        assert any("MEM-12" in r.getMessage() for r in caplog.records)
+        other = buf.append({"role": "user", "content": "other slot"}, {"session_id": "s2"})
+        assert other.serialized is True  # another slot never waits on this one
+    finally:
+        holder.kill()
+        holder.wait()
+    start = time.monotonic()
+    again = ConversationBuffer(store=store, lock_timeout=LONG_WAIT).append(
+        {"role": "user", "content": "after"}, CTX
+    )
+    assert again.serialized is True and time.monotonic() - start < LONG_WAIT / 2
+    assert [m["content"] for m in store.get(*SLOT)[0]] == ["while held", "after"]

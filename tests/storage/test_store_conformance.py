@@ -246,3 +246,53 @@ def test_listing_counts_entries_values_and_journals(store: Store) -> None:
     store.delete(*SLOT)
     assert SLOT not in store.listing()  # type: ignore[attr-defined]
     assert store.journal_counts() == {SLOT: 1}  # type: ignore[attr-defined]
+
+
+# -- a lost reply ------------------------------------------------------------------------------
+
+
+def _lose_replies(store: Store, *, land: bool) -> None:
+    """Make the next writes lose their reply, after (``land``) or instead of committing."""
+    kind = store.kind  # type: ignore[attr-defined]
+    if kind == "redis":
+        from redis.exceptions import ConnectionError as RedisConnectionError
+
+        script = store._apply  # type: ignore[attr-defined]
+
+        def lost(*args: Any, **kw: Any) -> Any:
+            if land:
+                script(*args, **kw)
+            raise RedisConnectionError("Connection closed by server.")
+
+        store._apply = lost  # type: ignore[attr-defined]
+    elif kind == "postgres":
+        import psycopg
+
+        real = store._apply  # type: ignore[attr-defined]
+
+        def lost_commit(slot: Any, *args: Any) -> Any:
+            if land:
+                real(slot, *args)
+            raise store._error(  # type: ignore[attr-defined]
+                "write the slot", slot, psycopg.OperationalError("server closed"), unknown=True
+            )
+
+        store._apply = lost_commit  # type: ignore[attr-defined]
+    else:
+        pytest.skip(f"a {kind} write has no reply to lose (no network between)")
+
+
+@pytest.mark.parametrize("land", [True, False], ids=["landed", "not-landed"])
+def test_a_write_whose_reply_was_lost_reports_what_happened(store: Store, land: bool) -> None:
+    """A stored turn whose reply was lost reports success; one that did not land raises."""
+    buf = ConversationBuffer(store=store, journal=10)
+    buf.append(user("a"), CTX)
+    _lose_replies(store, land=land)
+    if land:
+        res = buf.append(user("b"), CTX)  # stored: success, so a caller never retries it
+        assert res.appended == 1
+    else:
+        with pytest.raises(StorageError):
+            buf.append(user("b"), CTX)
+    assert contents(store) == (["a", "b"] if land else ["a"])
+    assert len(journal_for(store).read(SLOT)) == (2 if land else 1)
