@@ -5,10 +5,12 @@ lock, engine, conditional write of the changed rows) with the memory, SQLite
 and Redis backends at a window of 50 messages, with one writer and with 4
 concurrent writers (threads; and processes for SQLite, which serializes
 across processes with a per-slot file lock, and for Redis, with a lease and
-conditional writes). Every writer appends to the same slot, so the figures
-are the serialized throughput of one conversation, the worst case. Redis runs
-on a ``redis-server`` the benchmark starts on a free port (or
-``--redis-url``); without one its rows are skipped, saying so.
+conditional writes, and for Postgres, with an advisory lock and conditional
+transactions). Every writer appends to the same slot, so the figures are the
+serialized throughput of one conversation, the worst case. Redis runs on a
+``redis-server`` the benchmark starts on a free port (or ``--redis-url``),
+Postgres on a throwaway ``initdb`` cluster (or ``--postgres-url``); without
+one their rows are skipped, saying so.
 
 Run: ``.venv/bin/python benchmarks/store_bench.py [--appends N] [--window W]``.
 """
@@ -27,7 +29,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from redis_server import RedisServer, find_redis_server  # the tests' own server fixture
+from postgres_server import PostgresServer, find_postgres_bin  # the tests' own servers
+from redis_server import RedisServer, find_redis_server
 
 from flowdrop_core.conversation import ConversationBuffer
 from flowdrop_core.storage import MemoryStore, SQLiteStore, Store
@@ -71,7 +74,29 @@ BENCH_NS = "flowdropbench"
 def _open(target: str) -> Store:
     if target.startswith("redis://"):
         return RedisStore(target, namespace=BENCH_NS)
+    if target.startswith("postgresql://"):
+        from flowdrop_core.storage.postgres import PostgresStore
+
+        return PostgresStore(target, schema=BENCH_NS)
     return SQLiteStore(target)
+
+
+def _postgres_url(given: str | None) -> tuple[str | None, PostgresServer | None]:
+    """The Postgres to use: ``given``, else a throwaway cluster (None when impossible)."""
+    if given:
+        return given, None
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        print("psycopg not installed: the Postgres rows are skipped", file=sys.stderr)
+        return None, None
+    folder = find_postgres_bin()
+    if folder is None:
+        print("Postgres binaries not found: the Postgres rows are skipped", file=sys.stderr)
+        return None, None
+    server = PostgresServer(folder)
+    server.start()
+    return server.url, server
 
 
 def _process_worker(path: str, window: int, w: int, n: int, ready: Any, go: Any, out: Any) -> None:
@@ -110,6 +135,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--window", type=int, default=50, help="max_messages")
     parser.add_argument("--writers", type=int, default=4, help="concurrent writers")
     parser.add_argument("--redis-url", help="a Redis to use (default: start redis-server)")
+    parser.add_argument("--postgres-url", help="a Postgres to use (default: a throwaway cluster)")
     args = parser.parse_args(argv)
     n, window, writers = args.appends, args.window, args.writers
     per_writer = n // writers
@@ -124,6 +150,7 @@ def main(argv: list[str] | None = None) -> None:
             redis_url = server.url
         if redis_url is None:
             print("redis-server not found: the Redis rows are skipped", file=sys.stderr)
+        pg_url, pg_server = _postgres_url(args.postgres_url)
 
         def stores() -> list[tuple[str, Store]]:
             out: list[tuple[str, Store]] = [
@@ -134,6 +161,10 @@ def main(argv: list[str] | None = None) -> None:
                 store = RedisStore(redis_url, namespace=BENCH_NS)
                 store.delete("session", "bench", "chat_history")
                 out.append(("redis", store))
+            if pg_url:
+                pg = _open(pg_url)
+                pg.delete("session", "bench", "chat_history")
+                out.append(("postgres", pg))
             return out
 
         for name, store in stores():
@@ -158,15 +189,24 @@ def main(argv: list[str] | None = None) -> None:
             secs, unser = _run_processes(redis_url, window, writers, per_writer)
             rows.append(("redis", f"{writers} processes", per_writer * writers, secs, unser))
             store.delete("session", "bench", "chat_history")
+        if pg_url:
+            store = _open(pg_url)
+            store.delete("session", "bench", "chat_history")
+            _prefill(ConversationBuffer(store=store, max_messages=window), window)
+            secs, unser = _run_processes(pg_url, window, writers, per_writer)
+            rows.append(("postgres", f"{writers} processes", per_writer * writers, secs, unser))
+            store.delete("session", "bench", "chat_history")
         if server is not None:
             server.stop()
+        if pg_server is not None:
+            pg_server.remove()
 
     print(f"one slot, window {window}, Python {sys.version.split()[0]}")
     print(
-        f"{'backend':<8} {'writers':<12} {'appends':>8} {'seconds':>8} {'appends/s':>10} {'unserialized':>13}"
+        f"{'backend':<9} {'writers':<12} {'appends':>8} {'seconds':>8} {'appends/s':>10} {'unserialized':>13}"
     )
     for name, who, count, secs, unser in rows:
-        print(f"{name:<8} {who:<12} {count:>8} {secs:>8.3f} {count / secs:>10.0f} {unser:>13}")
+        print(f"{name:<9} {who:<12} {count:>8} {secs:>8.3f} {count / secs:>10.0f} {unser:>13}")
 
 
 if __name__ == "__main__":

@@ -35,10 +35,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ConfigDict
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
 
 from flowdrop_core.context import (
     ExecutionContext,
@@ -52,7 +50,9 @@ from flowdrop_core.engine import AppendResult, Buffer, check_window
 from flowdrop_core.events import Event, EventKind
 from flowdrop_core.journal.recorder import start as journal_start
 from flowdrop_core.messages import InvalidMessagesError
+from flowdrop_core.results import LazyValue, PlainResult
 from flowdrop_core.storage import (
+    Delta,
     MemoryStore,
     Op,
     RevisionConflict,
@@ -77,7 +77,6 @@ __all__ = [
 logger = logging.getLogger("flowdrop_core")
 
 ContextLike = ExecutionContext | Mapping[str, Any] | None
-_M = TypeVar("_M", bound=BaseModel)
 
 
 class ScopedAppendResult(AppendResult):
@@ -86,104 +85,118 @@ class ScopedAppendResult(AppendResult):
     ``refused`` is True when the identity scope refused (MEM-7); then the
     buffer is empty, ``resolved_scope_id`` is ``""`` and ``refusal_reason``
     says why. ``serialized`` is False when the slot lock was not acquired in
-    time and the append ran unserialized (MEM-12).
+    time and the append ran unserialized (MEM-12). ``messages`` (the whole
+    buffer after the append) is built the first time it is read.
     """
+
+    __slots__ = (
+        "key",
+        "refusal_reason",
+        "refused",
+        "resolved_scope_id",
+        "scope",
+        "serialized",
+    )
+
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        *AppendResult.FIELDS,
+        "scope",
+        "key",
+        "resolved_scope_id",
+        "refused",
+        "refusal_reason",
+        "serialized",
+    )
 
     scope: Scope
     key: str
     resolved_scope_id: str
-    refused: bool = False
-    refusal_reason: str | None = None
-    serialized: bool = True
+    refused: bool
+    refusal_reason: str | None
+    serialized: bool
+
+    def __init__(
+        self,
+        *,
+        count: int,
+        appended: int,
+        appended_any: bool | None = None,
+        messages: list[dict[str, Any]] | None = None,
+        events: Iterable[Event] = (),
+        max_messages: int = 0,
+        scope: Scope | str,
+        key: str,
+        resolved_scope_id: str,
+        refused: bool = False,
+        refusal_reason: str | None = None,
+        serialized: bool = True,
+    ) -> None:
+        super().__init__(
+            count=count,
+            appended=appended,
+            appended_any=appended_any,
+            messages=messages,
+            events=events,
+            max_messages=max_messages,
+        )
+        self.scope = as_scope(scope)
+        self.key = key
+        self.resolved_scope_id = resolved_scope_id
+        self.refused = refused
+        self.refusal_reason = refusal_reason
+        self.serialized = serialized
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: :meth:`AppendResult.to_dict` plus the slot and the flags."""
+        out = super().to_dict()
+        out["scope"] = str(self.scope)
+        out["key"] = self.key
+        out["resolved_scope_id"] = self.resolved_scope_id
+        out["refused"] = self.refused
+        out["refusal_reason"] = self.refusal_reason
+        out["serialized"] = self.serialized
+        return out
 
 
-_new_object = object.__new__
-_set_dict = object.__setattr__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-def fast_model(cls: type[_M], fields: dict[str, Any]) -> _M:
-    """``cls.model_construct(**fields)`` with every field given, at a fraction of its cost.
-
-    For results the library computed itself (nothing to validate), built once
-    per append on the replay path, where ``model_construct`` was the largest cost.
-    """
-    obj = _new_object(cls)
-    _set_dict(obj, "__dict__", fields)
-    _set_fields_set(obj, set(fields))
-    _set_extra(obj, None)
-    _set_private(obj, None)
-    return obj
-
-
-class _LazyMessages:
+class _LazyMessages(tuple, LazyValue):  # type: ignore[type-arg]
     """The buffer after an append, built only when read: a base list plus the ops since.
 
-    ``base`` is a list the conversation buffer never changes (what it read
-    from the store, or a later copy) and ``log`` the ops of the appends made
-    since, in order; this result's buffer is ``base`` with the first ``upto``
-    ops applied. Later appends only add ops to ``log`` (or start a new base),
-    so a kept result keeps its own buffer and nothing is copied per append.
+    ``(base, log, upto)``: ``base`` is a list the conversation buffer never
+    changes (what it read from the store, or a later copy) and ``log`` the ops
+    of the appends made since, in order; this result's buffer is ``base``
+    with the first ``upto`` ops applied. Later appends only add ops to ``log``
+    (or start a new base), so a kept result keeps its own buffer and nothing
+    is copied per append. A tuple, so making one per append costs no
+    ``__init__``; the result keeps what :meth:`get` returns.
     """
 
-    __slots__ = ("_base", "_log", "_upto", "_value")
-
-    def __init__(self, base: list[dict[str, Any]], log: list[Op], upto: int) -> None:
-        self._base, self._log, self._upto = base, log, upto
-        self._value: list[dict[str, Any]] | None = None
+    __slots__ = ()
 
     def get(self) -> list[dict[str, Any]]:
-        """The entries (built once, O(base + ops))."""
-        if self._value is None:
-            entries = list(self._base)
-            apply_ops(entries, self._log[: self._upto])
-            self._value = entries
-            self._base = self._log = None  # type: ignore[assignment]
-        return self._value
+        """The entries (O(base + ops))."""
+        base, log, upto = self
+        entries = list(base)
+        apply_ops(entries, log[:upto])
+        return entries
 
 
-class _MessagesField:
-    """``ScopedAppendResult.messages``: a stored list, or a :class:`_LazyMessages` built on read."""
+_new_lazy = tuple.__new__
+_new_tuple = tuple.__new__
+_APPENDED = EventKind.APPENDED
 
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        if obj is None:
-            return self
-        value = obj.__dict__.get("messages")
-        if type(value) is _LazyMessages:
-            value = obj.__dict__["messages"] = value.get()
-        return value
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        obj.__dict__["messages"] = value
+#: Value types a context memo may compare by identity: immutable, so the same
+#: object means the same value (an equal value of another type, ``True`` for
+#: ``1``, is another object and resolves afresh).
+_IMMUTABLE = frozenset({str, int, float, bool, type(None)})
+_MISSING = object()
 
 
-def _materialized(method: Any) -> Any:
-    """Wrap a pydantic method that reads ``__dict__`` so it sees the built ``messages``."""
+class _ScopedBuffer(Buffer):
+    """The engine buffer of a slot: its appends make :class:`ScopedAppendResult` directly."""
 
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        _ = self.messages
-        return method(self, *args, **kwargs)
+    __slots__ = ()
+    _result_type = ScopedAppendResult
 
-    wrapper.__name__ = method.__name__
-    wrapper.__doc__ = method.__doc__
-    return wrapper
-
-
-for _name in (
-    "model_dump",
-    "model_dump_json",
-    "model_copy",
-    "__eq__",
-    "__repr_args__",
-    "__iter__",
-    "__getstate__",
-    "__copy__",
-    "__deepcopy__",
-):
-    setattr(ScopedAppendResult, _name, _materialized(getattr(ScopedAppendResult, _name)))
-ScopedAppendResult.messages = _MessagesField()  # type: ignore[assignment]  # after pydantic's setup
 
 #: A cached slot: (revision, live engine Buffer, lazy-result base, ops since the base).
 _CacheEntry = tuple[str | None, Buffer, list[dict[str, Any]], list[Op]]
@@ -195,18 +208,72 @@ _MAX_CONFLICTS = 1000
 STALL_FLOOR = 2.0
 
 
-class MemoryReadResult(BaseModel):
-    """A memory read (MEM-7, MEM-13): a refused scope yields the default, ``found=False``."""
+class MemoryReadResult(PlainResult):
+    """A memory read (MEM-7, MEM-13): a refused scope yields the default, ``found=False``.
 
-    model_config = ConfigDict(frozen=True)
+    Frozen: a read is a fact about the store at one moment.
+    """
 
-    value: Any = None
+    __slots__ = ("found", "key", "refusal_reason", "refused", "resolved_scope_id", "scope", "value")
+
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "value",
+        "found",
+        "scope",
+        "key",
+        "resolved_scope_id",
+        "refused",
+        "refusal_reason",
+    )
+
+    value: Any
     found: bool
     scope: Scope
     key: str
     resolved_scope_id: str
-    refused: bool = False
-    refusal_reason: str | None = None
+    refused: bool
+    refusal_reason: str | None
+
+    def __init__(
+        self,
+        *,
+        value: Any = None,
+        found: bool,
+        scope: Scope | str,
+        key: str,
+        resolved_scope_id: str,
+        refused: bool = False,
+        refusal_reason: str | None = None,
+    ) -> None:
+        for name, field in (
+            ("value", value),
+            ("found", found),
+            ("scope", as_scope(scope)),
+            ("key", key),
+            ("resolved_scope_id", resolved_scope_id),
+            ("refused", refused),
+            ("refusal_reason", refusal_reason),
+        ):
+            object.__setattr__(self, name, field)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"MemoryReadResult is frozen: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"MemoryReadResult is frozen: cannot delete {name!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``value`` as stored: JSON-ready when the store holds JSON)."""
+        out = self.fields()
+        out["scope"] = str(self.scope)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryReadResult:
+        """A read result from :meth:`to_dict` (validated; a bad field is a ``ValueError``)."""
+        from flowdrop_core.result_schema import read_result
+
+        return cls(**read_result(cls, data))
 
 
 def _warn_refused(op: str, key: str, res: ScopeResolution, ctx: ExecutionContext | None) -> None:
@@ -304,6 +371,10 @@ class ConversationBuffer:
         if isinstance(journal, bool) or not isinstance(journal, int) or journal < 0:
             raise ValueError(f"journal must be an integer >= 0 (0 = off), got {journal!r}")
         self.journal = journal  # the append journal keeps this many records per slot; 0: off
+        # The last context seen and what it resolved to: (context or its items,
+        # ExecutionContext, ScopeResolution, slot). Replaced whole, so threads
+        # sharing the buffer read a consistent tuple.
+        self._memo: tuple[Any, ExecutionContext | None, ScopeResolution, Slot] | None = None
         self._reset_cache()
 
     def _reset_cache(self) -> None:
@@ -322,12 +393,20 @@ class ConversationBuffer:
             return self._cache.pop(slot, None)
 
     def _cache_put(self, slot: Slot, entry: _CacheEntry) -> None:
-        """Cache a slot's live buffer at its revision, dropping the least recently written."""
-        if isinstance(entry[0], str) and self.cache_slots and self._cache_pid == fork_generation():
-            with self._cache_guard:
-                self._cache[slot] = entry  # taken out before, so now the newest
-                while len(self._cache) > self.cache_slots:
-                    del self._cache[next(iter(self._cache))]
+        """Cache a slot's live buffer at its revision, dropping the least recently written.
+
+        Putting an entry back is one dict assignment (atomic), so it needs the
+        guard only to drop old entries: the guard keeps a reader
+        (:meth:`_cached_messages`) from seeing a buffer while it is changed,
+        and a buffer put back is no longer changed.
+        """
+        if type(entry[0]) is str and self.cache_slots and self._cache_pid == fork_generation():
+            cache = self._cache
+            cache[slot] = entry  # taken out before, so now the newest
+            if len(cache) > self.cache_slots:
+                with self._cache_guard:
+                    while len(cache) > self.cache_slots:
+                        del cache[next(iter(cache))]
 
     def __repr__(self) -> str:
         return (
@@ -365,39 +444,13 @@ class ConversationBuffer:
     def _build(self, slot: Slot, entries: list[dict[str, Any]]) -> Buffer:
         """The engine buffer of stored entries; a bad stored entry names the slot (issue 9)."""
         try:
-            return Buffer(entries, self.max_messages)
+            return _ScopedBuffer(entries, self.max_messages)
         except InvalidMessagesError as exc:
             raise StorageError.for_slot(
                 f"the stored buffer holds a bad entry ({exc}); the incoming messages were not "
                 "appended",
                 slot,
             ) from exc
-
-    def _scoped(
-        self,
-        base: AppendResult,
-        res: ScopeResolution,
-        messages: Any,
-        events: tuple[Event, ...] | None = None,
-        serialized: bool = True,
-    ) -> ScopedAppendResult:
-        return fast_model(
-            ScopedAppendResult,
-            {
-                "count": base.count,
-                "appended": base.appended,
-                "appended_any": base.appended_any,
-                "messages": messages,
-                "events": base.events if events is None else events,
-                "max_messages": base.max_messages,
-                "scope": res.scope,
-                "key": self.key,
-                "resolved_scope_id": res.resolved_scope_id,
-                "refused": res.refused,
-                "refusal_reason": res.reason,
-                "serialized": serialized,
-            },
-        )
 
     def _refused(
         self, op: str, res: ScopeResolution, ctx: ExecutionContext | None
@@ -433,8 +486,50 @@ class ConversationBuffer:
         released on every path. The result's ``messages`` (the whole buffer
         after the append) is built only when read.
         """
+        memo = self._memo  # the usual case, inline: the same context as last time
+        if memo is not None and type(context) is dict:
+            key = memo[0]
+            if type(key) is tuple and len(key) == len(context):
+                for name, value in key:
+                    if context.get(name, _MISSING) is not value:
+                        break
+                else:
+                    return self._append_at(messages, memo[2], memo[1], memo[3])
+        ctx, res, slot = self._resolved(context)
+        return self._append_at(messages, res, ctx, slot)
+
+    def _resolved(
+        self, context: ContextLike
+    ) -> tuple[ExecutionContext | None, ScopeResolution, Slot]:
+        """``context`` validated and resolved (MEM-6, MEM-8, MEM-13), and its slot.
+
+        The last answer is kept: a runtime appends under the same context turn
+        after turn, so validating and resolving it again would be most of the
+        cost of an append. It is reused only for the same context: the same
+        :class:`ExecutionContext` (frozen), the same ``None``, or a dict
+        holding the same keys with the very same immutable value objects.
+        """
+        memo = self._memo
+        if memo is not None:
+            key = memo[0]
+            if type(context) is dict:
+                if type(key) is tuple and len(key) == len(context):
+                    for name, value in key:
+                        if context.get(name, _MISSING) is not value:
+                            break
+                    else:
+                        return memo[1], memo[2], memo[3]
+            elif context is key and (context is None or type(context) is ExecutionContext):
+                return memo[1], memo[2], memo[3]
         ctx = as_context(context)
-        return self.append_resolved(messages, resolve_scope(self.scope, ctx), ctx)
+        res = resolve_scope(self.scope, ctx)
+        slot: Slot = (str(self.scope), res.resolved_scope_id, self.key)
+        if type(context) is dict:
+            if all(type(v) in _IMMUTABLE for v in context.values()):
+                self._memo = (tuple(context.items()), ctx, res, slot)
+        elif context is None or type(context) is ExecutionContext:
+            self._memo = (context, ctx, res, slot)
+        return ctx, res, slot
 
     def append_resolved(
         self, messages: Any, res: ScopeResolution, ctx: ExecutionContext | None = None
@@ -443,95 +538,140 @@ class ConversationBuffer:
 
         The replay timeline resolves each step once and passes it here.
         """
+        memo = self._memo
+        if memo is not None and memo[2] is res:
+            slot = memo[3]
+        else:
+            slot = (str(self.scope), res.resolved_scope_id, self.key)
+        return self._append_at(messages, res, ctx, slot)
+
+    def _append_at(
+        self, messages: Any, res: ScopeResolution, ctx: ExecutionContext | None, slot: Slot
+    ) -> ScopedAppendResult:
+        """The append: MEM-7 refusal, else the MEM-12 lock around a conditional write.
+
+        Read (or reuse the live cache), append, and write the change
+        conditionally on the revision read. MEM-12: the write is a compare and
+        set. When another writer got there first (:class:`RevisionConflict`)
+        the slot is read again and the incoming messages applied again, so the
+        result describes what was stored. A write the store could not start
+        within ``lock_timeout`` (:class:`StoreBusyError`) is tried again at
+        once when other writers committed meanwhile (contention: the store is
+        moving); when nothing was committed, it is tried again until nothing
+        has moved for ``2 * lock_timeout`` and at least :data:`STALL_FLOOR`
+        seconds (a scheduling pause on a loaded machine is not a stall), and
+        then the error is raised: nothing was written, and the caller is told.
+        A cached buffer is taken out of the cache before anything can fail,
+        and put back only after the store accepted the write, so an exception
+        never leaves the cache ahead of or behind the store.
+
+        One method, because this is the runtime's hot path
+        (``benchmarks/layers_bench.py``): the usual append (a cached buffer,
+        one appended message, one conditional write) makes no call besides
+        the lock, the engine and the store's write.
+        """
         if res.refused:
             return self._refused("append", res, ctx)
-        scope_id = res.resolved_scope_id
-        with self.store.lock(str(self.scope), scope_id, self.key, self.lock_timeout) as acquired:
+        store = self.store
+        with store.lock(*slot, self.lock_timeout) as acquired:
             if not acquired:
                 logger.warning(
                     "MEM-12: lock on slot %s not acquired within %.3g s (node %r); "
                     "appending unserialized, with a write conditional on the revision read, "
                     "rather than fail or drop the turn.",
-                    slot_label(str(self.scope), scope_id, self.key),
+                    slot_label(*slot),
                     self.lock_timeout,
                     None if ctx is None else ctx.node_id,
                 )
-            result, lazy = self._append_cas(
-                (str(self.scope), scope_id, self.key), messages, ctx, acquired
-            )
+            conflicts = 0
+            still_since: float | None = None  # when the store was last seen not moving
+            generation = fork_generation()
+            cache = self._cache
+            while True:
+                # The slot's revision, engine buffer, lazy-result base and log
+                # (see _current); a cached one inline, the usual case.
+                entry = None
+                if self._cache_pid == generation:
+                    with self._cache_guard:
+                        entry = cache.pop(slot, None)
+                if entry is not None and entry[1].max_messages == self.max_messages:
+                    token, buf, base, log = entry
+                    fresh = False
+                else:
+                    token, buf, base, log, fresh = self._current(slot)
+                    cache = self._cache  # a fork starts a new one
+                rec = journal_start(store, self.journal, slot, buf, token) if self.journal else None
+                # validates first: raises with ``buf`` unchanged; a _ScopedBuffer's result
+                result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
+                decisions = result._events  # the engine's decisions (see AppendResult.decisions)
+                if len(decisions) == 1 and decisions[0][0] is _APPENDED:  # the usual append
+                    # delta_from_events' answer for one appended message, made inline
+                    first = decisions[0]
+                    delta = _new_tuple(
+                        Delta, ((_new_tuple(Op, ("insert", first[3], first[5])),), result.count)
+                    )
+                else:
+                    delta = delta_from_events(result.decisions(), result.count)  # type: ignore[arg-type]
+                if not delta.ops and rec is None:  # a call that changed nothing writes nothing
+                    if not fresh and store.revision(*slot) != token:
+                        continue  # the cached copy is stale: read again, run again
+                    self._cache_put(slot, (token, buf, base, log))
+                    lazy = _new_lazy(_LazyMessages, (base, log, len(log)))
+                    break
+                try:
+                    if rec is None:
+                        token = store.apply(*slot, delta, expected=token, timeout=self.lock_timeout)
+                    else:  # the journal record goes in with the change, or neither does
+                        written = rec.entry(
+                            messages, ctx, result, changed=bool(delta.ops), serialized=acquired
+                        )
+                        token = store.apply(
+                            *slot, delta, expected=token, timeout=self.lock_timeout, journal=written
+                        )
+                except RevisionConflict:
+                    conflicts += 1
+                    if conflicts >= _MAX_CONFLICTS:
+                        raise StorageError.for_slot(
+                            f"{_MAX_CONFLICTS} conditional writes found the slot changed by "
+                            "another writer; nothing of this append was written",
+                            slot,
+                        ) from None
+                    continue
+                except StoreBusyError as busy:
+                    now = time.monotonic()
+                    if busy.progressed:  # others committed meanwhile: contention, not a stall
+                        still_since = None
+                        continue
+                    if still_since is None:
+                        still_since = now - self.lock_timeout  # the attempt that just waited
+                    if now - still_since < max(2 * self.lock_timeout, STALL_FLOOR):
+                        continue
+                    raise
+                log.extend(delta.ops)
+                lazy = _new_lazy(_LazyMessages, (base, log, len(log)))
+                if len(log) > 64 and len(log) > 2 * result.count:  # a new base: O(1) amortized
+                    base, log = buf.messages(), []
+                # Back in the cache (see _cache_put), inline: one dict assignment.
+                if type(token) is str and self.cache_slots and self._cache_pid == generation:
+                    cache[slot] = (token, buf, base, log)
+                    if len(cache) > self.cache_slots:
+                        with self._cache_guard:
+                            while len(cache) > self.cache_slots:
+                                del cache[next(iter(cache))]
+                break
+        # Where it happened (set here rather than copied: the engine made this result).
+        result.scope = res.scope
+        result.key = self.key
+        result.resolved_scope_id = res.resolved_scope_id
+        result.refused = False
+        result.refusal_reason = None
+        result._messages = lazy
         if acquired:
-            return self._scoped(result, res, lazy)
-        unserialized = Event(kind=EventKind.UNSERIALIZED, rule="MEM-12")
-        return self._scoped(result, res, lazy, (unserialized, *result.events), serialized=False)
-
-    def _append_cas(
-        self,
-        slot: Slot,
-        messages: Any,
-        context: ExecutionContext | None = None,
-        serialized: bool = True,
-    ) -> tuple[AppendResult, _LazyMessages]:
-        """Read (or reuse), append, and write the change conditionally on the revision read.
-
-        MEM-12: the write is a compare and set. When another writer got there
-        first (:class:`RevisionConflict`) the slot is read again and the
-        incoming messages applied again, so the result describes what was
-        stored. A write the store could not start within ``lock_timeout``
-        (:class:`StoreBusyError`) is tried again at once when other writers
-        committed meanwhile (contention: the store is moving); when nothing
-        was committed, it is tried again until nothing has moved for
-        ``2 * lock_timeout`` and at least :data:`STALL_FLOOR` seconds (a
-        scheduling pause on a loaded machine is not a stall), and then the
-        error is raised: nothing was written, and the caller is told. A cached
-        buffer is taken out of the cache before anything can fail, and put
-        back only after the store accepted the write, so an exception never
-        leaves the cache ahead of or behind the store.
-        """
-        conflicts = 0
-        still_since: float | None = None  # when the store was last seen not moving
-        while True:
-            token, buf, base, log, fresh = self._current(slot)
-            rec = (
-                journal_start(self.store, self.journal, slot, buf, token) if self.journal else None
-            )
-            result = buf.append(messages)  # validates first: raises with ``buf`` unchanged
-            delta = delta_from_events(result.events, result.count)
-            if not delta.ops:  # a call that changed nothing writes nothing
-                if not fresh and self.store.revision(*slot) != token:
-                    continue  # the cached copy is stale: read again, run again
-                if rec is not None:  # the append journal (off by default)
-                    rec.finish(messages, context, result, token, serialized=serialized)
-                self._cache_put(slot, (token, buf, base, log))
-                return result, _LazyMessages(base, log, len(log))
-            try:
-                token = self.store.apply(*slot, delta, expected=token, timeout=self.lock_timeout)
-            except RevisionConflict:
-                conflicts += 1
-                if conflicts >= _MAX_CONFLICTS:
-                    raise StorageError.for_slot(
-                        f"{_MAX_CONFLICTS} conditional writes found the slot changed by another "
-                        "writer; nothing of this append was written",
-                        slot,
-                    ) from None
-                continue
-            except StoreBusyError as busy:
-                now = time.monotonic()
-                if busy.progressed:  # others committed meanwhile: contention, not a stall
-                    still_since = None
-                    continue
-                if still_since is None:
-                    still_since = now - self.lock_timeout  # the attempt that just waited
-                if now - still_since < max(2 * self.lock_timeout, STALL_FLOOR):
-                    continue
-                raise
-            if rec is not None:
-                rec.finish(messages, context, result, token, serialized=serialized)
-            log.extend(delta.ops)
-            lazy = _LazyMessages(base, log, len(log))
-            if len(log) > max(64, 2 * result.count):  # start a new base: O(1) per op amortized
-                base, log = buf.messages(), []
-            self._cache_put(slot, (token, buf, base, log))
-            return result, lazy
+            result.serialized = True
+            return result
+        result.serialized = False
+        result.events = (Event(kind=EventKind.UNSERIALIZED, rule="MEM-12"), *result.events)
+        return result
 
     def _current(
         self, slot: Slot
@@ -543,7 +683,7 @@ class ConversationBuffer:
         """
         entry = self._cache_take(slot)
         if entry is not None and entry[1].max_messages == self.max_messages:
-            return (*entry, False)
+            return entry[0], entry[1], entry[2], entry[3], False
         entries, token = self._snapshot(slot)
         return token, self._build(slot, entries), entries, [], True
 
@@ -562,7 +702,7 @@ class ConversationBuffer:
         entries = self._cached_messages(slot)
         if entries is None:
             entries = self._snapshot(slot)[0]
-        return ScopedAppendResult.model_construct(
+        return ScopedAppendResult(
             count=len(entries),
             appended=0,
             appended_any=False,

@@ -12,13 +12,13 @@ dedup), MEM-3 (healing at a user turn), MEM-11 (one reader of call ids, in
 :mod:`flowdrop_core.messages`), MEM-14 (the report), MEM-16 / step 5 (an empty
 user message is a pure read) and the window (step 6). No I/O happens here.
 
-The append is lean (issue 8): each incoming message is read, validated and
-written as a stored row in one pass (:func:`~flowdrop_core.messages.read_row`),
-each decision is recorded as a plain tuple laid out like an :class:`Event`
-(an eviction as the evicted node, described when first read), and the
-:class:`AppendResult` with its ``Event`` objects is built only when a caller
-reads it. An independent oracle (``tests/oracle.py``) holds it to the rules
-on random conversations.
+The append is lean: each incoming message is read, validated and written as
+a stored row in one pass (:func:`~flowdrop_core.messages.read_row`), each
+decision is recorded as a plain tuple laid out like an :class:`Event` (an
+eviction as the evicted node, described when first read), and the result is
+a plain slotted :class:`AppendResult` whose ``Event`` objects are built only
+when a caller reads ``events``. An independent oracle (``tests/oracle.py``)
+holds it to the rules on random conversations.
 """
 
 from __future__ import annotations
@@ -26,9 +26,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import islice
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any, ClassVar, Self
 
 from flowdrop_core.events import Event, EventKind
 from flowdrop_core.messages import (
@@ -39,6 +37,7 @@ from flowdrop_core.messages import (
     read_messages,
     read_row,
 )
+from flowdrop_core.results import LazyValue, PlainResult
 
 __all__ = ["AppendResult", "Buffer", "append_messages", "as_batch", "check_window"]
 
@@ -52,17 +51,8 @@ _PURE_READ = EventKind.PURE_READ
 _IDLESS = EventKind.IDLESS_RESULT
 _CHANGES = frozenset({_APPENDED, _INSERTED, _REPLACED, _EVICTED})
 
-# The instance dict and the slots pydantic keeps on every model, reached directly.
-_model_dict = BaseModel.__dict__["__dict__"]
-_get_model_dict = _model_dict.__get__
-_set_model_dict = _model_dict.__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _new_object = object.__new__
 _new_event = tuple.__new__
-_FIELDS = {"count", "appended", "appended_any", "messages", "events", "max_messages"}
-_SLOTS = frozenset({"__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"})
 
 
 def _evicted(node: list[Any], cap: int) -> tuple[Any, ...]:
@@ -94,44 +84,7 @@ def _events(decisions: list[Any], cap: int) -> tuple[Event, ...]:
     )
 
 
-def _recorded(result: AppendResult) -> list[tuple[Any, ...]]:
-    """A pending result's decisions as tuples laid out like :class:`Event`.
-
-    Evicted nodes (always the last decisions) become their ``EVICTED`` tuples
-    on the first read, and the list is kept, so later reads return the same
-    list. Raises ``AttributeError`` for a result that is not pending.
-    """
-    pending = _get_pending(result)
-    decisions = pending[2]
-    if type(decisions[-1]) is list:
-        cap = pending[3]
-        decisions = [d if type(d) is tuple else _evicted(d, cap) for d in decisions]
-        _set_pending(result, (pending[0], pending[1], decisions, cap))
-    return decisions
-
-
-def _build(result: AppendResult) -> dict[str, Any]:
-    """A result's instance dict, with the fields of a pending result filled in first."""
-    fields = _get_model_dict(result)
-    if "count" in fields:
-        return fields
-    try:
-        count, appended, decisions, max_messages = _get_pending(result)
-    except AttributeError:  # not a pending result (e.g. pydantic is building one)
-        return fields
-    fields = {
-        "count": count,
-        "appended": appended,
-        "appended_any": appended > 0,
-        "messages": fields.get("messages"),  # set by a caller before the build, if at all
-        "events": _events(decisions, max_messages),
-        "max_messages": max_messages,
-    }
-    _set_model_dict(result, fields)
-    return fields
-
-
-class AppendResult(BaseModel):
+class AppendResult(PlainResult):
     """What one append reports (MEM-14), with the events that explain it.
 
     ``appended`` counts incoming messages that became new entries; it is
@@ -140,66 +93,126 @@ class AppendResult(BaseModel):
     is the buffer after the call; :meth:`Buffer.append` leaves it ``None`` to
     stay O(1) (call :meth:`Buffer.messages` when you need it).
 
-    A result returned by :meth:`Buffer.append` is built on demand: it holds
-    what the engine computed (``_pending``: count, appended, the decisions as
-    tuples laid out like :class:`Event`, evictions as the evicted nodes until
-    first read, the window) and becomes an ordinary model, with its ``Event``
-    objects, the first time anything reads a field, its ``__dict__``
-    (pydantic's dump, copy and equality do) or pydantic's bookkeeping.
-    Callers see a plain pydantic model either way; a subclass
-    (``ScopedAppendResult``) built by pydantic or ``model_construct`` is never
-    pending.
+    A plain slotted object, made by the engine without ``__init__``: it sets
+    the counts and keeps its decisions (tuples laid out like :class:`Event`,
+    evictions as the evicted nodes until first read); ``events`` is made from
+    them the first time it is read. Fields may be assigned. :meth:`to_dict`
+    is the JSON-ready form (:meth:`json_schema` describes it) and
+    :meth:`from_dict` reads it back.
     """
 
-    __slots__ = ("_pending",)
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    __slots__ = ("_events", "_messages", "appended", "appended_any", "count", "max_messages")
+
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "count",
+        "appended",
+        "appended_any",
+        "messages",
+        "events",
+        "max_messages",
+    )
 
     count: int
     appended: int
     appended_any: bool
-    messages: list[dict[str, Any]] | None = None
-    events: tuple[Event, ...] = ()
-    max_messages: int = 0
+    max_messages: int
+    # ``_events``: the events (a tuple) or, until ``events`` is first read, the
+    # engine's decisions (a list); ``_messages``: a list, None, or a LazyValue.
+    _events: tuple[Event, ...] | list[Any]
+    _messages: list[dict[str, Any]] | LazyValue | None
 
-    __dict__ = property(_build, _set_model_dict)  # type: ignore[assignment]
+    def __init__(
+        self,
+        *,
+        count: int,
+        appended: int,
+        appended_any: bool | None = None,
+        messages: list[dict[str, Any]] | None = None,
+        events: Iterable[Event] = (),
+        max_messages: int = 0,
+    ) -> None:
+        self.count = count
+        self.appended = appended
+        self.appended_any = appended > 0 if appended_any is None else appended_any
+        self._messages = messages
+        self._events = tuple(events)
+        self.max_messages = max_messages
 
-    def __getattr__(self, name: str) -> Any:
-        """pydantic's bookkeeping of a result built on demand, set on first read.
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """The :class:`Event` of every decision, in order (made on first read, then kept)."""
+        events = self._events
+        if type(events) is tuple:
+            return events
+        built = _events(events, self.max_messages)  # type: ignore[arg-type]
+        self._events = built
+        return built
 
-        ``__pydantic_fields_set__`` (every field: the engine gave them all),
-        ``__pydantic_extra__`` and ``__pydantic_private__`` (``None``) are set
-        together, only when something (equality, copy, repr, pickle) asks.
-        The fields themselves are built by whatever reads ``__dict__`` next.
-        """
-        if name in _SLOTS:
+    @events.setter
+    def events(self, value: Iterable[Event]) -> None:
+        self._events = tuple(value)
+
+    @property
+    def messages(self) -> list[dict[str, Any]] | None:
+        """The buffer after the append, or ``None`` (:meth:`Buffer.append` does not copy it)."""
+        try:
+            value = self._messages
+        except AttributeError:
             try:
-                _get_pending(self)
-            except AttributeError:  # not built by the engine: pydantic's own behaviour
-                return super().__getattr__(name)  # type: ignore[misc]
-            _set_fields_set(self, _FIELDS.copy())  # pydantic updates this set in place
-            _set_extra(self, None)
-            _set_private(self, None)
-            return object.__getattribute__(self, name)
-        return super().__getattr__(name)  # type: ignore[misc]
+                self._events  # noqa: B018  # made by the engine: no messages
+            except AttributeError:
+                raise AttributeError(
+                    f"{type(self).__name__!r} object has no attribute 'messages'"
+                ) from None
+            return None
+        if isinstance(value, LazyValue):
+            value = self._messages = value.get()
+        return value
+
+    @messages.setter
+    def messages(self, value: list[dict[str, Any]] | None) -> None:
+        self._messages = value
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: the fields, each event as :meth:`Event.to_dict` (with its reason)."""
+        messages = self.messages
+        return {
+            "count": self.count,
+            "appended": self.appended,
+            "appended_any": self.appended_any,
+            "messages": None if messages is None else list(messages),
+            "events": [ev.to_dict() for ev in self.events],
+            "max_messages": self.max_messages,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """A result read back from :meth:`to_dict` (validated; a bad field is a ``ValueError``)."""
+        from flowdrop_core.result_schema import read_result
+
+        return cls(**read_result(cls, data))
 
     def decisions(self) -> Sequence[tuple[Any, ...]]:
         """The events in order, without building :class:`Event` objects.
 
-        For a pending result these are the tuples the events will be built
-        from; for a built one, the events themselves. Either way each item is
-        laid out like :class:`Event` (``[0]`` kind, ``[2]`` incoming index,
-        ``[3]`` position, ``[4]`` tool call id, ``[5]`` entry, ``[6]`` window),
-        so a layer that only needs kinds and positions (a storage delta, a
-        tally) can read them cheaply (the first read makes the tuples of the
-        evictions; later reads return the same list). Do not modify them.
+        For an engine result whose ``events`` were not read yet these are the
+        tuples the events will be built from; otherwise, the events
+        themselves. Either way each item is laid out like :class:`Event`
+        (``[0]`` kind, ``[2]`` incoming index, ``[3]`` position, ``[4]`` tool
+        call id, ``[5]`` entry, ``[6]`` window), so a layer that only needs
+        kinds and positions (a storage delta, a tally) can read them cheaply
+        (the first read makes the tuples of the evictions; later reads return
+        the same list). Do not modify them.
         """
-        events = _get_model_dict(self).get("events")
-        if events is None:
-            try:
-                return _recorded(self)
-            except AttributeError:
-                return ()
-        return events  # type: ignore[no-any-return]
+        try:
+            decisions = self._events
+        except AttributeError:
+            return ()
+        if type(decisions) is list and type(decisions[-1]) is list:
+            cap = self.max_messages
+            decisions = [d if type(d) is tuple else _evicted(d, cap) for d in decisions]
+            self._events = decisions
+        return decisions
 
     @property
     def changed(self) -> bool:
@@ -214,36 +227,6 @@ class AppendResult(BaseModel):
         """The three MEM-14 fields as a plain dict."""
         return {"count": self.count, "appended": self.appended, "appended_any": self.appended_any}
 
-
-_pending_slot = AppendResult.__dict__["_pending"]
-_get_pending = _pending_slot.__get__
-_set_pending = _pending_slot.__set__
-
-
-class _Field:
-    """A field of :class:`AppendResult` read from a pending result: builds it, then reads.
-
-    Set on the class after pydantic's setup. It is a non-data descriptor, so a
-    built result's own dict answers first and this runs only for a pending
-    one, without the cost of a failed lookup.
-    """
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        if obj is None:
-            raise AttributeError(self.name)  # like pydantic: fields are not class attributes
-        try:
-            return _build(obj)[self.name]
-        except KeyError:
-            raise AttributeError(self.name) from None
-
-
-for _name in _FIELDS:
-    setattr(AppendResult, _name, _Field(_name))
 
 # A node is a small list rather than an object: the engine makes one per
 # appended message, and a list costs a third of a slotted instance. The reader
@@ -290,6 +273,9 @@ class Buffer:
     """
 
     __slots__ = ("_answers", "_declared", "_next_seq", "_nodes", "_open", "max_messages")
+
+    #: The class of the results :meth:`append` makes (a runtime layer may use a subclass).
+    _result_type: ClassVar[type[AppendResult]] = AppendResult
 
     def __init__(self, entries: Iterable[Any] = (), max_messages: int = 0) -> None:
         self.max_messages = check_window(max_messages)
@@ -441,8 +427,12 @@ class Buffer:
                         else:
                             _remove(holders, node)
                 events.append(node)  # its EVICTED decision is made when read (_evicted)
-        result = _new_object(AppendResult)
-        _set_pending(result, (count, appended, events, cap))
+        result = _new_object(self._result_type)
+        result.count = count
+        result.appended = appended
+        result.appended_any = appended > 0
+        result.max_messages = cap
+        result._events = events
         return result
 
     def _answered(
@@ -596,5 +586,5 @@ def append_messages(entries: Sequence[Any], incoming: Any, max_messages: int = 0
     """
     buf = Buffer(entries, max_messages)
     result = buf.append(incoming)
-    result.__dict__["messages"] = buf.messages()  # builds the pending result first
+    result.messages = buf.messages()
     return result

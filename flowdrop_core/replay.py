@@ -25,15 +25,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from flowdrop_core.context import ExecutionContext, ScopeResolution, as_context
-from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult, fast_model
+from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
 from flowdrop_core.engine import as_batch
 from flowdrop_core.errors import FlowdropError
 from flowdrop_core.events import Event, EventKind
 from flowdrop_core.importers import ImportedConversation
-from flowdrop_core.messages import InvalidMessagesError, read_messages
+from flowdrop_core.messages import InvalidMessagesError, read_messages, read_row
 from flowdrop_core.provider import normalize_report
 from flowdrop_core.scenario import Expectation, Scenario, ScenarioConfig, ScenarioStep, step_context
 from flowdrop_core.storage import MemoryStore, SQLiteStore, Store
+from flowdrop_core.verdicts import step_verdict
 
 __all__ = [
     "RULE_SUMMARIES",
@@ -73,6 +74,30 @@ RULE_SUMMARIES: dict[str, str] = {
 _DUPLICATES = (str(EventKind.DUPLICATE_RESULT), str(EventKind.DUPLICATE_TURN))
 _ADDS = (EventKind.APPENDED, EventKind.PLACEHOLDER_INSERTED)
 _APPENDED, _INSERTED, _EVICTED = (*_ADDS, EventKind.EVICTED)
+
+
+_new_object = object.__new__
+_set_dict = object.__setattr__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def _fast_record(fields: dict[str, Any]) -> StepRecord:
+    """``StepRecord.model_construct(**fields)`` with every field given, at a fraction of its cost.
+
+    A timeline makes one record per step from values the library computed
+    itself (nothing to validate); ``model_construct`` was the largest cost of
+    a long replay.
+    """
+    obj = _new_object(StepRecord)
+    _set_dict(obj, "__dict__", fields)
+    _set_fields_set(
+        obj, _RECORD_FIELDS.copy() if len(fields) == len(_RECORD_FIELDS) else set(fields)
+    )
+    _set_extra(obj, None)
+    _set_private(obj, None)
+    return obj  # type: ignore[no-any-return]
 
 
 class ReplayError(FlowdropError, ValueError):
@@ -126,6 +151,16 @@ class StepRecord(BaseModel):
     def tally(self) -> dict[str, int]:
         """Events of each kind in this step."""
         return dict(Counter(str(ev.kind) for ev in self.events))
+
+    @property
+    def verdict(self) -> str:
+        """The specification's word for this append: appended, dropped, replaced, healed, ..."""
+        return step_verdict(self.refused, self.appended, (ev.kind for ev in self.events))
+
+    @property
+    def found(self) -> bool:
+        """Whether the step's read found a stored buffer (MEM-13: never under a refusal)."""
+        return not self.refused and self.count_before > 0
 
     @property
     def mem14_flag(self) -> str | None:
@@ -190,6 +225,9 @@ class StepRecord(BaseModel):
             out["messages"] = messages
         return out
 
+
+#: Every field of a StepRecord (a timeline's records give them all).
+_RECORD_FIELDS = set(StepRecord.model_fields)
 
 Slot = tuple[str, str, str]
 
@@ -286,7 +324,9 @@ class Timeline:
             # First touch of a slot the scenario did not seed: remember what the
             # store already held, so every step of it can be rebuilt.
             self._start[slot] = self.buffer.read(ctx).messages or []
-        res = self.buffer.append_resolved(batch, resolution, ctx)
+        # One message goes to the engine as it is (its one-message path; the same decisions).
+        one = messages if type(messages) is dict else batch
+        res = self.buffer.append_resolved(one, resolution, ctx)
         return self._record(res, batch, context, label, refire, origins or [])
 
     def _resolved(
@@ -324,8 +364,7 @@ class Timeline:
                 grew += 1
             elif kind is _EVICTED:
                 grew -= 1
-        record = fast_model(
-            StepRecord,
+        record = _fast_record(
             {
                 "step": number,
                 "label": label,
@@ -391,6 +430,14 @@ class Timeline:
         return record
 
     # -- reading ------------------------------------------------------------------------
+
+    def starting_buffers(self) -> dict[Slot, list[dict[str, Any]]]:
+        """Per slot ``(scope, resolved_scope_id, key)``, what it held before its first step.
+
+        Read-only views for a pass over the whole timeline (the call
+        lifecycle, the health report); do not modify them.
+        """
+        return dict(self._start)
 
     def _buffer_of(self, slot: Slot, step: int) -> list[dict[str, Any]]:
         """The buffer of ``slot`` after ``step`` (0 = the start): checkpoint + events."""
@@ -616,8 +663,11 @@ def _validate(scenario: Scenario) -> None:
     """Read every step's messages before running any (no partial replay)."""
     problems = []
     for number, step in enumerate(scenario.steps, start=1):
+        append = step.append
+        if type(append) is dict and type(read_row(append)) is not str:
+            continue  # one valid message (the commonest step): read once, cheaply
         try:
-            read_messages(as_batch(step.append))
+            read_messages(as_batch(append))
         except InvalidMessagesError as exc:
             problems.append(f"step {number}: {exc}")
     if problems:
@@ -691,11 +741,24 @@ def conversation_to_scenario(
     ``session`` scope resolves.
     """
     steps = []
+    messages, origins = conv.messages, conv.origins
     for group in _groups(conv, per):
-        msgs = [conv.messages[k] for k in group]
-        where = [conv.origins[k] for k in group]
+        where = [origins[k] for k in group]
         label = where[0] if len(where) == 1 else f"{where[0]} … {where[-1]}"
-        steps.append(ScenarioStep(label=label, append=msgs if per == "turn" else msgs[0]))
+        # Shallow copies, as validating ``append`` would make: the step does not alias the import.
+        append = [dict(messages[k]) for k in group] if per == "turn" else dict(messages[group[0]])
+        # model_construct's result, made directly: the importer's messages are message
+        # objects already, and one step per message makes this the replay's setup cost.
+        step = _new_object(ScenarioStep)
+        _set_dict(
+            step,
+            "__dict__",
+            {"label": label, "append": append, "context": None, "text": None, "refire": False},
+        )
+        _set_fields_set(step, {"label", "append"})
+        _set_extra(step, None)
+        _set_private(step, None)
+        steps.append(step)
     return Scenario(
         name=name or conv.name,
         title=f"{conv.name} ({conv.format}, one append per {per})",

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from flowdrop_core.errors import FlowdropError
 from flowdrop_core.text import text_to_message
+from flowdrop_core.verdicts import Verdict
 
 __all__ = [
     "CONTEXT_FIELDS",
@@ -214,6 +215,14 @@ class Expectation(_Strict):
     )
     resolved_scope_id: Annotated[str, Field(strict=True)] | None = Field(
         default=None, description="The scope id the step resolved to ('' when refused)."
+    )
+    found: Annotated[bool, Field(strict=True)] | None = Field(
+        default=None, description="Whether the step's read found a stored buffer (MEM-13)."
+    )
+    verdict: Verdict | None = Field(
+        default=None,
+        description="The specification's word for the step: appended, dropped, replaced, "
+        "healed, refused, pure read or unchanged.",
     )
     messages: list[Any] | None = Field(
         default=None, description="The whole buffer after the step, compared exactly."

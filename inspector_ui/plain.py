@@ -17,9 +17,28 @@ import streamlit as st
 
 from inspector_ui.display import CLIP, clip_text, clip_value, md_escape
 
-__all__ = ["clip_value", "md", "show_text"]
+__all__ = ["clip_value", "md", "md_with_code", "show_text"]
 
 md = md_escape
+
+
+def md_with_code(text: str) -> str:
+    """Markdown for prose that marks code with backticks: code spans kept, the rest escaped.
+
+    The text between two backticks becomes an inline code span (inside which
+    Markdown reads nothing); everything else goes through :func:`md`. An
+    unpaired backtick is escaped like any other punctuation.
+    """
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an odd number of backticks: the last one is plain text
+        parts[-2:] = [parts[-2] + "`" + parts[-1]]
+    out = []
+    for k, part in enumerate(parts):
+        if k % 2 and part.strip():
+            out.append("`" + " ".join(part.splitlines()) + "`")
+        else:
+            out.append(md(part))
+    return "".join(out)
 
 
 def show_text(text: str, key: str, *, limit: int = CLIP, file_name: str = "content.txt") -> None:

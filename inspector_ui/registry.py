@@ -77,8 +77,25 @@ PAGES: tuple[PageSpec, ...] = (
         title="Learn MEM-14",
         icon=":material/school:",
         help=(
-            "A short guided walk through MEM-14's two examples: the count stays the same "
-            "while appended tells whether a turn landed."
+            "A guided walk through every point of MEM-14, one example each, with a "
+            "presenter mode: the count stays the same while appended tells what landed."
+        ),
+    ),
+    PageSpec(
+        key="glossary",
+        path="pages/glossary.py",
+        title="Glossary",
+        icon=":material/menu_book:",
+        help="The words of GR-MEM (count, appended, eviction, placeholder, scope, ...).",
+    ),
+    PageSpec(
+        key="conformance",
+        path="pages/conformance.py",
+        title="Conformance",
+        icon=":material/verified:",
+        help=(
+            "This implementation's standing against every GR-MEM rule, with its examples "
+            "and decisions, as Markdown and JSON."
         ),
     ),
 )

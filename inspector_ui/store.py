@@ -14,22 +14,29 @@ from datetime import UTC, datetime
 import pandas as pd
 import streamlit as st
 
+from flowdrop_core.framework_stores import sniff
 from flowdrop_core.journal.replay import JournalReplay
+from flowdrop_core.journal.truth import journal_gap
 from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.storage import Slot, StorageError
 from flowdrop_core.store_browser import ReadOnlyError, SlotInfo, StoreBrowser, open_browser
 from inspector_ui.display import clip_text
 from inspector_ui.entries import show_entries
+from inspector_ui.framework_store import show_framework_store
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
 from inspector_ui.plain import md
 
 #: Where the page's connection comes from when nobody typed one.
-ENV_TARGETS = ("FLOWDROP_REDIS_URL", "FLOWDROP_DB")
+ENV_TARGETS = ("FLOWDROP_REDIS_URL", "FLOWDROP_POSTGRES_URL", "FLOWDROP_DB")
+
+
+#: Records kept per slot by the Write tab's appends unless the person changes it.
+WRITE_JOURNAL = 1_000
 
 
 def default_target() -> str:
-    """``$FLOWDROP_REDIS_URL``, else ``$FLOWDROP_DB``, else nothing."""
+    """``$FLOWDROP_REDIS_URL``, else ``$FLOWDROP_POSTGRES_URL``, else ``$FLOWDROP_DB``, else nothing."""
     return next((os.environ[v].strip() for v in ENV_TARGETS if os.environ.get(v, "").strip()), "")
 
 
@@ -46,11 +53,12 @@ def connect() -> StoreBrowser | None:
     left, right = st.columns([4, 1], vertical_alignment="bottom")
     with left:
         target = st.text_input(
-            "Store: a SQLite file or a Redis URL",
+            "Store: a SQLite file, a Redis URL or a Postgres URL",
             key="s_target",
-            placeholder="/path/to/buffers.sqlite3 or redis://localhost:6379/0",
-            help="The store a runtime writes. Redis URLs may carry a password: it is not "
-            "put in the page's URL.",
+            placeholder="/path/to/buffers.sqlite3, redis://localhost:6379/0 or "
+            "postgresql://user@localhost/db",
+            help="The store a runtime writes. Redis and Postgres URLs may carry a password: "
+            "it is not put in the page's URL, and never shown.",
         )
     with right:
         writable = st.toggle(
@@ -64,6 +72,9 @@ def connect() -> StoreBrowser | None:
             "Enter a SQLite file path or a Redis URL to browse its slots.",
             icon=":material/storage:",
         )
+        return None
+    if sniff(target) is not None:  # a framework's own file (Agents SQLiteSession, LangGraph)
+        show_framework_store(target.strip(), bool(writable))
         return None
     try:
         return cached_browser(target.strip(), bool(writable))
@@ -143,6 +154,29 @@ def _replay(_browser: StoreBrowser, target: str, slot: Slot, newest_seq: int) ->
     return _browser.replay(slot, name=f"journal-{slot[0]}-{slot[1]}-{slot[2]}")
 
 
+def show_journal_truth(browser: StoreBrowser, slot: Slot) -> None:
+    """As soon as a slot is read: does it hold what its journal's last record left?
+
+    One O(1) revision read and the journal's records; a write made outside
+    the journal is named here, not only after the next journaled append.
+    """
+    try:
+        records = browser.records(slot)
+        if not records:
+            return
+        value = browser.buffer(slot)
+        gap = journal_gap(
+            browser.store.revision(*slot),
+            records,
+            len(value) if isinstance(value, list) else None,
+        )
+    except StorageError as exc:
+        st.error(md(exc), icon=":material/error:")
+        return
+    if gap is not None:
+        st.warning(md(gap), icon=":material/sync_problem:")
+
+
 def show_journal(browser: StoreBrowser, slot: Slot) -> None:
     """The slot's journal replayed in the timeline, each step checked against its record."""
     records = browser.records(slot)
@@ -160,7 +194,13 @@ def show_journal(browser: StoreBrowser, slot: Slot) -> None:
         return
     for note in replayed.notes:
         st.warning(md(note), icon=":material/info:")
-    if replayed.check.passed:
+    if replayed.check.passed and journal_gap(browser.store.revision(*slot), records) is not None:
+        st.info(
+            f"Records {replayed.first_seq}..{records[-1].seq} replayed: every step reports what "
+            "was recorded, but the slot changed after the last record (see above).",
+            icon=":material/info:",
+        )
+    elif replayed.check.passed:
         st.success(
             f"Records {replayed.first_seq}..{records[-1].seq} replayed: every step reports "
             "what was recorded.",
@@ -190,6 +230,9 @@ def show_writes(browser: StoreBrowser, slot: Slot) -> None:
     window = st.number_input(
         "Window (max_messages, 0 = no cap)", min_value=0, step=1, key="s_window"
     )
+    # Journaled by default: an append made here without a record is the write outside the
+    # journal the Journal tab has to warn about.
+    st.session_state.setdefault("s_journal", WRITE_JOURNAL)
     journal = st.number_input(
         "Journal (records kept per slot, 0 = off)", min_value=0, step=1, key="s_journal"
     )
@@ -237,6 +280,7 @@ def show_store_page() -> None:
     if slot is None:
         st.info("No slot matches.", icon=":material/search_off:")
         return
+    show_journal_truth(browser, slot)
     # Only the open tab runs: replaying a journal costs O(records), reading a buffer O(entries).
     tab_buffer, tab_journal, tab_write = st.tabs(
         ["Buffer", "Journal", "Write"], key="s_tab", on_change="rerun"

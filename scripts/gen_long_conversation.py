@@ -13,7 +13,7 @@ results, and the faults a real orchestrator produces:
 - a retried model step (MEM-2): the same assistant tool-call turn sent twice.
 
 The output depends only on ``--seed`` and ``--messages``; the committed file
-is what the defaults produce (tests/test_importers.py checks it).
+is what the defaults produce (tests/importers/test_base.py checks it).
 
     .venv/bin/python scripts/gen_long_conversation.py [--messages 5000] [--seed 14]
 """

@@ -11,8 +11,12 @@ Every subcommand is a thin layer over the library, one module each:
   view and every entry it dropped, with where it came from.
 - :mod:`~flowdrop_core.cli.lint` ``lint PATH``: what a provider would reject,
   with locations.
+- :mod:`~flowdrop_core.cli.doctor` ``doctor PATH``: what is wrong with a
+  recording, where (message index and step), and what GR-MEM did about it.
 - :mod:`~flowdrop_core.cli.store` ``store STORE``: browse a SQLite or Redis
   store, show a slot, replay its journal.
+- :mod:`~flowdrop_core.cli.conformance` ``conformance``: this implementation's
+  standing against every GR-MEM rule, as Markdown or JSON.
 
 Shared parts: :mod:`~flowdrop_core.cli.loading` (reading the input file),
 :mod:`~flowdrop_core.cli.options` (option types) and
@@ -23,7 +27,8 @@ Adding a command is adding a module with ``NAME``, ``register(subparsers)``
 (which adds its parser and sets ``handler``) and its handler, and naming it
 in :data:`COMMANDS`.
 
-Exit codes: 0 fine; 1 ``check`` found a mismatch, ``lint`` found something, or
+Exit codes: 0 fine; 1 ``check`` found a mismatch, ``lint`` found something,
+``doctor`` found what a provider would reject, or
 a replayed store journal differs from its record; 2 bad input (missing file,
 bad JSON, unknown format, bad message, bad option), reported on stderr in one
 message and never as a traceback.
@@ -38,7 +43,17 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from flowdrop_core.cli import check, lint, normalize, options, output, replay, store
+from flowdrop_core.cli import (
+    check,
+    conformance,
+    doctor,
+    lint,
+    normalize,
+    options,
+    output,
+    replay,
+    store,
+)
 from flowdrop_core.cli.output import INTERNAL_ERROR, PROG, CliError, Progress
 
 __all__ = [
@@ -66,7 +81,7 @@ class Command(Protocol):
 
 
 #: The commands, in the order ``--help`` lists them.
-COMMANDS: tuple[Command, ...] = (replay, check, normalize, lint, store)
+COMMANDS: tuple[Command, ...] = (replay, check, normalize, lint, doctor, store, conformance)
 
 
 def build_parser() -> argparse.ArgumentParser:

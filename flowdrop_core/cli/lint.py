@@ -12,8 +12,15 @@ import argparse
 import json
 from typing import Any
 
-from flowdrop_core.cli.loading import finding_dict, load_source, notes_json, origin
-from flowdrop_core.cli.options import EPILOG, FORMAT_HELP
+from flowdrop_core.cli.loading import (
+    Source,
+    finding_dict,
+    load_source,
+    load_sources,
+    notes_json,
+    origin,
+)
+from flowdrop_core.cli.options import CONVERSATION_HELP, EPILOG, FORMAT_HELP, positive_int
 from flowdrop_core.cli.output import plural, say, say_json
 from flowdrop_core.provider import normalize_report
 
@@ -36,6 +43,7 @@ def register(subparsers: Any) -> None:
     )
     lnt.add_argument("path", metavar="PATH")
     lnt.add_argument("--format", metavar="F", help=FORMAT_HELP)
+    lnt.add_argument("--conversation", type=positive_int, metavar="N", help=CONVERSATION_HELP)
     lnt.add_argument(
         "--json", action="store_true", help="one JSON object: findings and import notes"
     )
@@ -43,17 +51,41 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``lint PATH``: each finding with its location; exit 1 when there is any (like a linter)."""
-    source = load_source(args.path, args.format)
-    findings = sorted(normalize_report(source.entries).findings, key=lambda f: f.index)
+    """``lint PATH``: each finding with its location; exit 1 when there is any (like a linter).
+
+    A file of one conversation per line is linted conversation by conversation
+    (each on its own: one line's call ids are not another's), unless
+    ``--conversation N`` picks one.
+    """
+    picked = getattr(args, "conversation", None)
+    if picked is None:
+        sources = load_sources(args.path, args.format)
+    else:
+        sources = [load_source(args.path, args.format, picked)]
+    reports = [
+        (source, sorted(normalize_report(source.entries).findings, key=lambda f: f.index))
+        for source in sources
+    ]
+    found = any(findings for _, findings in reports)
     if getattr(args, "json", False):
-        data = {
-            "source": source.path,
-            "findings": [finding_dict(source, f) for f in findings],
-            "import_notes": notes_json(source.notes),
-        }
+        rows = [
+            {
+                "source": source.path,
+                **({"conversation": source.label} if source.label else {}),
+                "findings": [finding_dict(source, f) for f in findings],
+                "import_notes": notes_json(source.notes),
+            }
+            for source, findings in reports
+        ]
+        data: Any = rows[0] if len(rows) == 1 else {"source": args.path, "conversations": rows}
         say_json(json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False))
-        return 1 if findings else 0
+        return 1 if found else 0
+    for source, findings in reports:
+        _report(source, findings, many=len(reports) > 1)
+    return 1 if found else 0
+
+
+def _report(source: Source, findings: list[Any], *, many: bool) -> None:
     for f in findings:
         say(f"{source.path}: {origin(source, f)} (entry {f.index}): {f.kind}: {f.message}")
     for note in source.notes:
@@ -61,5 +93,4 @@ def run(args: argparse.Namespace) -> int:
     summary = plural(len(findings), "finding") if findings else "no findings"
     if source.notes:
         summary += f", {plural(len(source.notes), 'import note')}"
-    say(summary)
-    return 1 if findings else 0
+    say(f"{source.label}: {summary}" if many else summary)

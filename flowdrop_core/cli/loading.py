@@ -20,6 +20,7 @@ from flowdrop_core.importers import (
     ImportNote,
     loads_or_problem,
     parse_conversation,
+    parse_conversations,
 )
 from flowdrop_core.messages import read_message
 from flowdrop_core.provider import Finding
@@ -30,6 +31,7 @@ __all__ = [
     "check_messages",
     "finding_dict",
     "load_source",
+    "load_sources",
     "note_lines",
     "notes_json",
     "origin",
@@ -54,6 +56,8 @@ class Source:
     entries: list[Any]
     origins: list[str]
     notes: list[ImportNote] = field(default_factory=list)
+    #: Which conversation of a file holding several (``"line 3"``), else ``""``.
+    label: str = ""
 
 
 def read_text(path: str) -> str:
@@ -108,20 +112,51 @@ def _check_format(fmt: str | None) -> None:
         raise CliError(f"unknown format {fmt!r}; known formats: {', '.join(FORMATS)}")
 
 
-def load_source(path: str, fmt: str | None = None) -> Source:
-    """Read ``path`` as a scenario file or, failing that, a recorded conversation.
+def load_sources(path: str, fmt: str | None = None) -> list[Source]:
+    """Read ``path`` as a scenario file or, failing that, its recorded conversations.
 
     A JSON object with ``steps`` is a scenario (``--format scenario`` forces
-    it); anything else goes to the importers, auto-detected unless ``fmt``.
+    it); anything else goes to the importers, auto-detected unless ``fmt``: one
+    conversation, or one per line of a JSONL file of conversations.
     """
     _check_format(fmt)
     text = read_text(path)
     if fmt == "scenario" or (fmt is None and _is_scenario(text, path)):
         scenario = parse_scenario(text, source=path)
         entries, origins = scenario_entries(scenario)
-        return Source(path, scenario, None, entries, origins)
-    conv = parse_conversation(text, format=fmt, source_name=path)
-    return Source(path, None, conv, list(conv.messages), list(conv.origins), list(conv.notes))
+        return [Source(path, scenario, None, entries, origins)]
+    return [
+        Source(
+            path,
+            None,
+            conv,
+            list(conv.messages),
+            list(conv.origins),
+            list(conv.notes),
+            conv.label,
+        )
+        for conv in parse_conversations(text, format=fmt, source_name=path)
+    ]
+
+
+def load_source(path: str, fmt: str | None = None, conversation: int | None = None) -> Source:
+    """The one conversation (or scenario) of ``path``; ``conversation`` (from 1) picks one
+    of a file holding several, which without it is a :class:`CliError` saying so."""
+    sources = load_sources(path, fmt)
+    if conversation is None:
+        if len(sources) > 1:
+            raise CliError(
+                f"{path} holds {len(sources)} conversations, one per line "
+                f"({sources[0].label} to {sources[-1].label}); pick one with --conversation N "
+                f"(1 to {len(sources)})"
+            )
+        return sources[0]
+    if conversation > len(sources):
+        held = "1 conversation" if len(sources) == 1 else f"{len(sources)} conversations"
+        raise CliError(
+            f"{path} holds {held}; --conversation takes 1 to {len(sources)}, not {conversation}"
+        )
+    return sources[conversation - 1]
 
 
 def note_lines(notes: Sequence[ImportNote]) -> list[str]:

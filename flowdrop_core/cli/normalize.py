@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from flowdrop_core.cli.loading import finding_dict, load_source, note_lines, notes_json, origin
-from flowdrop_core.cli.options import EPILOG, FORMAT_HELP
+from flowdrop_core.cli.options import CONVERSATION_HELP, EPILOG, FORMAT_HELP, positive_int
 from flowdrop_core.cli.output import fit, say, say_json
 from flowdrop_core.provider import normalize_report
 
@@ -33,6 +33,7 @@ def register(subparsers: Any) -> None:
     )
     nrm.add_argument("path", metavar="PATH")
     nrm.add_argument("--format", metavar="F", help=FORMAT_HELP)
+    nrm.add_argument("--conversation", type=positive_int, metavar="N", help=CONVERSATION_HELP)
     nrm.add_argument("--json", action="store_true", help="one JSON object")
     nrm.set_defaults(handler=run)
 
@@ -59,7 +60,7 @@ def _message_line(message: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """``normalize PATH``: the MEM-5 provider view, its drop count and the reason per drop."""
-    source = load_source(args.path, args.format)
+    source = load_source(args.path, args.format, getattr(args, "conversation", None))
     report = normalize_report(source.entries)
     if args.json:
         data = {

@@ -6,7 +6,15 @@ import argparse
 
 from flowdrop_core.importers import FORMATS
 
-__all__ = ["EPILOG", "FORMAT_HELP", "non_blank", "non_negative_int", "utf8_text"]
+__all__ = [
+    "CONVERSATION_HELP",
+    "EPILOG",
+    "FORMAT_HELP",
+    "non_blank",
+    "non_negative_int",
+    "positive_int",
+    "utf8_text",
+]
 
 
 def non_negative_int(text: str) -> int:
@@ -16,6 +24,16 @@ def non_negative_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
     return value
 
 
@@ -35,9 +53,15 @@ def non_blank(text: str) -> str:
 
 
 EPILOG = """\
-exit status: 0 fine; 1 check found a mismatch or lint found something;
+exit status: 0 fine; 1 check found a mismatch, lint found something or doctor found
+what a provider would reject;
 2 bad input (missing file, bad JSON, unknown format, bad message, bad option).
 """
 
 #: The help of every ``--format`` option.
 FORMAT_HELP = f"input format (default: detect): {', '.join(FORMATS)}"
+
+#: The help of every ``--conversation`` option.
+CONVERSATION_HELP = (
+    "which conversation of a file holding one per line (a fine-tuning JSONL file), from 1"
+)

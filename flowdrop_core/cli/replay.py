@@ -25,10 +25,12 @@ from flowdrop_core.cli.loading import (
     notes_json,
 )
 from flowdrop_core.cli.options import (
+    CONVERSATION_HELP,
     EPILOG,
     FORMAT_HELP,
     non_blank,
     non_negative_int,
+    positive_int,
     utf8_text,
 )
 from flowdrop_core.cli.output import (
@@ -77,6 +79,7 @@ def register(subparsers: Any) -> None:
         "session drives the run)",
     )
     rep.add_argument("--format", metavar="F", help=FORMAT_HELP)
+    rep.add_argument("--conversation", type=positive_int, metavar="N", help=CONVERSATION_HELP)
     rep.add_argument(
         "--per",
         choices=("message", "turn"),
@@ -301,32 +304,33 @@ def format_table(timeline: Timeline) -> str:
         "",
     ]
     rows = timeline.rows()
-    caps = [cap for _, _, _, cap in _COLUMNS]
-    cells = []
-    for row, record in zip(rows, timeline.steps, strict=True):
-        values = _cells(row, record)
-        cells.append(
-            [
-                v if len(v) <= cap else v[: cap - 1] + "…"
-                for v, cap in zip(values, caps, strict=True)
-            ]
-        )
-    widths = [
-        max(len(header), max(map(len, column), default=0))
-        for (_, header, _, _), column in zip(
-            _COLUMNS, zip(*cells, strict=False) if cells else [()] * len(_COLUMNS), strict=False
-        )
-    ]
-    pads = [str.rjust if align == ">" else str.ljust for _, _, align, _ in _COLUMNS]
+    # Column by column (a transposition and C-level passes, not a Python loop per cell):
+    # a value longer than its column's cap is cut to the cap, ending in an ellipsis.
+    cells = [_cells(row, record) for row, record in zip(rows, timeline.steps, strict=True)]
+    columns: list[Sequence[str]] = (
+        list(zip(*cells, strict=True)) if cells else [() for _ in _COLUMNS]
+    )
+    widths = []
+    for k, (_, header, _, cap) in enumerate(_COLUMNS):
+        column = columns[k]
+        longest = max(map(len, column), default=0)
+        if longest > cap:
+            columns[k] = column = [v if len(v) <= cap else v[: cap - 1] + "…" for v in column]
+            longest = max(map(len, column))
+        widths.append(max(len(header), longest))
+    cells = list(zip(*columns, strict=True)) if rows else []  # type: ignore[arg-type]
+    # One format string for every row: a C call per row instead of a pad per cell
+    # (what str.rjust / str.ljust do, cell by cell, then the trailing spaces cut).
+    row_format = "  ".join(
+        f"{{:{align}{width}}}" for (_, _, align, _), width in zip(_COLUMNS, widths, strict=True)
+    ).format
 
     def render(values: Sequence[str]) -> str:
-        return "  ".join(
-            [pad(value, width) for value, pad, width in zip(values, pads, widths, strict=True)]
-        ).rstrip()
+        return row_format(*values).rstrip()
 
     lines.append(render([header for _, header, _, _ in _COLUMNS]))
     lines.append(render(["-" * w for w in widths]))
-    lines.extend(render(r) for r in cells)
+    lines.extend([row_format(*r).rstrip() for r in cells])
     lines.append("")
     lines.append(_summary(timeline, rows))
     if any(row["mem14_flag"] for row in rows):
@@ -380,7 +384,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _replay_command(args: argparse.Namespace) -> int:
-    source = load_source(args.path, args.format)
+    source = load_source(args.path, args.format, getattr(args, "conversation", None))
     check_messages(source.path, source.entries, source.origins)
     scenario, origins = build_replay(source, args)
     try:

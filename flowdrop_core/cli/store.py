@@ -15,6 +15,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from flowdrop_core.cli import framework_store
 from flowdrop_core.cli.output import INPUT_ERRORS, error, say, say_json
 from flowdrop_core.cli.replay import format_table
 from flowdrop_core.scenario import dump_scenario
@@ -25,13 +26,19 @@ __all__ = ["NAME", "register", "run"]
 NAME = "store"
 
 DESCRIPTION = """\
-Connect to a store (a SQLite file, or a Redis URL such as redis://host:6379/0) and list
+Connect to a store (a SQLite file, a Redis URL such as redis://host:6379/0, or a Postgres
+URL such as postgresql://user@host/db; a password is never printed) and list
 its slots with scope, scope id, key, entry count, last write and journal records;
 --filter keeps slots whose scope, scope id or key contains the text. With --slot SCOPE
 SCOPE_ID KEY: print the slot's buffer; --journal replays its append journal as a
 timeline (each step checked against the report recorded at the time); --export FILE
 saves the journal as a scenario file 'check' accepts. The store is opened read-only:
 --append and --clear also need --write.
+
+A framework's own SQLite file (an OpenAI Agents SQLiteSession file, a LangGraph
+SqliteSaver checkpoint file) is recognised: its sessions or threads are listed with
+their health; --thread ID shows one (--timeline replays it), --repair --write writes
+the GR-MEM view back after backing the file up.
 """
 
 
@@ -43,7 +50,9 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("target", metavar="STORE", help="a SQLite file or a redis:// URL")
+    p.add_argument(
+        "target", metavar="STORE", help="a SQLite file, a redis:// or a postgresql:// URL"
+    )
     p.add_argument("--filter", default="", metavar="TEXT", help="only slots containing TEXT")
     p.add_argument(
         "--slot", nargs=3, metavar=("SCOPE", "SCOPE_ID", "KEY"), help="one slot ('' for none)"
@@ -55,6 +64,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--clear", action="store_true", help="empty the slot (needs --write)")
     p.add_argument("--write", action="store_true", help="allow --append and --clear")
     p.add_argument("--json", action="store_true", help="JSON output")
+    framework_store.add_arguments(p)
     p.set_defaults(handler=run)
 
 
@@ -169,6 +179,8 @@ def run(args: argparse.Namespace) -> int:
     if (args.journal or args.export or args.append is not None or args.clear) and not args.slot:
         return _error("--journal, --export, --append and --clear need --slot SCOPE SCOPE_ID KEY")
     try:
+        if framework_store.framework_kind(args.target) is not None:
+            return framework_store.run(args)
         browser = open_browser(args.target, writable=args.write)
         return _slot(browser, args) if args.slot else _list(browser, args)
     except INPUT_ERRORS as exc:

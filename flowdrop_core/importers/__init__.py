@@ -1,8 +1,9 @@
 """Importers: recorded conversations on disk -> provider-flat messages with origins and notes.
 
 The inspector replays what people actually have on disk (issues 4 and 13):
-one module per format, a small registry (:mod:`.registry`) that fixes the
-detection order and the names ``--format`` takes. Every format becomes the
+one module per format, each declaring what makes a document its own
+(``claims``, :mod:`.claims`), and a small registry (:mod:`.registry`) that
+lists them, detects and names what ``--format`` takes. Every format becomes the
 same provider-flat messages (OpenAI Chat shape), each with an *origin* (where
 it came from in the file), and everything of the source that is not in them
 is an :class:`ImportNote` (what, where, why): nothing is lost silently.
@@ -16,6 +17,7 @@ are; ``strict=True`` rejects orphan results. See ``docs/formats.md``.
 from __future__ import annotations
 
 from flowdrop_core.importers.base import ERROR_PREFIX, ImportNote
+from flowdrop_core.importers.claims import Claim, Miss
 from flowdrop_core.importers.paste import (
     InputProblem,
     PastedInput,
@@ -30,24 +32,30 @@ from flowdrop_core.importers.registry import (
     ImportedConversation,
     group_turns,
     load_conversation,
+    load_conversations,
     loads_or_problem,
     parse_conversation,
+    parse_conversations,
 )
 
 __all__ = [
     "ERROR_PREFIX",
     "FORMATS",
     "REGISTRY",
+    "Claim",
     "ConversationFormatError",
     "Format",
     "ImportNote",
     "ImportedConversation",
     "InputProblem",
+    "Miss",
     "PastedInput",
     "group_turns",
     "load_conversation",
+    "load_conversations",
     "loads_or_problem",
     "parse_conversation",
+    "parse_conversations",
     "parse_pasted",
     "parse_pasted_with_notes",
 ]

@@ -27,6 +27,7 @@ from flowdrop_core.importers.base import (
     parts_text,
     role_of,
 )
+from flowdrop_core.importers.claims import Claim, Miss, Verdict, each, key_miss
 
 NAME = "anthropic"
 EXPECTS = (
@@ -44,6 +45,39 @@ SERVER_CALLS = frozenset({"server_tool_use", "mcp_tool_use"})
 #: Fields of server tool results that are opaque to people; left out of the marker.
 OPAQUE = frozenset({"encrypted_content", "encrypted_index", "signature"})
 KNOWN = ("role", "content", "id", "type", "model", "stop_reason", "stop_sequence", "usage")
+
+
+def claims(document: Any) -> Verdict:
+    """An Anthropic document: one response message (``type: message``), a request with
+    ``messages``, or a list of messages; every message has ``role`` user or assistant and
+    ``content``, a string or a list of blocks each with a string ``type``."""
+    if isinstance(document, dict) and document.get("type") == "message" and "role" in document:
+        missed = message_miss(document, "")
+        return Claim("a response message") if missed is None else missed
+    if isinstance(document, dict) and "messages" in document:
+        return each(document["messages"], "messages", message_miss, "a request body", score=2)
+    if isinstance(document, list):
+        return each(document, "", message_miss, "a list of messages")
+    return Miss("", f"expected a list of messages or an object with 'messages', "
+                f"got {json_type(document)}")  # fmt: skip
+
+
+def message_miss(item: Any, where: str) -> Miss | None:
+    """``None`` when ``item`` looks like an Anthropic message."""
+    missed = key_miss(item, where, ("role", "content"), "a message object")
+    if missed is not None:
+        return missed
+    if item["role"] not in ("user", "assistant"):
+        return Miss(where, f"role {item['role']!r}: Anthropic messages are user or assistant")
+    content = item["content"]
+    if isinstance(content, str):
+        return None
+    if not isinstance(content, list):
+        return Miss(join(where, "content"), "expected a string or a list of blocks")
+    for k, block in enumerate(content):
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            return Miss(join(where, f"content[{k}]"), "a block without a string 'type'")
+    return None
 
 
 def read(document: Any, out: Out) -> None:

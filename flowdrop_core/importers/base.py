@@ -359,6 +359,11 @@ def last_call(calls: list[tuple[str, Out]], out: Out, why: str) -> None:
                 out.notes.append(note)
 
 
+def message_key(message: Message, synthetic: set[str]) -> str:
+    """A message as compared across a trace's calls (see :func:`_same`)."""
+    return _same(message, synthetic)
+
+
 def _same(message: Message, synthetic: set[str]) -> str:
     """A message as compared across a trace's calls: made-up call ids do not count.
 

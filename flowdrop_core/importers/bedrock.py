@@ -23,6 +23,7 @@ from flowdrop_core.importers.base import (
     marker,
     role_of,
 )
+from flowdrop_core.importers.claims import Claim, Miss, Verdict, each, key_miss
 
 NAME = "bedrock"
 EXPECTS = (
@@ -32,6 +33,61 @@ EXPECTS = (
 
 MEDIA = ("image", "document", "video")
 QUIET = frozenset({"cachePoint"})
+
+
+#: Block fields of Converse content (every block has one of them).
+BLOCK_KEYS = frozenset(
+    {"text", "toolUse", "toolResult", *MEDIA, "reasoningContent", *QUIET, "guardContent",
+     "citationsContent"}
+)  # fmt: skip
+
+
+def claims(document: Any) -> Verdict:
+    """Converse messages (``role`` user or assistant, ``content`` a list of untyped blocks),
+    bare, in a request (``messages``) or in a response (``output.message``), with at least
+    one block carrying ``text``, ``toolUse``, ``toolResult``, media or ``reasoningContent``."""
+    if isinstance(document, list):
+        messages, verdict = document, each(document, "", message_miss, "a list of messages")
+    elif not isinstance(document, dict):
+        return Miss("", f"expected a list of messages or a request, got {json_type(document)}")
+    elif "messages" in document:
+        messages = document["messages"]
+        verdict = each(messages, "messages", message_miss, "a request", score=2)
+        output = document.get("output")
+        if isinstance(verdict, Claim) and isinstance(output, dict) and "message" in output:
+            missed = message_miss(output["message"], "output.message")
+            verdict = verdict if missed is None else Miss(missed.where, missed.what, 2)
+            messages = [*messages, output["message"]]
+    elif isinstance(document.get("output"), dict) and "message" in document["output"]:
+        message = document["output"]["message"]
+        missed = message_miss(message, "output.message")
+        if missed is not None:
+            return Miss(missed.where, missed.what, 2)
+        messages, verdict = [message], Claim("a response")
+    else:
+        return Miss("", "no 'messages' or 'output.message' at the top level")
+    if isinstance(verdict, Claim) and not any(
+        BLOCK_KEYS.intersection(block) for message in messages for block in message["content"]
+    ):
+        return Miss("", f"no block carries any of {', '.join(sorted(BLOCK_KEYS))}", 1)
+    return verdict
+
+
+def message_miss(item: Any, where: str) -> Miss | None:
+    """``None`` when ``item`` looks like a Converse message."""
+    missed = key_miss(item, where, ("role", "content"), "a message object")
+    if missed is not None:
+        return missed
+    if item["role"] not in ("user", "assistant"):
+        return Miss(where, f"role {item['role']!r}: Converse messages are user or assistant")
+    content = item["content"]
+    if not isinstance(content, list):
+        return Miss(f"{where}.content", "expected a list of content blocks")
+    for k, block in enumerate(content):
+        at = f"{where}.content[{k}]"
+        if not isinstance(block, dict) or "type" in block:
+            return Miss(at, "not an untyped Converse block")
+    return None
 
 
 def read(document: Any, out: Out) -> None:

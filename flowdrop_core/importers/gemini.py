@@ -24,6 +24,7 @@ from flowdrop_core.importers.base import (
     json_type,
     marker,
 )
+from flowdrop_core.importers.claims import Claim, Miss, Verdict, each, key_miss
 
 NAME = "gemini"
 EXPECTS = (
@@ -39,6 +40,68 @@ QUIET = frozenset(
     {"thoughtSignature", "thought_signature", "videoMetadata", "video_metadata", "thought",
      "partMetadata", "part_metadata", "mediaResolution", "media_resolution"}
 )  # fmt: skip
+
+
+#: Part fields a Gemini part carries (each part has at least one).
+PART_KEYS = frozenset(
+    {"text", "functionCall", "function_call", "functionResponse", "function_response", *MEDIA,
+     *CODE}
+)  # fmt: skip
+
+
+def claims(document: Any) -> Verdict:
+    """Gemini contents (``parts`` of untyped parts, ``role`` user, model, function or
+    system), in a request (``contents``) or a response (``candidates[].content``), or bare
+    with at least one part carrying ``text``, ``functionCall``, ``functionResponse``, media
+    or code. pydantic-ai messages (``kind``, parts with ``part_kind``) are not Gemini's."""
+    if isinstance(document, list):
+        contents, verdict = document, each(document, "", content_miss, "a list of contents")
+    elif not isinstance(document, dict):
+        return Miss("", f"expected a list of contents or a request, got {json_type(document)}")
+    elif "contents" in document:
+        contents = document["contents"]
+        verdict = each(contents, "contents", content_miss, "a request", score=2)
+    elif "candidates" in document:
+        candidates = document["candidates"]
+        if not isinstance(candidates, list) or not candidates:
+            return Miss("candidates", "expected a non-empty list of candidates", 1)
+        missed = key_miss(candidates[0], "candidates[0]", ("content",), "a candidate object")
+        missed = missed or content_miss(candidates[0]["content"], "candidates[0].content")
+        if missed is not None:
+            return Miss(missed.where, missed.what, 2)
+        contents, verdict = [candidates[0]["content"]], Claim("a response")
+    else:
+        return Miss("", "no 'contents' or 'candidates' at the top level")
+    if (
+        isinstance(verdict, Claim)
+        and isinstance(document, list)
+        and not any(
+            PART_KEYS.intersection(part) for content in contents for part in content["parts"]
+        )
+    ):
+        return Miss("", f"no part carries any of {', '.join(sorted(PART_KEYS))}", 1)
+    return verdict
+
+
+def content_miss(item: Any, where: str) -> Miss | None:
+    """``None`` when ``item`` looks like a Gemini content (untyped parts)."""
+    missed = key_miss(item, where, ("parts",), "a content object")
+    if missed is not None:
+        return missed
+    if "kind" in item:
+        return Miss(where, "a message with 'kind' (pydantic-ai's, not a Gemini content)")
+    if "role" in item and not (isinstance(item["role"], str) and item["role"] in ROLES):
+        return Miss(where, f"role {item['role']!r} (Gemini roles: user, model)")
+    parts = item["parts"]
+    if not isinstance(parts, list):
+        return Miss(f"{where}.parts", "expected a list of parts")
+    for k, part in enumerate(parts):
+        at = f"{where}.parts[{k}]"
+        if not isinstance(part, dict):
+            return Miss(at, "expected a part object")
+        if "type" in part or "part_kind" in part:
+            return Miss(at, "a typed part (Gemini parts have no 'type' or 'part_kind')")
+    return None
 
 
 def read(document: Any, out: Out) -> None:
@@ -129,7 +192,8 @@ def _content(
         elif isinstance(part.get("text"), str):
             texts.append(part["text"])
         elif isinstance(call, dict):
-            call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else at
+            given_id = call.get("id")
+            call_id: str = given_id if isinstance(given_id, str) and given_id else at
             if call_id == at:
                 out.synthetic.add(at)
             calls.append(
@@ -145,10 +209,10 @@ def _content(
             pending.declare(call_id, call.get("name"))
         elif isinstance(response, dict):
             given = response.get("id")
-            call_id = (
+            answers = (
                 given if isinstance(given, str) and given else pending.answer(response.get("name"))
             )
-            if call_id is None:
+            if answers is None:
                 out.note(
                     at,
                     "function response without a call",
@@ -157,7 +221,7 @@ def _content(
                 )
             body = response.get("response")
             content = body if isinstance(body, str) else json_text(body)
-            out.add({"role": "tool", "content": content, "tool_call_id": call_id}, at)
+            out.add({"role": "tool", "content": content, "tool_call_id": answers}, at)
             results += 1
         elif any(k in part for k in MEDIA):
             key = next(k for k in MEDIA if k in part)

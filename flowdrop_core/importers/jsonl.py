@@ -14,7 +14,8 @@ import re
 from typing import Any
 
 from flowdrop_core.importers.base import TOP_LEVEL, Out, Problem
-from flowdrop_core.importers.detect import detect_value, json_formats
+from flowdrop_core.importers.claims import Claim, Line, LineProblem, Miss, Verdict
+from flowdrop_core.importers.detect import detect_value, json_formats, nearest_miss
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "jsonl"
@@ -44,6 +45,51 @@ RUN_FORMATS = (
     "sharegpt",
 )
 _TOP_INDEX = re.compile(r"(^|\+)\[(\d+)\](\.?)")
+
+
+def claims(lines: list[Line]) -> Verdict:
+    """Every line is JSON; each whole-conversation line is claimed by a JSON format, and
+    each run of single-message lines by one of :data:`RUN_FORMATS`."""
+    if not lines:
+        return Miss("", "no lines")
+    if len(lines) == 1 and _is_conversation(lines[0][1]):
+        return Miss("line 1", "one line holding one whole document: a JSON file, not JSON Lines")
+    run: list[Line] = []
+
+    def run_miss() -> Miss | None:
+        if not run:
+            return None
+        numbers = [number for number, _ in run]
+        missed = nearest_miss([value for _, value in run], RUN_FORMATS)
+        run.clear()
+        if missed is None:
+            return None
+        where = _relocate(missed.where, numbers) if missed.where else f"line {numbers[0]}"
+        return Miss(where, missed.what, missed.score)
+
+    for k, (number, value) in enumerate(lines):
+        if isinstance(value, LineProblem):
+            return Miss(f"line {number}", value.what, k)
+        if not _is_conversation(value):
+            run.append((number, value))
+            continue
+        missed = run_miss() or nearest_miss(value, json_formats())
+        if missed is not None:
+            return Miss(_on_line(number, missed.where), missed.what, k + missed.score)
+    missed = run_miss()
+    if missed is not None:
+        return missed
+    if conversation_lines(lines) is not None:
+        return Claim("one conversation per line")
+    return Claim("JSON lines")
+
+
+def conversation_lines(lines: list[Line]) -> list[Line] | None:
+    """The lines, when there are two or more and each holds a whole conversation
+    (a fine-tuning file: one independent conversation per line); else ``None``."""
+    if len(lines) >= 2 and all(_is_conversation(value) for _, value in lines):
+        return lines
+    return None
 
 
 def read_text(text: str, out: Out) -> None:

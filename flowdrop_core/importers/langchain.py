@@ -8,8 +8,9 @@ and JS alike), a flat ``model_dump`` as LangGraph state holds it
 dict that carries LangChain fields (``additional_kwargs.tool_calls``,
 ``function_call``). The top level is a list of messages, an object with
 ``messages`` (a LangGraph state), a list of states (``stream_mode="values"``:
-the last state holds the conversation) or a list of node updates
-(``stream_mode="updates"``).
+the last state holds the conversation), a list of node updates
+(``stream_mode="updates"``) or an ``LLMResult`` (``generations`` of
+``ChatGeneration``: a model call's reply, as callbacks and LangSmith record it).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from flowdrop_core.importers.base import (
     openai_call,
     parts_text,
 )
+from flowdrop_core.importers.claims import Claim, Miss, Verdict, each
 
 NAME = "langchain"
 EXPECTS = (
@@ -69,8 +71,99 @@ LEFT_OUT_PARTS = {
 MEDIA = frozenset({"image_url", "image", "audio", "file", "video", "input_audio"})
 
 
+#: Fields only a LangChain message carries (a role dict with one of them is LangChain's).
+LANGCHAIN_FIELDS = ("additional_kwargs", "response_metadata", "invalid_tool_calls",
+                    "usage_metadata", "tool_call_chunks")  # fmt: skip
+
+
+def claims(document: Any) -> Verdict:
+    """LangChain messages (typed ``{'type', 'data'}``, ``dumpd`` constructors, flat typed
+    messages, or role dicts among them), a LangGraph state or a list of states or updates;
+    at least one message must be LangChain-typed (a plain role dict is Chat's)."""
+    if isinstance(document, dict) and "generations" in document:
+        return _generations_verdict(document["generations"])
+    if isinstance(document, dict) and "messages" in document:
+        return _messages_verdict(document["messages"], "messages", "a LangGraph state")
+    if isinstance(document, list) and document and all(_is_state(v) for v in document):
+        return _messages_verdict(document[-1]["messages"], f"[{len(document) - 1}].messages",
+                                 "a list of stream values")  # fmt: skip
+    if isinstance(document, list) and document and all(_is_update(v) for v in document):
+        for i, update in enumerate(document):
+            for node, state in update.items():
+                verdict = _messages_verdict(state["messages"], f"[{i}].{node}.messages", "")
+                if isinstance(verdict, Claim):
+                    return Claim("a list of node updates")
+        return Miss("", "no node update holds a LangChain-typed message", 1)
+    if isinstance(document, list):
+        return _messages_verdict(document, "", "a list of messages")
+    return Miss("", f"expected a list of messages or an object with 'messages', "
+                f"got {json_type(document)}")  # fmt: skip
+
+
+def _generations_verdict(generations: Any) -> Verdict:
+    """An ``LLMResult``: ``generations``, a list per prompt of generations, each with a
+    ``message`` (``ChatGeneration``) or a ``text``."""
+    if not (isinstance(generations, list) and generations and isinstance(generations[0], list)):
+        return Miss("generations", "expected a list of lists of generations", 1)
+    if not generations[0]:
+        return Miss("generations[0]", "an empty list", 1)
+    first = generations[0][0]
+    if not isinstance(first, dict) or not (
+        "message" in first or isinstance(first.get("text"), str)
+    ):
+        return Miss("generations[0][0]", "a generation without 'message' or 'text'", 2)
+    if "message" in first:
+        missed = message_miss(first["message"], "generations[0][0].message")
+        if missed is not None:
+            return Miss(missed.where, missed.what, 2)
+    return Claim("an LLMResult")
+
+
+def _messages_verdict(items: Any, prefix: str, shape: str) -> Verdict:
+    verdict = each(items, prefix, message_miss, shape, score=2 if prefix else 1)
+    if isinstance(verdict, Claim) and not any(_typed(item) for item in items):
+        return Miss(prefix, "no LangChain-typed message ('type' with 'data', 'lc', or "
+                    "'additional_kwargs'); plain role dicts are OpenAI Chat's", 1)  # fmt: skip
+    return verdict
+
+
+def _typed(item: dict[str, Any]) -> bool:
+    """A message only LangChain spells so."""
+    if item.get("lc") == 1 and item.get("type") == "constructor":
+        return True
+    kind = kind_of(item)
+    if kind is not None:
+        return True  # message_miss checked it is a LangChain type
+    return any(key in item for key in LANGCHAIN_FIELDS)
+
+
+def message_miss(item: Any, where: str) -> Miss | None:
+    """``None`` when ``item`` looks like a LangChain message (typed, or a role dict)."""
+    if not isinstance(item, dict):
+        return Miss(where, f"expected a message object, got {json_type(item)}")
+    if item.get("lc") == 1:
+        return (
+            None if item.get("type") == "constructor" else Miss(where, "'lc' without a constructor")
+        )
+    kind = kind_of(item)
+    if kind is not None:
+        base = kind.removesuffix("MessageChunk").removesuffix("Chunk").lower()
+        if base not in TYPES and base != "chat":
+            return Miss(where, f"type {kind!r} is not a LangChain message type")
+        if not isinstance(item.get("data"), dict) and "content" not in item:
+            return Miss(where, "a typed message without 'data' or 'content'")
+        return None
+    if isinstance(item.get("role"), str) and "content" in item:
+        return None
+    return Miss(where, "no LangChain 'type' and no 'role' with 'content'")
+
+
 def read(document: Any, out: Out) -> None:
-    """Read a list of messages, a LangGraph state, or a list of stream values / updates."""
+    """Read a list of messages, a LangGraph state, a list of stream values / updates, or an
+    ``LLMResult`` (a model call's output: its first generation is the reply)."""
+    if isinstance(document, dict) and "generations" in document:
+        _read_llm_result(document["generations"], out)
+        return
     if isinstance(document, dict) and "messages" in document:
         _read_list(document["messages"], "messages", out)
         return
@@ -88,6 +181,32 @@ def read(document: Any, out: Out) -> None:
             f"expected a list of messages or an object with 'messages', got {json_type(document)}",
         )
     _read_list(document, "", out)
+
+
+def _read_llm_result(generations: Any, out: Out) -> None:
+    """``generations[0][0]`` is the reply (its ``message``, else its ``text``); the other
+    prompts' and candidates' generations are notes, as a response's other choices."""
+    if not (isinstance(generations, list) and generations and isinstance(generations[0], list)):
+        raise Problem("generations", "expected a list of lists of generations")
+    for i, batch in enumerate(generations):
+        if not isinstance(batch, list):
+            raise Problem(f"generations[{i}]", f"expected a list, got {json_type(batch)}")
+        for k, generation in enumerate(batch):
+            where = f"generations[{i}][{k}]"
+            if not isinstance(generation, dict):
+                raise Problem(where, f"expected a generation object, got {json_type(generation)}")
+            if (i, k) != (0, 0):
+                out.note(where, "another generation",
+                         "an LLMResult's other generations are not one conversation; "
+                         "generations[0][0] is imported",
+                         generation.get("message", generation.get("text", generation)))  # fmt: skip
+            elif "message" in generation:
+                at = f"{where}.message"
+                out.add(message(generation["message"], at, out, PendingCalls()), at)
+            elif isinstance(generation.get("text"), str):
+                out.add({"role": "assistant", "content": generation["text"]}, where)
+            else:
+                raise Problem(where, "a generation without 'message' or 'text'")
 
 
 def _is_state(value: Any) -> bool:
@@ -147,6 +266,8 @@ def _unwrap(item: dict[str, Any], where: str) -> tuple[str, dict[str, Any], str]
         if not isinstance(kwargs, dict):
             raise Problem(f"{where}.kwargs", f"expected an object, got {json_type(kwargs)}")
         base = cls.removesuffix("Chunk") if cls else None
+        if base is None and isinstance(kwargs.get("type"), str):  # LangSmith: "id": []
+            return _type_role(kwargs["type"], kwargs, where), kwargs, f"{where}.kwargs"
         if base == "ChatMessage":
             return _chat_role(kwargs.get("role"), f"{where}.kwargs"), kwargs, f"{where}.kwargs"
         if base not in CLASSES:

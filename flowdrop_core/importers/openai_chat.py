@@ -28,6 +28,7 @@ from flowdrop_core.importers.base import (
     parts_text,
     role_of,
 )
+from flowdrop_core.importers.claims import Claim, Miss, Verdict, each, key_miss
 
 NAME = "openai-chat"
 EXPECTS = (
@@ -40,7 +41,82 @@ ALIASES = {"developer": "system"}
 TEXT_PARTS = {"text": "text", "refusal": "refusal"}
 MEDIA_PARTS = frozenset({"image_url", "input_audio", "file", "image", "audio"})
 KNOWN = ("role", "content", "name", "tool_calls", "tool_call_id", "function_call", "metadata")
-KNOWN_ASSISTANT = (*KNOWN, "refusal", "audio")
+#: Where providers put an assistant message's reasoning (Groq, Ollama: ``reasoning``;
+#: DeepSeek, vLLM, Qwen: ``reasoning_content``; some proxies: ``thinking``).
+REASONING_KEYS = ("reasoning", "reasoning_content", "thinking")
+KNOWN_ASSISTANT = (*KNOWN, "refusal", "audio", *REASONING_KEYS)
+
+
+#: Keys of which a Chat message carries at least one besides ``role``.
+MESSAGE_KEYS = ("content", "tool_calls", "tool_call_id", "function_call")
+
+
+def claims(document: Any) -> Verdict:
+    """A Chat document: a response with ``choices[].message``, a request with ``messages``,
+    a list of messages or of request/response bodies, or one message; every message has a
+    string ``role`` and ``content`` (or ``tool_calls`` / ``tool_call_id`` / ``function_call``)."""
+    if isinstance(document, dict) and "choices" in document:
+        choices = document["choices"]
+        if not isinstance(choices, list) or not choices:
+            return Miss("choices", "expected a non-empty list of choices")
+        missed = key_miss(choices[0], "choices[0]", ("message",), "a choice object")
+        if missed is not None:
+            return Miss(missed.where, missed.what, 1)
+        if "messages" in document:
+            verdict = each(document["messages"], "messages", message_miss, "request and response")
+            return verdict if isinstance(verdict, Miss) else Claim("a request and its response")
+        return Claim("a response object")
+    if isinstance(document, dict) and "messages" in document:
+        if "system" in document:
+            return Miss("system", "a top-level system prompt is not OpenAI Chat's layout", 1)
+        return each(document["messages"], "messages", message_miss, "a request body", score=2)
+    if isinstance(document, dict) and "role" in document:
+        missed = message_miss(document, "")
+        return Claim("one message") if missed is None else missed
+    if _is_exchanges(document):
+        return each(document, "", _exchange_miss, "a list of requests and responses", score=2)
+    if isinstance(document, list):
+        return each(document, "", message_miss, "a list of messages")
+    return Miss("", f"expected a list of messages or an object with 'messages' or 'choices', "
+                f"got {json_type(document)}")  # fmt: skip
+
+
+def message_miss(item: Any, where: str) -> Miss | None:
+    """``None`` when ``item`` looks like a Chat message (string ``role``, a content key)."""
+    missed = key_miss(item, where, ("role",), "a message object")
+    if missed is not None:
+        return missed
+    if not isinstance(item["role"], str):
+        return Miss(where, f"'role' is {json_type(item['role'])}, not a string")
+    if not any(key in item for key in MESSAGE_KEYS):
+        return Miss(where, "no 'content', 'tool_calls' or 'tool_call_id'")
+    return None
+
+
+def _is_exchanges(document: Any) -> bool:
+    """A recording of API calls: a list with a request or response body and no message."""
+    return (
+        isinstance(document, list)
+        and any(_is_exchange(v) for v in document)
+        and not any(isinstance(v, dict) and "role" in v for v in document)
+    )
+
+
+def _is_error_body(value: Any) -> bool:
+    """An API's error answer (``{"error": {...}}``), recorded among the exchanges."""
+    return isinstance(value, dict) and "error" in value and "role" not in value
+
+
+def _exchange_miss(item: Any, where: str) -> Miss | None:
+    if _is_error_body(item):
+        return None
+    if not _is_exchange(item):
+        return Miss(where, "neither a request ('messages'), a response ('choices') nor an "
+                    "error body ('error')")  # fmt: skip
+    if "messages" in item:
+        verdict = each(item["messages"], f"{where}.messages", message_miss, "")
+        return verdict if isinstance(verdict, Miss) else None
+    return None
 
 
 def read(document: Any, out: Out) -> None:
@@ -55,7 +131,7 @@ def read(document: Any, out: Out) -> None:
             _read_list(document["messages"], "messages", out, pending)
         _read_choices(document["choices"], out, pending)
         return
-    if isinstance(document, list) and document and all(_is_exchange(v) for v in document):
+    if _is_exchanges(document) and all(_is_exchange(v) or _is_error_body(v) for v in document):
         _read_exchanges(document, out)
     elif isinstance(document, list):
         _read_list(document, "", out, pending)
@@ -89,6 +165,14 @@ def _read_exchanges(items: list[Any], out: Out) -> None:
     """
     calls: list[tuple[str, Out]] = []
     for i, item in enumerate(items):
+        if _is_error_body(item):
+            out.note(
+                f"[{i}]",
+                "error response",
+                "the API answered a request with an error, not a message",
+                item["error"],
+            )
+            continue
         if "messages" in item or not calls:
             calls.append((f"call [{i}]", Out()))
         call = calls[-1][1]
@@ -160,6 +244,7 @@ def chat_message(
         )
     if role == "assistant":
         content = _assistant_extras(message, where, content)
+        _reasoning_notes(message, where, out)
     metadata = message.get("metadata", {})
     if metadata is None:
         metadata = {}
@@ -208,6 +293,19 @@ def _assistant_extras(message: dict[str, Any], where: str, content: str | None) 
     if not extra:
         return content
     return "\n".join([content, *extra] if content else extra)
+
+
+def _reasoning_notes(message: dict[str, Any], where: str, out: Out) -> None:
+    """An assistant message's reasoning is not conversation content: a note with its text."""
+    for key in REASONING_KEYS:
+        value = message.get(key)
+        if value not in (None, "", [], {}):
+            out.note(
+                f"{where}.{key}" if where else key,
+                "reasoning",
+                "model reasoning is not a conversation message",
+                value,
+            )
 
 
 def _legacy_call(call: Any, where: str) -> dict[str, Any]:

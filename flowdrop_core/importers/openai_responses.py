@@ -26,6 +26,7 @@ from flowdrop_core.importers.base import (
     parts_text,
     role_of,
 )
+from flowdrop_core.importers.claims import Claim, Miss, Verdict, each
 
 NAME = "openai-responses"
 EXPECTS = (
@@ -55,6 +56,52 @@ HOSTED = frozenset(
 )
 #: Client-side call types whose name is implied by the type.
 CALL_NAMES = {"computer_call": "computer", "local_shell_call": "local_shell"}
+
+
+def claims(document: Any) -> Verdict:
+    """Responses items (each with a Responses ``type``: ``message``, ``reasoning``, a
+    ``*_call`` or ``*_call_output``, a hosted tool item; or an easy input message with
+    ``role`` and ``content``), bare or in a body's ``input`` / ``output`` lists."""
+    if isinstance(document, list):
+        return each(document, "", item_miss, "a list of items")
+    if not isinstance(document, dict):
+        return Miss("", f"expected a list of items or a body, got {json_type(document)}")
+    if "input" not in document and "output" not in document:
+        return Miss("", "no 'input' or 'output' list at the top level")
+    verdict: Verdict = Claim("a request or response body")
+    for key in ("input", "output"):
+        value = document.get(key)
+        if key == "input" and isinstance(value, str):
+            continue
+        if key in document:
+            verdict = each(value, key, item_miss, "a body", score=2)
+            if isinstance(verdict, Miss):
+                return verdict
+    return verdict
+
+
+def is_item_type(kind: str) -> bool:
+    """A Responses item type (what the reader reads, not a made-up one)."""
+    return (
+        kind in ("message", "reasoning")
+        or kind in HOSTED
+        or kind.endswith("_call")
+        or kind.endswith("_call_output")
+    )
+
+
+def item_miss(item: Any, where: str) -> Miss | None:
+    """``None`` when ``item`` looks like a Responses item."""
+    if not isinstance(item, dict):
+        return Miss(where, f"expected an item object, got {json_type(item)}")
+    kind = item.get("type")
+    if kind is None and "role" in item:
+        return None if "content" in item else Miss(where, "a message without 'content'")
+    if not isinstance(kind, str):
+        return Miss(where, "no string 'type'")
+    if not is_item_type(kind):
+        return Miss(where, f"type {kind!r} is not a Responses item type")
+    return None
 
 
 def read(document: Any, out: Out) -> None:

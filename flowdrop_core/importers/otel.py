@@ -26,6 +26,7 @@ from flowdrop_core.importers.base import (
     marker,
     role_of,
 )
+from flowdrop_core.importers.claims import Claim, Miss, Verdict, each, key_miss
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "otel-genai"
@@ -40,6 +41,74 @@ SYSTEM = "gen_ai.system_instructions"
 ROLES = ("system", "user", "assistant", "tool")
 MEDIA = frozenset({"blob", "uri", "file"})
 KNOWN = ("role", "parts", "name", "finish_reason")
+
+
+#: The part types of the GenAI conventions (a message has at least one of them).
+PART_TYPES = frozenset(
+    {"text", "tool_call", "tool_call_response", "reasoning", *MEDIA, "server_tool_call",
+     "server_tool_call_response"}
+)  # fmt: skip
+
+
+def claims(document: Any) -> Verdict:
+    """GenAI messages (``role`` and ``parts`` of typed parts, text in ``content``), an
+    attribute map with ``gen_ai.input.messages`` / ``gen_ai.output.messages``, or spans or an
+    OTLP export of which at least one span carries them."""
+    if isinstance(document, list) and document and all(_is_span(s) for s in document):
+        spans = [s for s in document if isinstance(s, dict)]
+        return _spans_verdict(spans, "a list of spans")
+    if isinstance(document, dict) and "resourceSpans" in document:
+        try:
+            spans = [span for _, span in _otlp_spans(document)]
+        except Problem as problem:
+            return Miss(problem.where, problem.what, 1)
+        return _spans_verdict(spans, "an OTLP export")
+    if isinstance(document, dict) and _is_span(document):
+        return _spans_verdict([document], "a span")
+    if isinstance(document, dict) and any(k in document for k in (INPUT, OUTPUT)):
+        return Claim("an attribute map")
+    if isinstance(document, list):
+        verdict = each(document, "", message_miss, "a list of GenAI messages")
+        if isinstance(verdict, Claim) and not _any_known_part(document):
+            return Miss("", f"no part of a GenAI type ({', '.join(sorted(PART_TYPES))})", 1)
+        return verdict
+    return Miss("", f"expected GenAI messages, a span with {INPUT} or an OTLP export, "
+                f"got {json_type(document)}")  # fmt: skip
+
+
+def _spans_verdict(spans: list[dict[str, Any]], shape: str) -> Verdict:
+    for span in spans:
+        raw = span.get("attributes")
+        keys = raw.keys() if isinstance(raw, dict) else (
+            [a.get("key") for a in raw if isinstance(a, dict)] if isinstance(raw, list) else []
+        )  # fmt: skip
+        if INPUT in keys or OUTPUT in keys:
+            return Claim(shape)
+    return Miss("", f"no span carries {INPUT} or {OUTPUT}", 1)
+
+
+def message_miss(item: Any, where: str) -> Miss | None:
+    """``None`` when ``item`` looks like a GenAI message: ``role``, ``parts`` with ``type``,
+    and text parts carrying their text in ``content``."""
+    missed = key_miss(item, where, ("role", "parts"), "a message object")
+    if missed is not None:
+        return missed
+    parts = item["parts"]
+    if not isinstance(parts, list):
+        return Miss(f"{where}.parts", "expected a list of parts")
+    for k, part in enumerate(parts):
+        at = f"{where}.parts[{k}]"
+        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+            return Miss(at, "a part without a string 'type'")
+        if part["type"] == "text" and not isinstance(part.get("content"), str):
+            return Miss(at, "a text part without a string 'content'")
+    return None
+
+
+def _any_known_part(messages: list[Any]) -> bool:
+    return any(
+        part.get("type") in PART_TYPES for message in messages for part in message["parts"]
+    ) or all(not message["parts"] for message in messages)
 
 
 def read(document: Any, out: Out) -> None:
@@ -179,6 +248,21 @@ def read_messages(items: list[Any], prefix: str, out: Out) -> None:
             out.add(message, where)
 
 
+def _result(part: dict[str, Any], at: str, out: Out) -> Message:
+    """A ``tool_call_response`` part as a tool message. The conventions name its value
+    ``response``; pydantic-ai's instrumentation writes ``result``. Without either (content
+    capture off), the result is empty and a note says so."""
+    key = next((k for k in ("response", "result") if k in part), None)
+    if key is None:
+        out.note(at, "tool_call_response without its value",
+                 "the recording holds no 'response' or 'result' (content capture off?)", part)  # fmt: skip
+        content = ""
+    else:
+        value = part[key]
+        content = value if isinstance(value, str) else json_text(value)
+    return {"role": "tool", "content": content, "tool_call_id": part.get("id")}
+
+
 def _message(item: Any, where: str, out: Out) -> Message | None:
     """One GenAI message; its tool_call_response parts become tool messages of their own."""
     if not isinstance(item, dict):
@@ -219,9 +303,7 @@ def _message(item: Any, where: str, out: Out) -> Message | None:
                 }
             )
         elif kind == "tool_call_response":
-            response = part.get("response")
-            content = response if isinstance(response, str) else json_text(response)
-            out.add({"role": "tool", "content": content, "tool_call_id": part.get("id")}, at)
+            out.add(_result(part, at, out), at)
             results += 1
         elif kind == "reasoning":
             out.note(

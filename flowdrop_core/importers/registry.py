@@ -1,14 +1,36 @@
-"""The format registry: detection order, names for ``--format``, and detection itself.
+"""The format registry: the formats, the names ``--format`` takes, and detection.
 
-Detection reads the file in every format, in :data:`FORMATS` order, and
-takes the one that leaves the least content in *unknown* notes (parts, items
-or fields the reader does not recognise), then the fewest such notes, then
-the fewest notes at all (ties: the earlier format); a format that reads it
-with no note wins at once. So a format whose
-reader would leave out fields another format reads is never chosen over that
-format (issue 13: a match that drops content is not a match). When no format
-reads the file, the error lists every format's first problem and what each
-format expects.
+Detection is positive. Every format
+module declares ``claims(document) -> Claim | Miss``: the keys and shapes
+that make a document its own. Only the formats that claim a document read
+it; among them, the one that leaves the least content in *unknown* notes
+wins, then the fewest such notes, then the fewest notes (ties: the earlier
+format in :data:`REGISTRY`). A reading is no reading, and the format drops
+out, when it gives no message, or a message whose whole content went to an
+unknown note. A document no format claims (or that every claiming format
+fails to read) is an error naming the nearest formats and what each lacked.
+
+How to add a format
+-------------------
+1. Write ``flowdrop_core/importers/<format>.py`` with
+
+   - ``NAME`` (the ``--format`` name) and ``EXPECTS`` (one line for errors);
+   - ``claims(document) -> Claim | Miss`` (:mod:`.claims`): required keys and
+     shapes only, specific enough that no other format's documents match
+     (``each(items, prefix, check, shape)`` checks a list item by item; a
+     :class:`~.claims.Miss` says where and what is missing);
+   - ``read(document, out)`` for a JSON document, or ``read_text(text, out)``
+     for JSON Lines (then ``claims`` gets :func:`~.claims.lines_of` of the
+     text): fill :class:`~.base.Out` with messages, origins and notes; raise
+     :class:`~.base.Problem` (where, what) on the first thing it cannot read.
+
+2. Add one line, ``Format.of(<module>)``, to :data:`REGISTRY` (its position
+   only breaks ties), and ``NAME`` to ``jsonl.RUN_FORMATS`` if one message per
+   line of it should be read as JSON Lines.
+3. Tests in ``tests/importers/test_<format>.py``: a real public sample
+   (cited in ``sample_data/imports/SOURCES.md``) with its exact messages, and
+   the documents of neighbouring formats it must not claim
+   (``tests/importers/test_detection.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +39,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from flowdrop_core.errors import FlowdropError
@@ -24,19 +47,29 @@ from flowdrop_core.ids import usable_id
 from flowdrop_core.importers import (
     anthropic,
     bedrock,
+    chatml,
     claude_code,
+    codex,
+    cohere,
     detect,
     gemini,
+    hermes,
     jsonl,
     langchain,
     langfuse,
     openai_chat,
     openai_responses,
+    openinference,
     otel,
+    pydantic_ai,
+    responses_log,
     scenario_file,
     sharegpt,
+    vercel_ai,
+    xlam,
 )
 from flowdrop_core.importers.base import TOP_LEVEL, ImportNote, Message, Out, Problem
+from flowdrop_core.importers.claims import Claim, Line, Miss, Verdict, lines_of
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 __all__ = [
@@ -49,43 +82,73 @@ __all__ = [
     "detect_value",
     "group_turns",
     "load_conversation",
+    "load_conversations",
     "loads_or_problem",
+    "nearest_miss",
     "parse_conversation",
+    "parse_conversations",
 ]
 
 
 @dataclass(frozen=True, slots=True)
 class Format:
-    """One importable format: its ``--format`` name, what it expects, and its reader.
+    """One importable format: its ``--format`` name, what it expects, its claim and reader.
 
     ``read`` takes the parsed JSON document; ``read_text`` (JSON Lines
-    formats) takes the raw text.
+    formats) takes the raw text, and then ``claims`` takes its parsed lines
+    (or, for a text format that is not JSON Lines, declaring ``claims_text``
+    instead of ``claims``: the raw text, and ``on_text`` is true).
     """
 
     name: str
     expects: str
+    claims: Callable[[Any], Verdict]
     read: Callable[[Any, Out], None] | None = None
     read_text: Callable[[str, Out], None] | None = None
+    on_text: bool = False
+
+    @classmethod
+    def of(cls, module: ModuleType) -> Format:
+        """The format a module declares (``NAME``, ``EXPECTS``, ``claims`` or ``claims_text``,
+        ``read``/``read_text``)."""
+        on_text = hasattr(module, "claims_text")
+        return cls(
+            module.NAME,
+            module.EXPECTS,
+            module.claims_text if on_text else module.claims,
+            getattr(module, "read", None),
+            getattr(module, "read_text", None),
+            on_text,
+        )
 
 
-#: Every format, in the order detection prefers them on a tie.
+#: Every format, in the order that breaks ties between formats claiming one document.
 REGISTRY: tuple[Format, ...] = (
-    Format(openai_chat.NAME, openai_chat.EXPECTS, read=openai_chat.read),
-    Format(openai_responses.NAME, openai_responses.EXPECTS, read=openai_responses.read),
-    Format(anthropic.NAME, anthropic.EXPECTS, read=anthropic.read),
-    Format(otel.NAME, otel.EXPECTS, read=otel.read),
-    Format(gemini.NAME, gemini.EXPECTS, read=gemini.read),
-    Format(bedrock.NAME, bedrock.EXPECTS, read=bedrock.read),
-    Format(langchain.NAME, langchain.EXPECTS, read=langchain.read),
-    Format(langfuse.NAME, langfuse.EXPECTS, read=langfuse.read),
-    Format(sharegpt.NAME, sharegpt.EXPECTS, read=sharegpt.read),
-    Format(scenario_file.NAME, scenario_file.EXPECTS, read=scenario_file.read),
-    Format(claude_code.NAME, claude_code.EXPECTS, read_text=claude_code.read_text),
-    Format(jsonl.NAME, jsonl.EXPECTS, read_text=jsonl.read_text),
+    Format.of(openai_chat),
+    Format.of(openai_responses),
+    Format.of(responses_log),
+    Format.of(cohere),
+    Format.of(anthropic),
+    Format.of(otel),
+    Format.of(openinference),
+    Format.of(vercel_ai),
+    Format.of(pydantic_ai),
+    Format.of(gemini),
+    Format.of(bedrock),
+    Format.of(langchain),
+    Format.of(langfuse),
+    Format.of(xlam),
+    Format.of(hermes),
+    Format.of(sharegpt),
+    Format.of(scenario_file),
+    Format.of(claude_code),
+    Format.of(jsonl),
+    Format.of(codex),
+    Format.of(chatml),
 )
 _BY_NAME = {f.name: f for f in REGISTRY}
 
-#: Every format name, in detection order (the names ``--format`` takes).
+#: Every format name, in registry order (the names ``--format`` takes).
 FORMATS: tuple[str, ...] = tuple(f.name for f in REGISTRY)
 #: The formats that read one parsed JSON value (nested values: JSONL lines, trace inputs).
 JSON_FORMATS: tuple[str, ...] = tuple(f.name for f in REGISTRY if f.read is not None)
@@ -110,7 +173,8 @@ class ImportedConversation:
     ``origins[i]`` locates ``messages[i]`` in the file. ``turns`` groups
     message indexes by recorded turn (see :func:`group_turns`). ``notes`` lists
     everything of the source that is not in ``messages`` (what, where, why and
-    the left-out content): show them next to the conversation.
+    the left-out content): show them next to the conversation. ``label`` names
+    the conversation within a file that holds several (``"line 3"``), else ``""``.
     """
 
     name: str
@@ -119,6 +183,7 @@ class ImportedConversation:
     origins: list[str]
     turns: list[list[int]] = field(default_factory=list)
     notes: list[ImportNote] = field(default_factory=list)
+    label: str = ""
 
     def notes_as_dicts(self) -> list[dict[str, str]]:
         """The notes as JSON-ready rows (``where``, ``what``, ``why``, ``content``)."""
@@ -128,18 +193,7 @@ class ImportedConversation:
 # --------------------------------------------------------------------------- public API
 
 
-def load_conversation(
-    source: str | Path | bytes,
-    format: str | None = None,
-    name: str | None = None,
-    *,
-    strict: bool = False,
-) -> ImportedConversation:
-    """Import a recorded conversation from a file path (``str``/``Path``) or raw ``bytes``.
-
-    ``name`` is used in origins' owner and error messages; it defaults to the
-    path as given (``"<bytes>"`` for bytes). A missing file raises ``OSError``.
-    """
+def _decode(source: str | Path | bytes, name: str | None) -> tuple[str, str]:
     if isinstance(source, bytes):
         label = name or "<bytes>"
         raw = source
@@ -147,12 +201,40 @@ def load_conversation(
         label = name or str(source)
         raw = Path(source).read_bytes()
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig"), label
     except UnicodeDecodeError as exc:
         raise ConversationFormatError(
             f"{label}: not UTF-8 text ({exc.reason} at byte {exc.start})"
         ) from None
+
+
+def load_conversation(
+    source: str | Path | bytes,
+    format: str | None = None,
+    name: str | None = None,
+    *,
+    strict: bool = False,
+) -> ImportedConversation:
+    """Import the one recorded conversation of a file path (``str``/``Path``) or raw ``bytes``.
+
+    ``name`` is used in origins' owner and error messages; it defaults to the
+    path as given (``"<bytes>"`` for bytes). A missing file raises ``OSError``.
+    A file holding several conversations is an error: use :func:`load_conversations`.
+    """
+    text, label = _decode(source, name)
     return parse_conversation(text, format=format, source_name=label, strict=strict)
+
+
+def load_conversations(
+    source: str | Path | bytes,
+    format: str | None = None,
+    name: str | None = None,
+    *,
+    strict: bool = False,
+) -> list[ImportedConversation]:
+    """Every conversation of a file (one, or one per line of a fine-tuning JSONL file)."""
+    text, label = _decode(source, name)
+    return parse_conversations(text, format=format, source_name=label, strict=strict)
 
 
 def parse_conversation(
@@ -162,11 +244,35 @@ def parse_conversation(
     *,
     strict: bool = False,
 ) -> ImportedConversation:
-    """Import a recorded conversation from text, detecting the format unless ``format`` is given.
+    """Import one recorded conversation from text, detecting the format unless ``format`` is given.
 
     Raises :class:`ConversationFormatError`: with ``format`` given, with that
-    format's first problem only; otherwise listing every format tried, why it
-    failed and what it expects. ``strict`` additionally rejects orphan tool results.
+    format's first problem only; otherwise naming the nearest formats and what
+    each lacked or failed on. ``strict`` additionally rejects orphan tool
+    results. Text holding several conversations is an error naming how many.
+    """
+    conversations = parse_conversations(text, format, source_name, strict=strict)
+    if len(conversations) > 1:
+        raise ConversationFormatError(
+            f"{source_name} holds {len(conversations)} conversations, one per line "
+            f"({conversations[0].label} to {conversations[-1].label}); "
+            "read them one at a time (--conversation N)"
+        )
+    return conversations[0]
+
+
+def parse_conversations(
+    text: str,
+    format: str | None = None,
+    source_name: str = "<text>",
+    *,
+    strict: bool = False,
+) -> list[ImportedConversation]:
+    """Every conversation of the text: one, or one per line of a JSONL file of conversations.
+
+    Each conversation of a many-conversation file is read on its own (its own
+    call ids: they never collide with another line's), labelled ``line N``,
+    with origins ``line N: messages[1]``. Errors as :func:`parse_conversation`.
     """
     if format is not None and format not in _BY_NAME:
         raise ConversationFormatError(
@@ -174,23 +280,30 @@ def parse_conversation(
         )
     if not text.strip():
         raise ConversationFormatError(f"{source_name} is empty")
-    candidates = (format,) if format else FORMATS
     document, json_problem = _load_json(text)
+    lines: list[Line] | None = None
     problems: dict[str, str] = {}
-    best: tuple[str, Out] | None = None
-    for candidate in candidates:
-        spec = _BY_NAME[candidate]
-        out = Out()
+    misses: dict[str, Miss] = {}
+    best: tuple[str, list[tuple[str, Out]]] | None = None
+    for spec in REGISTRY if format is None else (_BY_NAME[format],):
+        if spec.read_text is not None and lines is None:
+            lines = lines_of(text)
+        if format is None:
+            verdict = _verdict(spec, document, json_problem, text if spec.on_text else lines)
+            if isinstance(verdict, Miss):
+                problems[spec.name], misses[spec.name] = str(verdict), verdict
+                continue
         try:
             if spec.read_text is None and json_problem is not None:
                 raise json_problem
-            _guarded(spec, document if spec.read_text is None else text, out)
+            assert lines is not None or spec.read_text is None
+            read = _read(spec, document, text, lines or [])
         except Problem as problem:
-            problems[candidate] = str(problem)
+            problems[spec.name] = str(problem)
             continue
-        if best is None or _rank(out) < _rank(best[1]):
-            best = (candidate, out)
-        if not out.notes:
+        if best is None or _rank(read) < _rank(best[1]):
+            best = (spec.name, read)
+        if not any(out.notes for _, out in read):
             break
     if best is None:
         if format:
@@ -198,34 +311,104 @@ def parse_conversation(
                 f"{source_name} is not valid {format}: {problems[format]}", problems
             )
         raise ConversationFormatError(
-            _no_match_message(source_name, problems, shapes=json_problem is None), problems
+            _no_match_message(source_name, problems, misses, shapes=json_problem is None),
+            {name: problems[name] for name in FORMATS if name in problems},
         )
-    chosen, out = best
-    if strict:
-        try:
-            _check_orphans(out.messages, out.origins)
-        except Problem as problem:
-            raise ConversationFormatError(
-                f"{source_name}: {problem}", {chosen: str(problem)}
-            ) from None
-    return ImportedConversation(
-        name=source_name,
-        format=chosen,
-        messages=out.messages,
-        origins=out.origins,
-        turns=group_turns(out.messages),
-        notes=out.notes,
-    )
+    chosen, read = best
+    conversations = []
+    for label, out in read:
+        if strict:
+            try:
+                _check_orphans(out.messages, out.origins)
+            except Problem as problem:
+                raise ConversationFormatError(
+                    f"{source_name}: {problem}", {chosen: str(problem)}
+                ) from None
+        conversations.append(
+            ImportedConversation(
+                name=source_name,
+                format=chosen,
+                messages=out.messages,
+                origins=out.origins,
+                turns=group_turns(out.messages),
+                notes=out.notes,
+                label=label,
+            )
+        )
+    return conversations
 
 
-def _rank(out: Out) -> tuple[int, int, int]:
+def _verdict(
+    spec: Format, document: Any, json_problem: Problem | None, lines: list[Line] | str | None
+) -> Verdict:
+    """Whether ``spec`` claims the document (its lines, for a JSON Lines format; the
+    text itself, for a text format that claims by text)."""
+    if spec.read_text is None and json_problem is not None:
+        return Miss("", json_problem.what)
+    try:
+        return spec.claims(lines if spec.read_text is not None else document)
+    except RecursionError:
+        return Miss("", "nested too deeply")
+
+
+def _read(spec: Format, document: Any, text: str, lines: list[Line]) -> list[tuple[str, Out]]:
+    """Read with one format: ``[("", out)]``, or one ``("line N", out)`` per conversation
+    line of a JSONL file of conversations. A reading with no message, or with a message
+    whose whole content went to an unknown note, is a :class:`Problem` (no reading)."""
+    if spec.name == jsonl.NAME and (split := jsonl.conversation_lines(lines)) is not None:
+        read = []
+        for number, value in split:
+            try:
+                got = detect_value(value, JSON_FORMATS, "")
+            except Problem as problem:
+                inner = f": {problem.where}" if problem.where else ""
+                raise Problem(f"line {number}{inner}", problem.what) from None
+            out = Out()
+            out.extend(got, lambda origin, n=number: jsonl._on_line(n, origin))
+            read.append((f"line {number}", out))
+        return read
+    out = Out()
+    _guarded(spec, document if spec.read_text is None else text, out)
+    _check_read(out)
+    return [("", out)]
+
+
+def _check_read(out: Out) -> None:
+    """No import is a success with no message, or with a message that is all note."""
+    if not out.messages:
+        if out.notes:
+            first = out.notes[0]
+            raise Problem(
+                "",
+                f"no message: all {len(out.notes)} items read are notes "
+                f"(the first: {first.where or TOP_LEVEL}: {first.what})",
+            )
+        raise Problem("", "no message")
+    hollow = [
+        (message, origin)
+        for message, origin in zip(out.messages, out.origins, strict=True)
+        if not message.get("content")
+        and not message.get("tool_calls")
+        and message.get("role") != "tool"
+    ]
+    if not hollow:
+        return
+    unknown = [note for note in out.notes if note.unknown]
+    for _message, origin in hollow:
+        for note in unknown:
+            if note.where == origin or note.where.startswith((f"{origin}.", f"{origin}[")):
+                raise Problem(origin, f"the message's whole content went to a note ({note.what})")
+
+
+def _rank(read: list[tuple[str, Out]]) -> tuple[int, int, int]:
     """Less content the reader did not recognise first, then fewer such notes, then fewer notes.
 
     Measuring the content, not just counting notes, prefers the reader that
     reads a message but not one odd part of it to one that reads none of it.
     """
-    unknown = [note for note in out.notes if note.unknown]
-    return sum(len(note.content) for note in unknown), len(unknown), len(out.notes)
+    notes = [note for _, out in read for note in out.notes]
+    unknown = [note for note in notes if note.unknown]
+    return sum(len(note.content) for note in unknown), len(unknown), len(notes)
 
 
 def _guarded(spec: Format, source: Any, out: Out) -> None:
@@ -243,30 +426,54 @@ def _guarded(spec: Format, source: Any, out: Out) -> None:
         raise Problem("", "nested too deeply") from None
 
 
-_FIRST_INDEX = re.compile(r"\[(\d+)\]")
+def nearest_miss(value: Any, formats: tuple[str, ...]) -> Miss | None:
+    """``None`` when one of the JSON ``formats`` claims ``value``; else the nearest miss
+    (highest score; ties: the earlier format), its ``what`` naming the format."""
+    nearest: tuple[str, Miss] | None = None
+    for name in formats:
+        try:
+            verdict = _BY_NAME[name].claims(value)
+        except RecursionError:
+            verdict = Miss("", "nested too deeply")
+        if isinstance(verdict, Claim):
+            return None
+        if nearest is None or verdict.score > nearest[1].score:
+            nearest = (name, verdict)
+    assert nearest is not None
+    name, miss = nearest
+    return Miss(miss.where, f"{miss.what} (nearest format: {name})", miss.score)
 
 
 def detect_value(
     value: Any, formats: tuple[str, ...], prefix: str, *, numbers: list[int] | None = None
 ) -> Out:
-    """Read a nested JSON value in the format that reads it with the fewest notes.
+    """Read a nested JSON value in the claiming format that reads it with the fewest notes.
 
-    Origins are placed under ``prefix``. On failure, the problem of the format
-    that read furthest (ties: the earlier format), tagged with its name and
-    located within ``value`` (callers with a ``prefix`` use only its ``what``);
+    Origins are placed under ``prefix``. When no format claims it, the nearest
+    miss; when every claiming format fails, the problem of the one that read
+    furthest (ties: the earlier format), tagged with its name; either located
+    within ``value`` (callers with a ``prefix`` use only its ``what``).
     ``numbers`` relocates ``[i]`` to line numbers for a run of JSONL lines.
     """
     failures: list[tuple[int, str, Problem]] = []
     best: Out | None = None
     for name in formats:
+        spec = _BY_NAME[name]
+        try:
+            claimed = isinstance(spec.claims(value), Claim)
+        except RecursionError:
+            claimed = False
+        if not claimed:
+            continue
         out = Out()
         try:
-            _guarded(_BY_NAME[name], value, out)
+            _guarded(spec, value, out)
+            _check_read(out)
         except Problem as problem:
             match = _FIRST_INDEX.search(problem.where)
             failures.append((int(match.group(1)) if match else -1, name, problem))
             continue
-        if best is None or _rank(out) < _rank(best):
+        if best is None or _rank([("", out)]) < _rank([("", best)]):
             best = out
         if not out.notes:
             break
@@ -276,11 +483,19 @@ def detect_value(
         placed = Out()
         placed.extend(best, lambda origin: _under(prefix, origin))
         return placed
-    _, name, problem = max(failures, key=lambda failure: failure[0])
-    where = problem.where
+    if failures:
+        _, name, furthest = max(failures, key=lambda failure: failure[0])
+        where, what = furthest.where, f"{furthest.what} (read as {name})"
+    else:
+        missed = nearest_miss(value, formats)
+        assert missed is not None
+        where, what = missed.where, missed.what
     if numbers is not None:
         where = jsonl._relocate(where, numbers) if where else f"line {numbers[0]}"
-    raise Problem(where, f"{problem.what} (read as {name})")
+    raise Problem(where, what)
+
+
+_FIRST_INDEX = re.compile(r"\[(\d+)\]")
 
 
 def _under(prefix: str, origin: str) -> str:
@@ -333,17 +548,32 @@ def _load_json(text: str) -> tuple[Any, Problem | None]:
         return None, Problem("", str(exc))
 
 
-def _no_match_message(source_name: str, problems: dict[str, str], *, shapes: bool) -> str:
-    """One line per distinct reason, naming every format that failed for it.
+#: How many reasons the error lists (the claiming formats' problems, then the nearest misses).
+NEAREST = 4
+
+
+def _no_match_message(
+    source_name: str, problems: dict[str, str], misses: dict[str, Miss], *, shapes: bool
+) -> str:
+    """The formats that claimed the file and why each failed, then the nearest that did not
+    and what each lacked: one line per distinct reason, naming every format with it.
 
     ``shapes`` (the file is JSON, of a shape no format reads): then also what
-    each format expects, so the reader can see which one the file meant to be.
+    each listed format expects, so the reader can see which one the file meant to be.
     """
+    claimed = [name for name in FORMATS if name in problems and name not in misses]
+    nearest = sorted(
+        (name for name in FORMATS if name in misses), key=lambda name: -misses[name].score
+    )
     by_reason: dict[str, list[str]] = {}
-    for fmt, reason in problems.items():
+    for fmt in [*claimed, *nearest]:
+        reason = problems[fmt]
+        if reason not in by_reason and len(by_reason) == NEAREST:
+            continue
         by_reason.setdefault(reason, []).append(fmt)
     lines = [f"- {', '.join(fmts)}: {reason}" for reason, fmts in by_reason.items()]
-    expects = [f"- {f.name}: {f.expects}" for f in REGISTRY if f.name in problems]
+    listed = {fmt for fmts in by_reason.values() for fmt in fmts}
+    expects = [f"- {f.name}: {f.expects}" for f in REGISTRY if f.name in listed]
     message = f"no known format matched {source_name}:\n" + "\n".join(lines)
     if shapes:
         message += "\nwhat each format reads:\n" + "\n".join(expects)
@@ -371,4 +601,4 @@ def _check_orphans(messages: list[Message], origins: list[str]) -> None:
 
 
 # The nested readers (jsonl, langfuse) reach detection through .detect, not back here.
-detect.install(detect_value, JSON_FORMATS)
+detect.install(detect_value, JSON_FORMATS, nearest_miss)

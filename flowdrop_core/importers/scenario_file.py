@@ -7,11 +7,19 @@ from typing import Any
 from pydantic import ValidationError
 
 from flowdrop_core.importers.base import Out, Problem, json_type
+from flowdrop_core.importers.claims import Claim, Miss, Verdict
 from flowdrop_core.importers.openai_chat import chat_message
 from flowdrop_core.scenario import Scenario, _readable_errors
 
 NAME = "scenario"
 EXPECTS = "a scenario object with 'steps' (see docs/scenario-format.md)"
+
+
+def claims(document: Any) -> Verdict:
+    """A scenario: an object with a ``steps`` list."""
+    if isinstance(document, dict) and isinstance(document.get("steps"), list):
+        return Claim("a scenario")
+    return Miss("", "not a scenario (no 'steps' list)")
 
 
 def read(document: Any, out: Out) -> None:

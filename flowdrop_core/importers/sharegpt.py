@@ -20,6 +20,7 @@ from flowdrop_core.importers.base import (
     arguments_text,
     json_type,
 )
+from flowdrop_core.importers.claims import Miss, Verdict, each, key_miss
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "sharegpt"
@@ -39,6 +40,32 @@ ROLES = {
 }
 CALLS = frozenset({"function_call", "tool_call"})
 RESULTS = frozenset({"observation", "function_response", "tool", "tool_response"})
+
+
+def claims(document: Any) -> Verdict:
+    """A record with ``conversations`` of ``{from, value}`` turns, a list of such records,
+    or a bare list of turns."""
+    if isinstance(document, dict):
+        if "conversations" not in document:
+            return Miss("", "no 'conversations' list")
+        return each(document["conversations"], "conversations", turn_miss, "a record", score=2)
+    if (
+        isinstance(document, list)
+        and document
+        and all(isinstance(r, dict) and "conversations" in r for r in document)
+    ):
+        return each(document, "", _record_miss, "a list of records", score=2)
+    return each(document, "", turn_miss, "a list of turns")
+
+
+def turn_miss(item: Any, where: str) -> Miss | None:
+    """``None`` when ``item`` is a ``{from, value}`` turn."""
+    return key_miss(item, where, ("from", "value"), "a turn object")
+
+
+def _record_miss(item: Any, where: str) -> Miss | None:
+    verdict = each(item["conversations"], f"{where}.conversations", turn_miss, "")
+    return verdict if isinstance(verdict, Miss) else None
 
 
 def read(document: Any, out: Out) -> None:

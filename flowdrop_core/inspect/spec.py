@@ -30,11 +30,13 @@ FIELD_RULES: dict[str, str] = {
     "provider.dropped": "MEM-5",
     "refused": "MEM-7",
     "resolved_scope_id": "MEM-6",
+    "found": "MEM-13",
+    "verdict": "MEM-14",
 }
 
 PASS, FAIL, SHOWN = "pass", "fail", "not checked"
 #: Shown on every step even where the file does not expect them.
-_ALWAYS = ("count", "appended", "appended_any")
+_ALWAYS = ("verdict", "count", "appended", "appended_any")
 
 
 @dataclass(frozen=True)
@@ -74,18 +76,21 @@ def field_checks(result: CheckResult, *, with_messages: bool = True) -> list[Fie
     """
     scenario, timeline = result.scenario, result.timeline
     mem5 = "MEM-5" in scenario.rules
+    mem13 = "MEM-13" in scenario.rules
     out: list[FieldCheck] = []
     for k, record in enumerate(timeline.steps):
         want = scenario.expect[k].model_dump(exclude_none=True) if k < len(scenario.expect) else {}
         provider_want = want.pop("provider", None) or {}
         actual: dict[str, Any] = {
+            "verdict": record.verdict,
             "count": record.count,
             "appended": record.appended,
             "appended_any": record.appended_any,
             "refused": record.refused,
             "resolved_scope_id": record.resolved_scope_id,
+            "found": record.found,
         }
-        wanted_fields = ["count", "appended", "appended_any"]
+        wanted_fields = ["verdict", "count", "appended", "appended_any"]
         need_buffer = with_messages and ("messages" in want or provider_want or mem5)
         if need_buffer:
             buffer = timeline.buffer_after(record.step)
@@ -98,7 +103,7 @@ def field_checks(result: CheckResult, *, with_messages: bool = True) -> list[Fie
                 actual["provider.dropped"] = report.dropped
                 wanted_fields += ["provider.messages", "provider.dropped"]
                 want.update({f"provider.{name}": v for name, v in provider_want.items()})
-        wanted_fields += ["refused", "resolved_scope_id"]
+        wanted_fields += ["refused", "resolved_scope_id", "found"]
         for name in wanted_fields:
             got = actual[name]
             if name in want:
@@ -106,7 +111,12 @@ def field_checks(result: CheckResult, *, with_messages: bool = True) -> list[Fie
                 out.append(
                     FieldCheck(record.step, name, want[name], got, verdict, FIELD_RULES[name])
                 )
-            elif name in _ALWAYS or name.startswith("provider") or (name == "refused" and got):
+            elif (
+                name in _ALWAYS
+                or name.startswith("provider")
+                or (name == "refused" and got)
+                or (name == "found" and mem13)
+            ):
                 out.append(FieldCheck(record.step, name, None, got, SHOWN, FIELD_RULES[name]))
     return out
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -40,31 +39,8 @@ def journal_scenario(
     are named in the notes, as is every gap where the slot was written
     outside the journal and every append that ran unserialized (MEM-12).
     """
-    notes: list[str] = []
-    if not records:
-        raise ValueError(f"{name}: the journal is empty; nothing to replay")
-    start = next((k for k, r in enumerate(records) if r.base is not None), None)
-    if start is None:
-        raise ValueError(
-            f"{name}: no kept record carries a checkpoint of the buffer (records "
-            f"{records[0].seq}..{records[-1].seq}); the journal cannot be replayed"
-        )
-    if start:
-        notes.append(
-            f"records {records[0].seq}..{records[start - 1].seq} are older than the oldest "
-            f"kept checkpoint (record {records[start].seq}): left out of the replay"
-        )
-    kept = records[start:]
+    kept, notes = _segment(records, name)
     first = kept[0]
-    for prev, rec in itertools.pairwise(kept):
-        if rec.seq != prev.seq + 1:
-            notes.append(f"record {rec.seq}: records {prev.seq + 1}..{rec.seq - 1} are missing")
-        elif rec.revision_before != prev.revision:
-            notes.append(
-                f"record {rec.seq}: the slot was written outside the journal before it "
-                f"(it read revision {rec.revision_before!r}, record {prev.seq} left "
-                f"{prev.revision!r}); the replay may differ from here"
-            )
     for rec in kept:
         if rec.max_messages != first.max_messages:
             notes.append(
@@ -92,6 +68,53 @@ def journal_scenario(
     return scenario, notes
 
 
+def _segment(records: Sequence[JournalRecord], name: str) -> tuple[list[JournalRecord], list[str]]:
+    """The records the replay runs (from a checkpoint, resynchronised after each break) and notes."""
+    notes: list[str] = []
+    if not records:
+        raise ValueError(f"{name}: the journal is empty; nothing to replay")
+    records = list(records)
+    start = next((k for k, r in enumerate(records) if r.base is not None), None)
+    if start is None:
+        raise ValueError(
+            f"{name}: no kept record carries a checkpoint of the buffer (records "
+            f"{records[0].seq}..{records[-1].seq}); the journal cannot be replayed"
+        )
+    if start:
+        notes.append(
+            f"records {records[0].seq}..{records[start - 1].seq} are older than the oldest "
+            f"kept checkpoint (record {records[start].seq}): left out of the replay"
+        )
+    k = start + 1
+    while k < len(records):
+        prev, rec = records[k - 1], records[k]
+        if rec.seq <= prev.seq:
+            why = f"record {rec.seq}: out of order after record {prev.seq}"
+        elif rec.seq != prev.seq + 1:
+            why = f"record {rec.seq}: records {prev.seq + 1}..{rec.seq - 1} are missing"
+        elif rec.revision_before != prev.revision:
+            why = (
+                f"record {rec.seq}: the slot was written outside the journal before it "
+                f"(it read revision {rec.revision_before!r}, record {prev.seq} left "
+                f"{prev.revision!r})"
+            )
+        else:
+            k += 1
+            continue
+        resync = next((c for c in range(k, len(records)) if records[c].base is not None), None)
+        if resync is None:
+            notes.append(f"{why}; the replay may differ from here")
+            k += 1
+            continue
+        notes.append(
+            f"{why}; the replay resynchronises at checkpoint record {records[resync].seq}, "
+            f"leaving records {records[start].seq}..{records[resync - 1].seq} out"
+        )
+        start = resync
+        k = resync + 1
+    return records[start:], notes
+
+
 def replay_journal(records: Sequence[JournalRecord], name: str = "journal") -> JournalReplay:
     """Replay the journal through the engine and check every step against its record."""
     scenario, notes = journal_scenario(records, name)
@@ -100,5 +123,5 @@ def replay_journal(records: Sequence[JournalRecord], name: str = "journal") -> J
         timeline=replay(scenario),
         check=check(scenario),
         notes=notes,
-        first_seq=next(r.seq for r in records if r.base is not None),
+        first_seq=_segment(records, name)[0][0].seq,
     )

@@ -16,6 +16,11 @@ One protocol, several backends (a small registry of modules):
 - :mod:`~flowdrop_core.storage.redis_store`: :class:`RedisStore`, shared by
   processes; imported on first use (``flowdrop_core.storage.RedisStore``), so
   the ``redis`` package is an optional extra.
+- :mod:`~flowdrop_core.storage.postgres`: :class:`PostgresStore`, one row per
+  entry in Postgres; imported on first use, the ``postgres`` extra (psycopg 3).
+
+Every backend also owns its append journal and its listing
+(:class:`JournalStore`): a record is written with its change, in one step.
 
 ``lock()`` is the MEM-12 slot lock; every write can be conditional on the
 revision it read (compare and set), which is what makes an unserialized
@@ -31,6 +36,9 @@ from flowdrop_core.storage.base import (
     ANY,
     Delta,
     Op,
+    JournalConflict,
+    JournalStore,
+    JournalWrite,
     RevisionConflict,
     Slot,
     Snapshot,
@@ -39,6 +47,7 @@ from flowdrop_core.storage.base import (
     StoreBusyError,
     apply_ops,
     check_ops,
+    mask_url,
     new_revision,
     slot_label,
 )
@@ -47,14 +56,19 @@ from flowdrop_core.storage.memory import MemoryStore
 from flowdrop_core.storage.sqlite import DB_ENV, SQLiteStore, default_db_path
 
 if TYPE_CHECKING:
+    from flowdrop_core.storage.postgres import PostgresStore
     from flowdrop_core.storage.redis_store import RedisStore
 
 __all__ = [
     "ANY",
     "DB_ENV",
     "Delta",
+    "JournalConflict",
+    "JournalStore",
+    "JournalWrite",
     "MemoryStore",
     "Op",
+    "PostgresStore",
     "RedisStore",
     "RevisionConflict",
     "SQLiteStore",
@@ -67,15 +81,20 @@ __all__ = [
     "check_ops",
     "default_db_path",
     "delta_from_events",
+    "mask_url",
     "new_revision",
     "slot_label",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    """``RedisStore`` is imported on first use, so the ``redis`` package stays optional."""
+    """``RedisStore`` and ``PostgresStore`` are imported on first use (optional extras)."""
     if name == "RedisStore":
         from flowdrop_core.storage.redis_store import RedisStore
 
         return RedisStore
+    if name == "PostgresStore":
+        from flowdrop_core.storage.postgres import PostgresStore
+
+        return PostgresStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,11 +10,13 @@ from flowdrop_core.storage.base import (
     ANY,
     Delta,
     Expected,
+    JournalWrite,
     Slot,
     SlotLocks,
     Snapshot,
     StorageError,
     apply_ops,
+    check_journal_seq,
     check_ops,
     check_timeout,
     conflict_check,
@@ -36,11 +38,15 @@ class MemoryStore:
     accepted; only :class:`~flowdrop_core.storage.SQLiteStore` requires JSON.
     Every write is conditional when given ``expected`` (see
     :mod:`flowdrop_core.storage.base`); ``timeout`` is accepted and unused,
-    since a write never waits.
+    since a write never waits. The append journal is a bounded deque of
+    record texts per slot, written under the same guard as the change.
     """
+
+    kind = "memory"
 
     def __init__(self) -> None:
         self._data: dict[Slot, list[Any]] = {}  # slot -> [value (deque for a buffer), revision]
+        self._journal: dict[Slot, deque[tuple[int, str]]] = {}
         self._guard = threading.Lock()
         self._locks = SlotLocks()
 
@@ -91,13 +97,42 @@ class MemoryStore:
         *,
         expected: str | None,
         timeout: float | None = None,
+        journal: JournalWrite | None = None,
     ) -> str:
-        """Apply ``delta`` in place if the slot is at ``expected``; return the new revision."""
+        """Apply ``delta`` in place if the slot is at ``expected``; return the new revision.
+
+        With ``journal``, the record is kept under the same guard, so the
+        change and its record land together or not at all.
+        """
         slot = (str(scope), scope_id, key)
-        token = new_revision()
+        if journal is None and len(delta.ops) == 1:  # the usual append: one entry at the end
+            kind, position, entry = delta.ops[0]
+            with self._guard:
+                item = self._data.get(slot)
+                if (
+                    kind == "insert"
+                    and item is not None
+                    and expected is not None
+                    and item[1] == expected
+                    and type(item[0]) is deque
+                    and position == len(item[0])
+                    and delta.count == position + 1
+                ):
+                    token = new_revision()
+                    item[0].append(entry)
+                    item[1] = token
+                    return token
+            # anything else (a conflict included) takes the general path below
+        token = new_revision() if journal is None or journal.revision is None else journal.revision
         with self._guard:
             item = self._data.get(slot)
             conflict_check(slot, expected, None if item is None else item[1])
+            if journal is not None:
+                records = self._journal.get(slot)
+                check_journal_seq(slot, journal, records[-1][0] if records else 0)
+                if not delta.ops:  # an append that changed nothing: only its record
+                    self._add_record(slot, journal)
+                    return expected  # type: ignore[return-value]
             if item is None:
                 item = [deque(), token]
             elif type(item[0]) is not deque:
@@ -110,10 +145,49 @@ class MemoryStore:
                 check_ops(len(entries), delta)  # all or nothing: validate before changing
             except ValueError as exc:
                 raise StorageError.for_slot(f"cannot apply the change ({exc})", slot) from exc
-            apply_ops(entries, delta.ops)
+            records = None if journal is None else self._records_for(slot, journal.limit)
+            apply_ops(entries, delta.ops)  # cannot fail: every position was checked
             item[1] = token
             self._data[slot] = item
+            if records is not None:  # nothing can fail between the change and its record
+                records.append((journal.seq, journal.text))  # type: ignore[union-attr]
         return token
+
+    def _records_for(self, slot: Slot, limit: int) -> deque[tuple[int, str]]:
+        """The slot's record deque keeping the newest ``limit`` (under the guard)."""
+        records = self._journal.get(slot)
+        if records is None or records.maxlen != limit:
+            records = self._journal[slot] = deque(records or (), maxlen=limit)
+        return records
+
+    def _add_record(self, slot: Slot, journal: JournalWrite) -> None:
+        """Keep ``journal`` and only the slot's newest ``limit`` records (under the guard)."""
+        self._records_for(slot, journal.limit).append((journal.seq, journal.text))
+
+    # -- journal and listing ---------------------------------------------------------------
+
+    def journal_last(self, scope: str, scope_id: str, key: str) -> int:
+        """The slot's newest record number (0: none)."""
+        records = self._journal.get((str(scope), scope_id, key))
+        return records[-1][0] if records else 0
+
+    def journal_records(self, scope: str, scope_id: str, key: str) -> list[tuple[int, Any]]:
+        """The slot's kept records ``(seq, text)``, oldest first."""
+        with self._guard:
+            return list(self._journal.get((str(scope), scope_id, key), ()))
+
+    def journal_counts(self) -> dict[Slot, int]:
+        """How many records each journaled slot keeps."""
+        with self._guard:
+            return {s: len(r) for s, r in self._journal.items() if r}
+
+    def listing(self) -> dict[Slot, tuple[int | None, float | None]]:
+        """Every non-empty slot with its entry count (the memory store keeps no times)."""
+        with self._guard:
+            return {
+                slot: (len(item[0]) if type(item[0]) is deque else None, None)
+                for slot, item in self._data.items()
+            }
 
     def revision(self, scope: str, scope_id: str, key: str) -> str | None:
         """The slot's revision token, ``None`` when it is empty."""
@@ -143,7 +217,13 @@ class MemoryStore:
 
     def lock(self, scope: str, scope_id: str, key: str, timeout: float = 5.0) -> _Held:
         """MEM-12: hold the slot's thread lock, waiting at most ``timeout`` seconds."""
-        return _Held(self._locks.get((str(scope), scope_id, key)), check_timeout(timeout))
+        if not (type(timeout) is float and timeout >= 0):
+            timeout = check_timeout(timeout)
+        held = _new_held(_Held)  # no __init__: this runs once per append
+        held._lock = self._locks.get((str(scope), scope_id, key))
+        held._timeout = timeout
+        held._acquired = False
+        return held
 
 
 class _Held:
@@ -155,10 +235,13 @@ class _Held:
         self._lock, self._timeout, self._acquired = lock, timeout, False
 
     def __enter__(self) -> bool:
-        self._acquired = self._lock.acquire(timeout=self._timeout)
-        return self._acquired
+        acquired = self._acquired = self._lock.acquire(True, self._timeout)
+        return acquired
 
     def __exit__(self, *exc: object) -> None:
         if self._acquired:
             self._acquired = False
             self._lock.release()
+
+
+_new_held = object.__new__

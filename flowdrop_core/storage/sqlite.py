@@ -1,6 +1,6 @@
 """The SQLite store: one row per buffer entry, so an append writes only what it changed.
 
-Layout (schema version 2, ``PRAGMA user_version``):
+Layout (schema version 3, ``PRAGMA user_version``):
 
 - ``slot``: one row per non-empty slot with its revision, its entry count
   (``NULL`` for a plain value) and, for a plain value, its JSON.
@@ -8,6 +8,9 @@ Layout (schema version 2, ``PRAGMA user_version``):
   is a gapped integer key (appends step by 2**20), so an entry can be put
   between two others by taking the midpoint, without renumbering the buffer;
   when a gap is used up, the rows from that point on are shifted once.
+- ``journal``: the append journal, one row per record, keyed by
+  ``(scope, scope_id, key, seq)``; a record is written in the transaction of
+  the change it records, or not at all.
 
 An append (:meth:`SQLiteStore.apply`) therefore costs a few indexed
 statements per changed row: an eviction deletes the first row, an append
@@ -39,11 +42,13 @@ from flowdrop_core.storage.base import (
     ANY,
     Delta,
     Expected,
+    JournalWrite,
     Slot,
     SlotLocks,
     Snapshot,
     StorageError,
     StoreBusyError,
+    check_journal_seq,
     check_ops,
     check_timeout,
     conflict_check,
@@ -67,7 +72,10 @@ DB_ENV = "FLOWDROP_DB"
 #: Step between the ordering keys of consecutive appended entries.
 GAP = 1 << 20
 
-_VERSION = 2
+_VERSION = 3
+#: Layouts this version reads without migrating (a read-only file cannot be migrated;
+#: version 2 has no journal table, or one made the same way by an earlier version).
+_READABLE = (2, 3)
 _SCHEMA = (
     """
     CREATE TABLE IF NOT EXISTS slot (
@@ -88,6 +96,17 @@ _SCHEMA = (
         ord  INTEGER NOT NULL,
         body TEXT NOT NULL,
         PRIMARY KEY (slot, ord)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS journal (
+        scope    TEXT NOT NULL,
+        scope_id TEXT NOT NULL,
+        key      TEXT NOT NULL,
+        seq      INTEGER NOT NULL,
+        at       REAL NOT NULL,
+        record   TEXT NOT NULL,
+        PRIMARY KEY (scope, scope_id, key, seq)
     ) WITHOUT ROWID
     """,
     *(
@@ -224,6 +243,8 @@ class SQLiteStore:
     just before ``COMMIT``; it exists for crash tests and instrumentation.
     """
 
+    kind = "sqlite"
+
     def __init__(
         self,
         path: str | os.PathLike[str] | None = None,
@@ -265,9 +286,10 @@ class SQLiteStore:
         """A read-only file must already have the current layout (it cannot be migrated)."""
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if version != _VERSION and tables:
+        if version not in _READABLE and tables:
             raise StorageError(
-                f"the file has layout version {version}, this version reads {_VERSION}; "
+                f"the file has layout version {version}, this version reads "
+                f"{' and '.join(map(str, _READABLE))}; "
                 "open it once writable to migrate it",
                 path=self.path,
             )
@@ -521,8 +543,12 @@ class SQLiteStore:
         *,
         expected: str | None,
         timeout: float | None = None,
+        journal: JournalWrite | None = None,
     ) -> str:
-        """Write only the rows ``delta`` changes, if the slot is at ``expected``."""
+        """Write only the rows ``delta`` changes, if the slot is at ``expected``.
+
+        With ``journal``, the record goes in the same transaction: both or neither.
+        """
         slot = (str(scope), scope_id, key)
         bodies = [
             None
@@ -530,10 +556,14 @@ class SQLiteStore:
             else _encode(entry, slot, self.path, f"entry at position {pos}")
             for kind, pos, entry in delta.ops
         ]
-        token = new_revision()
+        token = new_revision() if journal is None or journal.revision is None else journal.revision
         with self._transaction(slot, timeout) as conn:
             row = self._meta(conn, slot)
             conflict_check(slot, expected, None if row is None else row[1], self.path)
+            if journal is not None:
+                self._add_record(conn, slot, journal)
+                if not delta.ops:  # an append that changed nothing: only its record
+                    return expected  # type: ignore[return-value]
             if row is None:
                 sid = conn.execute(
                     "INSERT INTO slot (scope, scope_id, key, rev, count, value, updated_at) "
@@ -556,12 +586,90 @@ class SQLiteStore:
                 raise StorageError.for_slot(
                     f"cannot apply the change ({exc}); nothing was written", slot, self.path
                 ) from exc
-            _RowWriter(conn, sid, count).run(delta, bodies)
+            _RowWriter(conn, int(sid or 0), count).run(delta, bodies)
             conn.execute(
                 "UPDATE slot SET rev=?, count=?, updated_at=? WHERE id=?",
                 (token, delta.count, time.time(), sid),
             )
         return token
+
+    def _add_record(self, conn: sqlite3.Connection, slot: Slot, journal: JournalWrite) -> None:
+        """Insert the record (numbered after the journal's last) and trim to ``limit``."""
+        last = conn.execute(
+            "SELECT max(seq) FROM journal WHERE scope=? AND scope_id=? AND key=?", slot
+        ).fetchone()[0]
+        check_journal_seq(slot, journal, int(last or 0), self.path)
+        conn.execute(
+            "INSERT INTO journal (scope, scope_id, key, seq, at, record) VALUES (?, ?, ?, ?, ?, ?)",
+            (*slot, journal.seq, journal.at, journal.text),
+        )
+        conn.execute(
+            "DELETE FROM journal WHERE scope=? AND scope_id=? AND key=? AND seq<=?",
+            (*slot, journal.seq - journal.limit),
+        )
+
+    # -- journal and listing ---------------------------------------------------------------
+
+    def _has_journal(self, conn: sqlite3.Connection) -> bool:
+        """Whether the file has a journal table (a read-only version-2 file may not)."""
+        if not self.readonly:
+            return True
+        return bool(
+            conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='journal'"
+            ).fetchone()
+        )
+
+    def _journal_query(self, what: str, slot: Slot | None, sql: str, args: tuple[Any, ...]) -> Any:
+        conn = self._conn()
+        try:
+            if not self._has_journal(conn):
+                return []
+            return conn.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            if slot is None:
+                raise StorageError(f"cannot {what} ({exc})", path=self.path) from exc
+            raise StorageError.for_slot(f"cannot {what} ({exc})", slot, self.path) from exc
+
+    def journal_last(self, scope: str, scope_id: str, key: str) -> int:
+        """The slot's newest record number (0: none)."""
+        slot = (str(scope), scope_id, key)
+        rows = self._journal_query(
+            "read the journal",
+            slot,
+            "SELECT max(seq) FROM journal WHERE scope=? AND scope_id=? AND key=?",
+            slot,
+        )
+        return int(rows[0][0] or 0) if rows else 0
+
+    def journal_records(self, scope: str, scope_id: str, key: str) -> list[tuple[int, Any]]:
+        """The slot's kept records ``(seq, text)``, oldest first."""
+        slot = (str(scope), scope_id, key)
+        rows = self._journal_query(
+            "read the journal",
+            slot,
+            "SELECT seq, record FROM journal WHERE scope=? AND scope_id=? AND key=? ORDER BY seq",
+            slot,
+        )
+        return [(int(seq), text) for seq, text in rows]
+
+    def journal_counts(self) -> dict[Slot, int]:
+        """How many records each journaled slot keeps."""
+        rows = self._journal_query(
+            "list the journal",
+            None,
+            "SELECT scope, scope_id, key, count(*) FROM journal GROUP BY 1, 2, 3",
+            (),
+        )
+        return {(a, b, c): int(n) for a, b, c, n in rows}
+
+    def listing(self) -> dict[Slot, tuple[int | None, float | None]]:
+        """Every non-empty slot with its entry count and last write time."""
+        try:
+            rows = self._conn().execute("SELECT scope, scope_id, key, count, updated_at FROM slot")
+            return {(a, b, c): (n, at) for a, b, c, n, at in rows}
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot list the slots ({exc})", path=self.path) from exc
 
     def delete(
         self,
@@ -572,7 +680,7 @@ class SQLiteStore:
         expected: Expected = ANY,
         timeout: float | None = None,
     ) -> bool:
-        """Empty the slot; return whether it held a value."""
+        """Empty the slot (its journal is kept); return whether it held a value."""
         slot = (str(scope), scope_id, key)
         with self._transaction(slot, timeout) as conn:
             row = self._meta(conn, slot)
@@ -737,7 +845,7 @@ def _migrate_v1(conn: sqlite3.Connection) -> None:
                 scope_id,
                 key,
                 new_revision(),
-                len(value) if is_buffer else None,
+                len(value) if is_buffer else None,  # type: ignore[arg-type]
                 None if is_buffer else text,
                 updated or time.time(),
             ),

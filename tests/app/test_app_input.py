@@ -211,17 +211,25 @@ def test_hostile_sample_files_never_become_markup_on_spec_examples_and_learn(tmp
     """Spec examples and Learn MEM-14 show only sample files: point them at hostile ones."""
     import inspector_ui.cache
     import inspector_ui.samples
+    from flowdrop_core.inspect.walk import WALK
 
     for name in ("mem-14-full-window", "mem-14-refired-result"):
         (tmp_path / f"{name}.json").write_text(json.dumps(hostile_scenario(name)))
+    walk_only = [s.sample for s in WALK if not (tmp_path / f"{s.sample}.json").exists()]
     monkeypatch.setattr(inspector_ui.samples, "SAMPLE_DIR", tmp_path)
     monkeypatch.setattr(inspector_ui.cache, "SAMPLE_DIR", tmp_path)
     at = start("pages/spec_examples.py")
     assert_data_is_text(at)
-    assert len(at.get("expander")) == 2  # the two hostile cards were drawn
+    for name in ("mem-14-full-window", "mem-14-refired-result"):  # both hostile cards drawn
+        assert at.get_by_key(f"card_{name}") is not None
+    for name in walk_only:  # the walk's other stops, written after the cards were counted
+        (tmp_path / f"{name}.json").write_text(json.dumps(hostile_scenario(name)))
     at = start("pages/learn_mem14.py")
-    at.button(key="learn_full_press").click().run()
-    assert_data_is_text(at)
+    for stop in WALK:
+        at.session_state["walk_stop"] = stop.key
+        at.run()
+        at.button(key=f"walk_{stop.key}_press").click().run()
+        assert_data_is_text(at, shown=stop.key != "refuse")  # a refusal reads no buffer
 
 
 def test_hostile_ids_names_and_contents_never_become_markup_on_playground_and_replay():

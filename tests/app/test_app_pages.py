@@ -8,12 +8,15 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from inspector_ui.samples import sample_scenarios
-
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 SAMPLES = ROOT / "sample_data"
 TIMEOUT = 60
+
+
+def nav_table(at: AppTest):
+    """The timeline table (the health panel's findings table may come before it)."""
+    return next(df.value for df in at.dataframe if "incoming" in df.value.columns)
 
 
 def shown(markdown: str) -> str:
@@ -41,7 +44,7 @@ def test_replay_renders_a_sample_by_default():
     at = open_page("pages/replay.py")
     assert at.success and "step(s)" in shown(at.success[0].value)
     assert metrics(at)["count"] != "0"
-    assert len(at.dataframe[0].value) > 0
+    assert len(nav_table(at)) > 0
 
 
 def test_replay_upload_per_message_then_per_turn_and_refire():
@@ -51,7 +54,7 @@ def test_replay_upload_per_message_then_per_turn_and_refire():
     assert not at.exception, at.exception
     assert shown(at.success[0].value).startswith("openai_chat.json: 13 step(s)")
     # The recording re-fires a tool result: one step is a dropped duplicate.
-    frame = at.dataframe[0].value
+    frame = nav_table(at)
     assert (frame["decisions"] == "duplicate result").sum() == 1
 
     at.segmented_control(key="r_per").set_value("turn").run()
@@ -60,7 +63,7 @@ def test_replay_upload_per_message_then_per_turn_and_refire():
 
     at.selectbox(key="r_refire").select("steps").run()
     assert shown(at.success[0].value).startswith("openai_chat.json: 8 step(s)")
-    frame = at.dataframe[0].value
+    frame = nav_table(at)
     # Re-fired tool results and assistant calls are dropped; only plain turns land again.
     refired = frame.iloc[4:]
     assert refired["decisions"].str.contains("duplicate").sum() > 0
@@ -117,10 +120,10 @@ def test_replay_upload_json_refuses_is_an_error_not_a_traceback(data, problem):
 def test_replay_window_changes_results():
     at = open_page("pages/replay.py")
     at.selectbox(key="r_sample").select("imports/openai_chat.json").run()
-    assert at.dataframe[0].value["count"].max() == 13
+    assert nav_table(at)["count"].max() == 13
     at.number_input(key="r_window").set_value(3).run()
     assert not at.exception
-    frame = at.dataframe[0].value
+    frame = nav_table(at)
     assert frame["count"].max() == 3
     assert frame["decisions"].str.contains("hidden append").any()
 
@@ -130,12 +133,12 @@ def test_replay_long_conversation_travels_and_stays_paged():
     at.selectbox(key="r_sample").select("long_conversation.jsonl").run()
     assert not at.exception, at.exception
     assert shown(at.success[0].value).startswith("long_conversation.jsonl: 5002 step(s)")
-    assert len(at.dataframe[0].value) == 5002 - 200 * 25  # the last page of 25-row pages
+    assert len(nav_table(at)) == 5002 - 200 * 25  # the last page of 25-row pages
     assert at.number_input(key="r_page").value == 201  # the page of the last step
     at.slider(key="rstep").set_value(2500).run()
     assert not at.exception
     assert at.number_input(key="r_page").value == 100
-    assert at.dataframe[0].value["step"].tolist()[-1] == 2500
+    assert nav_table(at)["step"].tolist()[-1] == 2500
     # The selected step's buffer is drawn around its changes, not whole.
     at.session_state["r_tab"] = "Step before / after"
     at.run()
@@ -145,57 +148,7 @@ def test_replay_long_conversation_travels_and_stays_paged():
 # --------------------------------------------------------------------------- spec examples
 
 
-def test_spec_examples_all_pass_and_every_rule_scenario_has_a_card():
-    at = open_page("pages/spec_examples.py")
-    cited = [s for s in sample_scenarios() if s.rules]
-    assert len(cited) >= 10
-    assert shown(at.success[0].value) == f"All {len(cited)} examples pass."
-    assert not at.error
-    for sample in cited:
-        card = at.get_by_key(f"card_{sample.name}")
-        assert card is not None
-    badges = [m.value for m in at.markdown if "-badge[" in m.value]
-    assert sum(b == ":green-badge[:material/check: pass]" for b in badges) == len(cited), badges
-    assert not any("fail]" in b for b in badges)
-
-    at.button(key="run_all").click().run()
-    assert not at.exception
-    assert shown(at.success[0].value) == f"All {len(cited)} examples pass."
-
-
-def test_spec_example_opens_in_playground():
-    at = open_page("pages/spec_examples.py")
-    at.button(key="open_mem-14-full-window").click().run()
-    assert not at.exception, at.exception
-    assert metrics(at) == {
-        "count": "3",
-        "appended": "1",
-        "appended_any": "true",
-        "resolved_scope_id": "'demo'",
-    }
-    assert at.session_state["window"] == 3
-
-
 # --------------------------------------------------------------------------- learn MEM-14
-
-
-def test_learn_mem14_walkthrough():
-    at = open_page("pages/learn_mem14.py")
-    assert not at.metric  # nothing pressed yet
-    at.button(key="learn_full_press").click().run()
-    assert [m.value for m in at.metric[:3]] == ["3", "1", "true"]
-    at.button(key="learn_refire_press").click().run()
-    assert [m.value for m in at.metric[3:6]] == ["2", "0", "false"]
-    assert any("Both appends left the count unchanged" in s.value for s in at.success)
-    # Pressing again: the same new turn lands again, the count still does not move.
-    at.button(key="learn_full_press").click().run()
-    assert [m.value for m in at.metric[:3]] == ["3", "1", "true"]
-    at.button(key="learn_full_reset").click().run()
-    assert not at.exception
-    at.button(key="learn_refire_open").click().run()
-    assert not at.exception
-    assert metrics(at)["count"] == "2"
-    assert metrics(at)["appended"] == "0"
 
 
 def test_a_saved_session_loads_back_on_the_replay_page():
@@ -211,3 +164,26 @@ def test_a_saved_session_loads_back_on_the_replay_page():
     assert metrics(at)["count"] == "2"
     assert metrics(at)["appended"] == "0"
     assert metrics(at)["appended_any"] == "false"
+
+
+def test_replay_lists_the_conversations_of_a_fine_tuning_file_and_replays_the_one_picked():
+    """A JSONL file of one conversation per line: the page lists them and replays one."""
+    at = open_page("pages/replay.py")
+    at.selectbox(key="r_sample").select("imports/openai_finetune_drone.jsonl").run()
+    assert not at.exception, at.exception
+    picker = at.selectbox(key="r_conversation")
+    assert picker.options == [
+        "1: line 1, 3 messages",
+        "2: line 2, 3 messages",
+        "3: line 3, 3 messages",
+    ]
+    assert at.dataframe[0].value["origin"].tolist() == [
+        f"line 1: messages[{k}]" for k in range(3)
+    ]
+    picker.select(2).run()
+    assert not at.exception, at.exception
+    assert not at.error
+    assert at.dataframe[0].value["origin"].tolist() == [
+        f"line 3: messages[{k}]" for k in range(3)
+    ]
+    assert "Can you safely bring the drone down" in at.dataframe[0].value["incoming"][1]

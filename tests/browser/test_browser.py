@@ -240,14 +240,41 @@ def test_screenshots_of_every_page(server, page):
 
     page.goto(f"{server}/learn_mem14")
     settle(page)
-    page.get_by_role("button", name="Append the new message").click()
-    settle(page)
-    page.get_by_role("button", name="Re-fire the tool result").click()
+    page.get_by_role("button", name="Append", exact=True).click()
     settle(page)
     values = [v.inner_text() for v in page.locator("[data-testid='stMetricValue']").all()]
-    assert values[:6] == ["3", "1", "true", "2", "0", "false"]
+    assert values == ["3", "1", "true", "appended"]
+    page.get_by_role("button", name="Next", exact=True).click()
+    settle(page)
+    page.get_by_role("button", name="Append", exact=True).click()
+    settle(page)
+    values = [v.inner_text() for v in page.locator("[data-testid='stMetricValue']").all()]
+    assert values == ["2", "0", "false", "dropped"]
     shot(page, "learn-mem14.png")
     assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_no_spec_table_hides_a_column_at_1280_px(browser, server):
+    """Every table of every rule's spec cards fits the 1280 px page: no horizontal scroll."""
+    from inspector_ui.samples import group_by_rule, sample_scenarios
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        for rule in group_by_rule(sample_scenarios()):
+            page.goto(f"{server}/spec_examples?rule={rule}")
+            expect(page.locator("[data-testid='stDataFrame']").first).to_be_visible(timeout=60_000)
+            settle(page)
+            widths = page.evaluate(
+                "[...document.querySelectorAll(\"[data-testid='stDataFrame'] .dvn-scroller\")]"
+                ".map(s => [s.scrollWidth, s.clientWidth])"
+            )
+            assert widths, rule
+            assert all(scroll <= client + 1 for scroll, client in widths), (rule, widths)
+            if rule == "MEM-7":
+                shot(page, "spec-examples-mem7.png")
+        assert page.locator("[data-testid='stException']").count() == 0
+    finally:
+        page.close()
 
 
 def nav_labels(page) -> list[str]:
@@ -297,7 +324,7 @@ def test_store_page_browses_a_file_and_replays_its_journal(server, page, tmp_pat
     path = make_store_file(tmp_path / "buffers.sqlite3")
     page.goto(f"{server}/store")
     settle(page)
-    box = page.get_by_label("Store: a SQLite file or a Redis URL", exact=True).and_(
+    box = page.get_by_label("Store: a SQLite file, a Redis URL or a Postgres URL", exact=True).and_(
         page.get_by_test_id("stTextInputField")
     )
     box.fill(str(path))

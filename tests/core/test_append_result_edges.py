@@ -1,6 +1,8 @@
-"""An AppendResult behaves like the pydantic model it is, also where its fields are built lazily."""
+"""An AppendResult is a plain result object, also where its fields are built lazily."""
 
 from __future__ import annotations
+
+import copy
 
 import pytest
 
@@ -15,11 +17,11 @@ def test_an_unknown_attribute_is_an_attribute_error_so_hasattr_works() -> None:
     assert hasattr(result, "events")
 
 
-def test_a_result_read_back_from_its_dump_has_the_same_decisions() -> None:
+def test_a_result_read_back_from_its_dict_has_the_same_decisions() -> None:
     result = append_messages(
         [], [{"role": "user", "content": "a"}, {"role": "user", "content": ""}]
     )
-    again = AppendResult.model_validate(result.model_dump())
+    again = AppendResult.from_dict(result.to_dict())
     assert again == result
     assert [(d[0], d[2], d[3]) for d in again.decisions()] == [
         ("appended", 0, 0),
@@ -27,18 +29,29 @@ def test_a_result_read_back_from_its_dump_has_the_same_decisions() -> None:
     ]
 
 
-def test_fields_are_not_class_attributes() -> None:
-    """Like pydantic: ``AppendResult.count`` is not a value."""
-    with pytest.raises(AttributeError, match="count"):
-        AppendResult.count  # noqa: B018
+def test_a_bad_dict_is_a_value_error_naming_the_field() -> None:
+    result = append_messages([], [{"role": "user", "content": "a"}]).to_dict()
+    with pytest.raises(ValueError, match="count"):
+        AppendResult.from_dict({**result, "count": "many"})
+    with pytest.raises(ValueError, match="surprise"):
+        AppendResult.from_dict({**result, "surprise": 1})
 
 
-def test_a_partly_constructed_result_lacks_the_fields_it_was_not_given() -> None:
-    partial = AppendResult.model_construct(count=1)
-    assert partial.count == 1
-    with pytest.raises(AttributeError, match="appended"):
-        partial.appended  # noqa: B018
-    assert tuple(partial.decisions()) == ()
+def test_the_fields_are_named_once() -> None:
+    """``FIELDS`` is what the dict, the repr, equality and the schema use, in that order."""
+    result = append_messages([], [{"role": "user", "content": "a"}])
+    assert tuple(result.to_dict()) == AppendResult.FIELDS
+    assert tuple(result.fields()) == AppendResult.FIELDS
+    assert tuple(AppendResult.json_schema()["properties"]) == AppendResult.FIELDS
+
+
+def test_an_uninitialised_result_lacks_every_field() -> None:
+    """``__new__`` without ``__init__`` (and not made by the engine): no field is there."""
+    bare = AppendResult.__new__(AppendResult)
+    for name in AppendResult.FIELDS:
+        with pytest.raises(AttributeError, match=name):
+            getattr(bare, name)
+    assert tuple(bare.decisions()) == ()
 
 
 def test_evictions_read_before_the_events_are_the_same_decisions_every_time() -> None:
@@ -71,26 +84,27 @@ def test_counts_are_the_same_whether_decisions_or_fields_are_read_first() -> Non
     assert result.events[-1].max_messages == 3
 
 
-def test_a_result_is_an_ordinary_model_an_assignment_sticks() -> None:
-    """Like any pydantic model, a field a caller sets is what dumps, copies and equality see."""
+def test_an_assignment_sticks() -> None:
+    """A field a caller sets is what the dict, copies and equality see."""
     result = append_messages([], [{"role": "user", "content": "a"}])
     assert result.appended == 1
     result.appended = 5
-    assert result.model_dump()["appended"] == 5
-    assert result.model_copy().appended == 5
+    assert result.to_dict()["appended"] == 5
+    assert copy.copy(result).appended == 5
+    assert result.replace().appended == 5
     assert result.count == 1
+    assert result != append_messages([], [{"role": "user", "content": "a"}])
 
 
-def test_a_fresh_result_reports_every_field_as_set() -> None:
-    """The engine gives every field, so pydantic's ``model_fields_set`` names them all,
-    also when it is the first thing read."""
-    result = append_messages([], [{"role": "user", "content": "a"}])
-    fresh = AppendResult.model_validate(result.model_dump())
+def test_a_fresh_result_has_every_field() -> None:
+    """The engine gives every field, also when the dict is the first thing read."""
     from flowdrop_core import Buffer
 
     pending = Buffer().append({"role": "user", "content": "a"})
-    assert pending.model_fields_set == set(AppendResult.model_fields)
-    assert fresh.model_fields_set == set(AppendResult.model_fields)
+    assert set(pending.to_dict()) == set(AppendResult.FIELDS)
+    fresh = AppendResult.from_dict(pending.to_dict())
+    assert set(fresh.fields()) == set(AppendResult.FIELDS)
+    assert fresh == pending
 
 
 def test_defaults_of_a_result_built_by_hand() -> None:
@@ -98,30 +112,18 @@ def test_defaults_of_a_result_built_by_hand() -> None:
     result = AppendResult(count=0, appended=0, appended_any=False)
     assert (result.messages, result.events, result.max_messages) == (None, (), 0)
     assert result.decisions() == ()
+    assert AppendResult(count=1, appended=1).appended_any is True  # derived when not given
 
 
-def test_model_construct_without_a_count_dumps_what_it_was_given() -> None:
-    """pydantic's ``model_construct`` skips validation; a result made that way without a
-    count still dumps the fields it has, like any model."""
-    partial = AppendResult.model_construct(appended=1, appended_any=True)
-    assert partial.model_dump() == {
-        "appended": 1,
-        "appended_any": True,
-        "messages": None,
-        "events": (),
-        "max_messages": 0,
-    }
-    assert partial.decisions() == ()
+def test_replace_names_an_unknown_field() -> None:
+    result = AppendResult(count=0, appended=0)
+    with pytest.raises(TypeError, match="nope"):
+        result.replace(nope=1)
 
 
-def test_an_uninitialised_result_fails_like_any_pydantic_model() -> None:
-    """``__new__`` without ``__init__``: pydantic's bookkeeping is missing, as for any model."""
-    from pydantic import BaseModel
-
-    class Plain(BaseModel):
-        count: int
-
-    for bare in (Plain.__new__(Plain), AppendResult.__new__(AppendResult)):
-        with pytest.raises(AttributeError, match="__pydantic_fields_set__"):
-            bare.model_fields_set  # noqa: B018
-    assert AppendResult.__new__(AppendResult).decisions() == ()
+def test_results_are_not_hashable_but_compare_by_value() -> None:
+    a, b = AppendResult(count=0, appended=0), AppendResult(count=0, appended=0)
+    assert a == b and a != AppendResult(count=1, appended=0)
+    assert a != {"count": 0}
+    with pytest.raises(TypeError):
+        hash(a)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from flowdrop_core import Buffer, EventKind, append_messages, apply_events
@@ -131,19 +132,20 @@ def test_buffer_append_leaves_messages_unset_and_events_explain() -> None:
     assert res.messages is None
     assert res.changed and res.tally() == {"appended": 2, "evicted": 1}
     assert all(e.reason.startswith(e.rule + ":") for e in res.events)
-    dumped = res.model_dump(mode="json")
+    dumped = json.loads(res.to_json())
     assert dumped["appended_any"] is True and dumped["count"] == 1
+    assert dumped == res.to_dict()
     assert [ev.to_dict()["kind"] for ev in res.events] == ["appended", "appended", "evicted"]
 
 
-def test_the_fast_result_is_an_ordinary_pydantic_model() -> None:
-    """The engine builds AppendResult without validation; it must behave like model_construct."""
+def test_the_fast_result_is_like_one_built_by_hand() -> None:
+    """The engine makes AppendResult without ``__init__``; it must equal one built by hand."""
     from flowdrop_core import AppendResult
 
     fast = Buffer(max_messages=1).append(
         [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
     )
-    slow = AppendResult.model_construct(
+    slow = AppendResult(
         count=fast.count,
         appended=fast.appended,
         appended_any=fast.appended_any,
@@ -152,10 +154,10 @@ def test_the_fast_result_is_an_ordinary_pydantic_model() -> None:
         max_messages=1,
     )
     assert fast == slow
-    assert fast.model_dump() == slow.model_dump()
-    assert fast.model_fields_set == slow.model_fields_set
-    assert fast.model_copy(update={"count": 9}).count == 9 and fast.count == 1
-    assert AppendResult.model_validate(fast.model_dump()).appended == 2
+    assert fast.to_dict() == slow.to_dict()
+    assert fast.fields().keys() == slow.fields().keys() == set(AppendResult.FIELDS)
+    assert fast.replace(count=9).count == 9 and fast.count == 1
+    assert AppendResult.from_dict(fast.to_dict()).appended == 2
 
 
 def _unread_result():
@@ -173,32 +175,29 @@ def _unread_result():
 
 
 def _eager(res):
-    """The same result built the ordinary pydantic way, from its dump."""
+    """The same result built by hand, from its dict."""
     from flowdrop_core import AppendResult
 
-    return AppendResult.model_validate(res.model_dump())
+    return AppendResult.from_dict(res.to_dict())
 
 
-def test_a_result_is_built_only_when_read_and_then_like_any_model() -> None:
-    """Buffer.append defers the pydantic model and its Event objects (issue 8).
+def test_a_result_is_built_only_when_read_and_then_like_any_result() -> None:
+    """Buffer.append defers the Event objects until ``events`` is read.
 
-    Every way of reading a fresh result must build it first: fields, dump,
-    equality, copy, pickle, repr, iteration, pydantic's bookkeeping, and a
-    write through ``__dict__`` (what ConversationBuffer does with messages).
+    Every way of reading a fresh result must see its fields, lazy ones
+    included: fields, dict, JSON, equality, copy, pickle, repr, replace, and
+    an assignment of ``messages`` (what append_messages does).
     """
     import copy
     import pickle
 
-    from pydantic import BaseModel
-
     from flowdrop_core import AppendResult, Event
 
     res = _unread_result()
-    stored = BaseModel.__dict__["__dict__"].__get__(res)
-    assert stored == {}, "nothing is built before a read"
+    assert type(res._events) is list  # the engine's decisions: no Event built before a read
     assert res.changed and res.tally() == {"duplicate_result": 1, "appended": 1, "evicted": 1}
     raw = [tuple(d) for d in res.decisions()]
-    assert stored == {}, "changed, tally and decisions() do not build the model"
+    assert type(res._events) is list  # changed, tally and decisions() do not build the events
     assert raw == [tuple(ev) for ev in res.events]  # the events, laid out the same
     assert list(res.decisions()) == list(res.events)  # once built, the events themselves
 
@@ -211,19 +210,17 @@ def test_a_result_is_built_only_when_read_and_then_like_any_model() -> None:
     }
     reads = {
         "field": lambda r: {k: getattr(r, k) for k in expected},
-        "dump": lambda r: {k: r.model_dump()[k] for k in expected},
+        "dict": lambda r: {k: r.to_dict()[k] for k in expected},
         "json": lambda r: {
-            k: AppendResult.model_validate_json(r.model_dump_json()).__dict__[k] for k in expected
+            k: getattr(AppendResult.from_dict(json.loads(r.to_json())), k) for k in expected
         },
-        "copy": lambda r: {k: copy.copy(r).__dict__[k] for k in expected},
-        "deepcopy": lambda r: {k: copy.deepcopy(r).__dict__[k] for k in expected},
+        "copy": lambda r: {k: getattr(copy.copy(r), k) for k in expected},
+        "deepcopy": lambda r: {k: getattr(copy.deepcopy(r), k) for k in expected},
         "pickle": lambda r: {k: getattr(pickle.loads(pickle.dumps(r)), k) for k in expected},
-        "iter": lambda r: {k: v for k, v in r if k in expected},
-        "model_copy": lambda r: {k: getattr(r.model_copy(), k) for k in expected},
+        "fields": lambda r: {k: v for k, v in r.fields().items() if k in expected},
+        "replace": lambda r: {k: getattr(r.replace(), k) for k in expected},
         "equal": lambda r: expected if r == _eager(_unread_result()) else {},
-        "fields_set": lambda r: (
-            expected if r.model_fields_set == set(AppendResult.model_fields) else {}
-        ),
+        "field names": lambda r: expected if set(r.to_dict()) == set(AppendResult.FIELDS) else {},
     }
     for name, read in reads.items():
         assert read(_unread_result()) == expected, name
@@ -231,11 +228,12 @@ def test_a_result_is_built_only_when_read_and_then_like_any_model() -> None:
     events = _unread_result().events
     assert [type(ev) for ev in events] == [Event] * 3
     assert [str(ev.kind) for ev in events] == ["duplicate_result", "appended", "evicted"]
+    assert copy.deepcopy(_unread_result()).events == events
 
     res = _unread_result()
-    res.__dict__["messages"] = [{"role": "user", "content": "next", "metadata": {}}]
+    res.messages = [{"role": "user", "content": "next", "metadata": {}}]
     assert res.count == 1 and res.messages == [{"role": "user", "content": "next", "metadata": {}}]
-    assert res == AppendResult.model_validate(res.model_dump())
+    assert res == AppendResult.from_dict(res.to_dict())
     assert isinstance(res, AppendResult) and type(res) is AppendResult
 
 

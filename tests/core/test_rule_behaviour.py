@@ -131,7 +131,7 @@ def test_duplicate_turn_names_its_first_call_and_where_that_call_was_declared() 
     )
     assert event.reason == (
         "MEM-2: assistant turn dropped as a duplicate; every call it declares is already "
-        "declared (first at position 2). Counts 0."
+        "declared (first at buffer position 2 (0-based)). Counts 0."
     )
 
 
@@ -162,8 +162,8 @@ def test_an_append_result_can_be_pickled_copied_and_printed() -> None:
     assert text.startswith("AppendResult(count=2, appended=1, appended_any=True")
     assert "placeholder_replaced" in text or "PLACEHOLDER_REPLACED" in text
     assert str(res).startswith("count=2 appended=1 appended_any=True")
-    # model_copy works and leaves the original alone.
-    other = res.model_copy(update={"messages": []})
+    # replace works and leaves the original alone.
+    other = res.replace(messages=[])
     assert other.messages == [] and res.messages != []
 
 

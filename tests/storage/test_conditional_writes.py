@@ -440,7 +440,7 @@ def test_result_messages_are_built_on_read_and_stay_put(store: Store) -> None:
     assert contents(first.messages) == ["a"]  # the kept result kept its own buffer
     assert contents(second.messages) == ["a", "b"]
     third = buf.append(user("c"), CTX)
-    dumped = third.model_dump()
+    dumped = third.to_dict()
     assert contents(dumped["messages"]) == ["a", "b", "c"]
-    assert third == third.model_copy() and "messages=" in repr(third)
+    assert third == third.replace() and "messages=" in repr(third)
     assert contents(second.messages) == ["a", "b"]

@@ -10,7 +10,7 @@ import pytest
 from flowdrop_core.conversation import ConversationBuffer
 from flowdrop_core.journal import journal_for
 from flowdrop_core.journal.record import JournalRecord
-from flowdrop_core.journal.replay import journal_scenario
+from flowdrop_core.journal.replay import journal_scenario, replay_journal
 from flowdrop_core.storage import MemoryStore, SQLiteStore, StorageError
 
 CTX = {"session_id": "s1"}
@@ -43,8 +43,62 @@ def test_no_checkpoint_left_means_no_replay(records: list[JournalRecord]) -> Non
 
 def test_missing_records_are_a_note(records: list[JournalRecord]) -> None:
     scenario, notes = journal_scenario([records[0], records[2], records[3]])
-    assert notes == ["record 3: records 2..2 are missing"]
+    assert notes == ["record 3: records 2..2 are missing; the replay may differ from here"]
     assert len(scenario.steps) == 3
+
+
+def _journal(appends: int) -> list[JournalRecord]:
+    """A memory store's journal of ``appends`` appends, a checkpoint every 5 records."""
+    store = MemoryStore()
+    buf = ConversationBuffer(store=store, journal=10, max_messages=3)
+    for n in range(appends):
+        buf.append({"role": "user", "content": f"m{n}"}, CTX)
+    return journal_for(store).read(SLOT)
+
+
+def test_after_a_gap_the_replay_resynchronises_at_the_next_checkpoint() -> None:
+    """One missing record does not make every later step differ: the replay restarts at 6."""
+    got = _journal(10)
+    assert [r.seq for r in got if r.base is not None] == [1, 6]
+    replayed = replay_journal([r for r in got if r.seq != 3])
+    assert replayed.notes == [
+        "record 4: records 3..3 are missing; the replay resynchronises at checkpoint record 6, "
+        "leaving records 1..5 out"
+    ]
+    assert replayed.first_seq == 6
+    assert replayed.check.passed, replayed.check.mismatches
+    assert len(replayed.timeline.steps) == 5
+    # a gap after the last checkpoint cannot be resynchronised: said so, replay goes on
+    later = replay_journal([r for r in got if r.seq != 8])
+    assert later.notes == ["record 9: records 8..8 are missing; the replay may differ from here"]
+    assert later.first_seq == 1
+
+
+def test_resynchronised_replay_passes_its_check() -> None:
+    store = MemoryStore()
+    buf = ConversationBuffer(store=store, journal=4, max_messages=3)  # a checkpoint every 2
+    ctx = CTX
+    for n in range(6):
+        buf.append({"role": "user", "content": f"m{n}"}, ctx)
+    records = journal_for(store).read(SLOT)  # 3..6, checkpoints at 3 and 5
+    assert [(r.seq, r.base is not None) for r in records] == [
+        (3, True),
+        (4, False),
+        (5, True),
+        (6, False),
+    ]
+    holed = [records[0], records[2], records[3]]  # record 4 lost
+    replayed = replay_journal(holed)
+    assert replayed.notes == [
+        "record 5: records 4..4 are missing; the replay resynchronises at checkpoint record 5, "
+        "leaving records 3..3 out"
+    ]
+    assert replayed.first_seq == 5
+    assert replayed.check.passed, replayed.check.mismatches
+    assert [s.label for s in replayed.scenario.steps] == ["record 5", "record 6"]
+    # a record out of order is named too, never read as a negative gap
+    _, notes = journal_scenario([records[0], records[1], records[1]])
+    assert notes[0].startswith("record 4: out of order after record 4")
 
 
 def test_a_changed_window_and_an_unserialized_append_are_notes(
@@ -102,4 +156,4 @@ def test_a_store_without_a_journal_kind_is_a_type_error() -> None:
 
     with pytest.raises(TypeError) as err:
         journal_for(OwnStore())  # type: ignore[arg-type]
-    assert str(err.value) == "OwnStore has no journal (memory, SQLite and Redis stores do)"
+    assert str(err.value).startswith("OwnStore has no journal (a store keeps one by implementing")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from contextlib import AbstractContextManager
@@ -219,7 +220,7 @@ def test_sqlite_migrates_a_version_1_file(tmp_path: Path, with_rev: bool) -> Non
         assert store.get("session", "s1", "chat_history")[0][-1]["content"] == "new"
     raw = sqlite3.connect(path)
     tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert tables == {"slot", "entry"}
+    assert tables == {"slot", "entry", "journal"}
     assert raw.execute("SELECT count(*) FROM entry").fetchone()[0] == 3  # one row per entry
     raw.close()
 
@@ -543,7 +544,8 @@ def test_bad_configuration_is_rejected(kwargs: dict[str, Any]) -> None:
 
 def test_scoped_result_serializes() -> None:
     res = ConversationBuffer(scope="user").append(user("hi"), {"user_id": 7})
-    data = res.model_dump(mode="json")
+    data = json.loads(res.to_json())
+    assert data == res.to_dict()
     assert data["scope"] == "user" and data["resolved_scope_id"] == "7" and data["refused"] is False
     assert (data["count"], data["appended"], data["appended_any"]) == (1, 1, True)
     assert res.changed is True

@@ -1,0 +1,268 @@
+"""This implementation's standing against the GR-MEM rules, in the form an implementation publishes.
+
+MEM-14's text ends: "This specification carries no implementation status:
+each implementation publishes its own standing against these rules."
+:func:`conformance_report` builds that standing from the example scenarios:
+every rule MEM-1 to MEM-16, the examples that cite it (each replayed and
+checked, verdict by verdict), the decisions this project took where the
+text is open, and a status:
+
+- ``pass``: every example citing the rule meets its expectations;
+- ``fail``: at least one does not;
+- ``no example``: implemented, but no scenario cites it (the evidence names
+  where the project tests it instead);
+- ``not covered``: outside what this project implements (GR-MEM.md does not
+  restate the rule).
+
+The report is data (:meth:`ConformanceReport.to_dict`), JSON and Markdown;
+the CLI's ``conformance`` command and the Conformance page only render it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from flowdrop_core.replay import RULE_SUMMARIES, check
+from flowdrop_core.scenario import Scenario
+
+__all__ = [
+    "DECISIONS",
+    "IMPLEMENTED",
+    "RULES",
+    "ConformanceReport",
+    "ExampleResult",
+    "RuleStanding",
+    "conformance_report",
+]
+
+Status = Literal["pass", "fail", "no example", "not covered"]
+
+SPECIFICATION = "FlowDrop Workflow Specification 1.0-draft, family GR-MEM"
+
+#: Every rule id of the family, in order.
+RULES: tuple[str, ...] = tuple(f"MEM-{n}" for n in range(1, 17))
+
+#: The rules this project implements (the ones GR-MEM.md restates).
+IMPLEMENTED: frozenset[str] = frozenset(RULE_SUMMARIES)
+
+#: Where a rule with no example scenario is exercised instead.
+EVIDENCE: dict[str, str] = {
+    "MEM-12": "no specification example; concurrent appends to one slot are tested on every "
+    "store backend in tests/storage/ (no lost turn, bounded wait, warning past it)",
+}
+
+#: The project's decisions where the specification's text is open, by rule.
+DECISIONS: dict[str, tuple[str, ...]] = {
+    "MEM-1": (
+        "Only a real result answers a call; a healed placeholder does not.",
+        "An incoming message marked healed never replaces anything; it is a duplicate when "
+        "its id already has an entry.",
+    ),
+    "MEM-3": (
+        "Several placeholders for one turn keep the order in which the turn declared the calls.",
+        "Placeholders go directly after the first turn that declared the call, ahead of any "
+        "real results of the same turn.",
+        "A result evicted while its declaring turn stays re-opens the call.",
+    ),
+    "MEM-5": (
+        "Only non-objects and entries without a usable role are dropped at coercion; a "
+        "malformed field is coerced away with a finding and the message kept.",
+        "The drop count is the repair pass's own tally of entries and calls removed, each a "
+        "finding with its location.",
+    ),
+    "MEM-6": (
+        "Numbers: a positive whole number is an id (7 and 7.0 are '7'); zero, negatives, "
+        "fractions and non-finite numbers are not.",
+        "Text that spells a refused number is refused like it ('-1', '0.0', '00').",
+        "Text is NFKC-normalized and trimmed of whitespace and invisible characters; an id "
+        "with an invisible character inside is unusable.",
+    ),
+    "MEM-7": ("A refusal emits exactly one warning and touches no storage.",),
+    "MEM-8": (
+        "When a session drives the run or a session owner is given, the user identity is the "
+        "session's owner; a missing owner refuses the user scope.",
+    ),
+    "MEM-11": (
+        "A blank id or '0' is no id; a tool result without a usable id is appended "
+        "with a warning event, since it cannot be deduplicated.",
+    ),
+    "MEM-12": (
+        "Every write is conditional on the slot revision the append read; a conflict re-reads "
+        "and re-applies, so the report is what was stored.",
+        "Past the bounded wait the append proceeds unserialized with a warning and an event, "
+        "still through the conditional write, so it never overwrites another turn.",
+    ),
+    "MEM-14": (
+        "The window applies at the end of every append, including a pure read.",
+        "An entry appended and evicted by the same call still counts as appended.",
+    ),
+    "MEM-16": (
+        "A user message with empty content (None, blank, empty list) is a pure read: nothing "
+        "appended, nothing healed.",
+        "A role that is not one of the four strings becomes user.",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ExampleResult:
+    """One example scenario, replayed and checked: its verdicts and any mismatch."""
+
+    name: str
+    title: str
+    passed: bool
+    verdicts: tuple[str, ...]
+    mismatches: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "passed": self.passed,
+            "verdicts": list(self.verdicts),
+            "mismatches": list(self.mismatches),
+        }
+
+
+@dataclass(frozen=True)
+class RuleStanding:
+    """One rule: what it says (in our words), its examples, our decisions, and its status."""
+
+    rule: str
+    summary: str
+    status: Status
+    examples: tuple[ExampleResult, ...] = ()
+    decisions: tuple[str, ...] = ()
+    evidence: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return {
+            "rule": self.rule,
+            "summary": self.summary,
+            "status": self.status,
+            "examples": [e.to_dict() for e in self.examples],
+            "decisions": list(self.decisions),
+            "evidence": self.evidence,
+        }
+
+
+@dataclass(frozen=True)
+class ConformanceReport:
+    """The standing of this implementation against every GR-MEM rule."""
+
+    rules: tuple[RuleStanding, ...]
+    implementation: str = "flowdrop-buffer-inspector"
+    specification: str = SPECIFICATION
+    totals: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """No rule fails."""
+        return all(r.status != "fail" for r in self.rules)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: the implementation, the specification, totals by status, every rule."""
+        return {
+            "implementation": self.implementation,
+            "specification": self.specification,
+            "passed": self.passed,
+            "totals": dict(self.totals),
+            "rules": [r.to_dict() for r in self.rules],
+        }
+
+    def to_json(self) -> str:
+        """Strict JSON, indented."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
+
+    def to_markdown(self) -> str:
+        """The report as a Markdown page: a summary table, then each rule's examples and decisions.
+
+        Example titles and mismatches come from scenario files, so they are put in code
+        spans with backticks removed: a hostile file cannot add markup to the page.
+        """
+        lines = [
+            f"# {self.implementation}: standing against GR-MEM",
+            "",
+            f"Specification: {self.specification}. "
+            + ", ".join(f"{n} {status}" for status, n in self.totals.items() if n),
+            "",
+            "| rule | status | examples | summary |",
+            "|---|---|---|---|",
+        ]
+        for r in self.rules:
+            passed = sum(1 for e in r.examples if e.passed)
+            counts = f"{passed}/{len(r.examples)}" if r.examples else "-"
+            lines.append(f"| {r.rule} | {r.status} | {counts} | {r.summary} |")
+        for r in self.rules:
+            lines += ["", f"## {r.rule}: {r.status}", "", r.summary]
+            if r.examples:
+                lines += ["", "Examples:"]
+                for e in r.examples:
+                    mark = "pass" if e.passed else "FAIL"
+                    lines.append(
+                        f"- {mark}: {_code(e.title or e.name)} ({_code(e.name)}), verdicts "
+                        + ", ".join(e.verdicts)
+                    )
+                    lines += [f"  - {_code(m)}" for m in e.mismatches]
+            if r.evidence:
+                lines += ["", f"Evidence: {r.evidence}"]
+            if r.decisions:
+                lines += ["", "Decisions where the text is open:"]
+                lines += [f"- {d}" for d in r.decisions]
+        return "\n".join(lines) + "\n"
+
+
+def _code(text: str) -> str:
+    """Text as an inline code span: no Markdown inside is read."""
+    return "`" + text.replace("`", "'").replace("\n", " ") + "`"
+
+
+def conformance_report(scenarios: Iterable[Scenario]) -> ConformanceReport:
+    """Replay and check every scenario, and give each rule MEM-1..MEM-16 its standing."""
+    by_rule: dict[str, list[ExampleResult]] = {rule: [] for rule in RULES}
+    for scenario in scenarios:
+        result = check(scenario)
+        example = ExampleResult(
+            name=scenario.name,
+            title=scenario.title,
+            passed=result.passed,
+            verdicts=tuple(record.verdict for record in result.timeline.steps),
+            mismatches=tuple(str(m) for m in result.mismatches),
+        )
+        for rule in dict.fromkeys(scenario.rules):
+            if rule in by_rule:
+                by_rule[rule].append(example)
+    standings = tuple(_standing(rule, by_rule[rule]) for rule in RULES)
+    totals: dict[str, int] = {s: 0 for s in ("pass", "fail", "no example", "not covered")}
+    for s in standings:
+        totals[s.status] += 1
+    return ConformanceReport(rules=standings, totals=totals)
+
+
+def _standing(rule: str, examples: Sequence[ExampleResult]) -> RuleStanding:
+    """One rule's standing from the examples that cite it."""
+    status: Status
+    if rule not in IMPLEMENTED:
+        status = "not covered"
+        summary = "Not restated by this project's GR-MEM.md; not implemented here."
+    else:
+        summary = RULE_SUMMARIES[rule]
+        if not examples:
+            status = "no example"
+        elif all(e.passed for e in examples):
+            status = "pass"
+        else:
+            status = "fail"
+    return RuleStanding(
+        rule=rule,
+        summary=summary,
+        status=status,
+        examples=tuple(examples),
+        decisions=DECISIONS.get(rule, ()),
+        evidence=EVIDENCE.get(rule, ""),
+    )

@@ -1,0 +1,262 @@
+"""The stores agent frameworks write themselves, read by the inspector (read-only by default).
+
+Two files are covered, one module each:
+
+- :mod:`.agents_sqlite`: an OpenAI Agents SDK ``SQLiteSession`` file
+  (``agent_sessions`` / ``agent_messages``): one conversation per session id;
+- :mod:`.langgraph_sqlite`: a LangGraph ``SqliteSaver`` checkpoint file
+  (``checkpoints`` / ``writes``): each thread's latest ``messages``.
+
+Each reader lists its conversations (:class:`ThreadInfo`, with their
+health), gives one as GR-MEM rows (which keep the framework's own item or
+message, so a repair writes back exactly what the framework reads) or as
+a scenario the timeline replays, and repairs one when it was opened with
+``writable=True``: the file is backed up first (SQLite's online backup,
+next to it), then the GR-MEM view (the stored conversation replayed
+through the engine: MEM-1/2 duplicates dropped, MEM-3 healing at the next
+user turn, MEM-10) is written back in the framework's own format.
+
+Health is the MEM-5 lint of the rows (:func:`~flowdrop_core.provider.lint`):
+every finding a provider would reject, located. Files are opened with a
+``mode=ro`` URI unless writable, so a reader never changes them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from flowdrop_core.engine import Buffer
+from flowdrop_core.errors import FlowdropError
+from flowdrop_core.provider import Finding, lint
+from flowdrop_core.scenario import Scenario, ScenarioConfig, ScenarioStep
+from flowdrop_core.store_browser import ReadOnlyError
+
+__all__ = [
+    "FrameworkStore",
+    "FrameworkStoreError",
+    "RepairReport",
+    "ThreadInfo",
+    "backup_file",
+    "detect",
+    "gr_mem_view",
+    "health",
+    "open_framework_store",
+    "rows_scenario",
+    "sniff",
+]
+
+
+class FrameworkStoreError(FlowdropError, ValueError):
+    """A framework's file cannot be read as such: says which file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class ThreadInfo:
+    """One conversation of a framework store: its id, size, last update and health."""
+
+    id: str
+    count: int
+    updated: str | None
+    findings: tuple[Finding, ...] = ()
+    problems: tuple[str, ...] = ()  # rows that could not be read at all (kept, never dropped)
+
+    @property
+    def healthy(self) -> bool:
+        return not self.findings and not self.problems
+
+    def kinds(self) -> dict[str, int]:
+        """How many findings of each kind."""
+        counts: dict[str, int] = {}
+        for f in self.findings:
+            counts[f.kind] = counts.get(f.kind, 0) + 1
+        return counts
+
+    def summary(self) -> str:
+        """One line: ``healthy`` or the finding kinds with their counts."""
+        if self.healthy:
+            return "healthy"
+        parts = [f"{k} x{n}" for k, n in sorted(self.kinds().items())]
+        if self.problems:
+            parts.append(f"unreadable x{len(self.problems)}")
+        return ", ".join(parts)
+
+
+@dataclass
+class RepairReport:
+    """What a repair did: the backup, the counts before and after, what is still flagged."""
+
+    thread_id: str
+    backup: Path
+    before: int
+    after: int
+    events: dict[str, int] = field(default_factory=dict)
+    remaining: list[Finding] = field(default_factory=list)
+
+    def summary(self) -> str:
+        done = ", ".join(f"{k} x{n}" for k, n in sorted(self.events.items())) or "nothing to do"
+        return (
+            f"{self.thread_id}: {self.before} -> {self.after} entries ({done}); "
+            f"backup {self.backup}; {len(self.remaining)} finding(s) left"
+        )
+
+
+class FrameworkStore(Protocol):
+    """A framework's own store, as the inspector reads it."""
+
+    kind: str
+    path: Path
+    writable: bool
+
+    def threads(self) -> list[ThreadInfo]:
+        """Every conversation with its health, in the store's order."""
+        ...
+
+    def rows(self, thread_id: str) -> list[dict[str, Any]]:
+        """One conversation as GR-MEM rows (each keeps the framework's own item)."""
+        ...
+
+    def repair(self, thread_id: str) -> RepairReport:
+        """Write the GR-MEM view back (only when writable; backs the file up first)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def health(rows: Sequence[Any]) -> list[Finding]:
+    """What a provider would reject in ``rows``, located (MEM-5 lint)."""
+    return lint(rows)
+
+
+def gr_mem_view(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The conversation replayed through the engine from empty; the rows and the event tally.
+
+    Duplicates (MEM-1, MEM-2) are dropped, open calls healed at the next user
+    turn (MEM-3), a late result replaces its placeholder (MEM-10). Empty user
+    turns are kept (a repair never drops what the framework wrote as a turn
+    only because GR-MEM would not count it): they are re-inserted in place.
+    """
+    buf = Buffer()
+    tally: dict[str, int] = {}
+    for row in rows:
+        result = buf.append(row)
+        kinds = result.tally()
+        if kinds.get("pure_read"):
+            buf._push([row, (), None, False, 0])  # kept as it was, not as GR-MEM would
+            kinds.pop("pure_read")
+            kinds["appended"] = kinds.get("appended", 0) + 1
+        for k, n in kinds.items():
+            tally[k] = tally.get(k, 0) + n
+    tally.pop("appended", None)
+    return buf.messages(), tally
+
+
+def rows_scenario(rows: Sequence[dict[str, Any]], name: str, labels: Sequence[str]) -> Scenario:
+    """A conversation as a scenario: one append per stored row, labelled with where it is."""
+    return Scenario(
+        name=name,
+        title=f"{name} (one append per stored row)",
+        config=ScenarioConfig(),
+        context={"session_id": "framework-store"},
+        steps=[
+            ScenarioStep(label=label, append=dict(row))
+            for row, label in zip(rows, labels, strict=True)
+        ],
+    )
+
+
+def connect(path: Path, writable: bool) -> sqlite3.Connection:
+    """The file, read-only through a ``mode=ro`` URI unless ``writable``; never created."""
+    if not path.is_file():
+        raise FrameworkStoreError(f"{path}: no such file")
+    mode = "rw" if writable else "ro"
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode={mode}", uri=True, timeout=5.0)
+        conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise FrameworkStoreError(f"{path}: not a SQLite database ({exc})") from exc
+    return conn
+
+
+def tables(conn: sqlite3.Connection) -> dict[str, set[str]]:
+    """Each table's column names."""
+    names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {n: {r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')} for n in names}
+
+
+def detect(path: str | Path) -> str | None:
+    """``"openai-agents"``, ``"langgraph"`` or ``None`` (not a framework store this reads)."""
+    p = Path(path)
+    conn = connect(p, writable=False)
+    try:
+        found = tables(conn)
+    finally:
+        conn.close()
+    from flowdrop_core.framework_stores.agents_sqlite import find_tables
+    from flowdrop_core.framework_stores.langgraph_sqlite import CHECKPOINT_COLUMNS
+
+    if find_tables(found) is not None:
+        return "openai-agents"
+    if found.get("checkpoints", set()) >= CHECKPOINT_COLUMNS:
+        return "langgraph"
+    return None
+
+
+def sniff(target: str) -> str | None:
+    """:func:`detect` for a connection string: ``None`` for a URL, a missing or other file."""
+    if "://" in target:
+        return None
+    try:
+        return detect(target.strip())
+    except FrameworkStoreError:
+        return None
+
+
+def open_framework_store(path: str | Path, *, writable: bool = False) -> FrameworkStore:
+    """The reader for ``path``'s framework; a file of neither kind is a clear error."""
+    p = Path(path)
+    kind = detect(p)
+    if kind == "openai-agents":
+        from flowdrop_core.framework_stores.agents_sqlite import AgentsSessionFile
+
+        return AgentsSessionFile(p, writable=writable)
+    if kind == "langgraph":
+        from flowdrop_core.framework_stores.langgraph_sqlite import LangGraphCheckpointFile
+
+        return LangGraphCheckpointFile(p, writable=writable)
+    raise FrameworkStoreError(
+        f"{p}: neither an OpenAI Agents SQLiteSession file (agent_sessions / agent_messages) "
+        "nor a LangGraph SqliteSaver file (checkpoints)"
+    )
+
+
+def backup_file(conn: sqlite3.Connection, path: Path) -> Path:
+    """Copy the database (consistently, WAL included) next to ``path`` before a repair."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    target = path.with_name(f"{path.name}.bak-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.bak-{stamp}-{n}")
+    dest = sqlite3.connect(target)
+    try:
+        conn.backup(dest)
+    finally:
+        dest.close()
+    if not target.is_file():  # pragma: no cover - sqlite creates it or raises
+        shutil.copy2(path, target)
+    return target
+
+
+def require_writable(store: Any, what: str) -> None:
+    """Refuse a write on a store opened read-only (the write switch is off)."""
+    if not store.writable:
+        raise ReadOnlyError(
+            f"{store.path}: opened read-only; {what} needs the write switch "
+            "(writable=True, --write, or Allow writes on the Store page)"
+        )

@@ -1,0 +1,543 @@
+"""GR-MEM for LangGraph state and LangChain v1 agents (extra ``langgraph``).
+
+LangGraph's ``add_messages`` merges by message id only: a re-executed tool
+node appends a second ``ToolMessage`` for a call already answered, and
+nothing heals a call left unanswered. This module offers:
+
+- :func:`gr_mem_messages`, a drop-in reducer for
+  ``Annotated[list[AnyMessage], gr_mem_messages]``. It keeps
+  ``add_messages``' own semantics (coercion, ids assigned, a message whose id
+  is already in the state replaces it in place, ``RemoveMessage`` and
+  ``REMOVE_ALL_MESSAGES``) and runs every *new* message through the GR-MEM
+  engine: MEM-1 (a result for an answered call is dropped), MEM-2 (a turn
+  whose every call is declared already is dropped), MEM-3 (an unanswered
+  call is healed at the next human message, the placeholder right after its
+  turn) and MEM-10 (the late real result replaces the placeholder at the
+  same position).
+- :func:`gr_mem_reducer`, the same with a window (``max_messages``) and the
+  MEM-14 report of every update sent to a journal or a callback
+  (:class:`ReducerJournal`, which can also write the flowdrop append
+  journal of a store, so the Store page replays the graph's updates).
+- :class:`GRMemMiddleware`, a LangChain v1 ``AgentMiddleware`` whose
+  ``wrap_model_call`` sends the model the MEM-5 provider view
+  (``request.override(messages=...)``), leaving the state untouched.
+
+Messages convert to GR-MEM rows and back without loss:
+:func:`message_to_row` keeps the whole message (``messages_to_dict`` form,
+or the object itself inside the reducer), so ids, names, artifacts,
+``additional_kwargs``, ``response_metadata`` and usage come back as they
+were. A healed placeholder is a ``ToolMessage`` whose ``response_metadata``
+carries ``{"gr_mem": {"healed": true}}``. The reducer costs what
+``add_messages`` costs (one pass over the state: LangGraph hands a reducer
+the whole list) plus the engine's O(new messages).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from flowdrop_core.engine import AppendResult, Buffer
+from flowdrop_core.events import Event
+from flowdrop_core.integrations import require
+from flowdrop_core.messages import PLACEHOLDER_CONTENT
+from flowdrop_core.provider import Finding, normalize_report
+
+require("langchain_core", "langgraph")
+
+from langchain_core.messages import (  # noqa: E402
+    AIMessage,
+    BaseMessage,
+    BaseMessageChunk,
+    ChatMessage,
+    RemoveMessage,
+    ToolMessage,
+    convert_to_messages,
+    message_chunk_to_message,
+    message_to_dict,
+    messages_from_dict,
+)
+
+if TYPE_CHECKING:
+    from flowdrop_core.storage import Slot, Store
+
+__all__ = [
+    "HEALED_MARK",
+    "REMOVE_ALL_MESSAGES",
+    "GRMemMiddleware",
+    "ReducerJournal",
+    "ReducerReport",
+    "gr_mem_messages",
+    "gr_mem_reducer",
+    "message_to_row",
+    "provider_view",
+    "row_to_message",
+    "rows_to_messages",
+]
+
+#: LangGraph's marker id that clears the state (same value as ``langgraph.graph.message``).
+REMOVE_ALL_MESSAGES = "__remove_all__"
+
+#: Where a healed placeholder says what it is: ``response_metadata["gr_mem"]`` (never sent).
+HEALED_MARK = "gr_mem"
+
+#: The key of a stored row holding the whole message, ``message_to_dict`` form.
+ROW_KEY = "langchain"
+#: The key of a transient row (inside the reducer) holding the message object itself.
+_OBJ = "_langchain_message"
+
+_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+_CHAT_ROLES = {
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "system": "system",
+    "developer": "system",
+    "tool": "tool",
+}
+
+
+def _is_healed(msg: BaseMessage) -> bool:
+    mark = msg.response_metadata.get(HEALED_MARK) if isinstance(msg, ToolMessage) else None
+    return isinstance(mark, dict) and mark.get("healed") is True
+
+
+def _role(msg: BaseMessage) -> str:
+    """The GR-MEM role of a message; roles GR-MEM does not know become ``user`` (MEM-16)."""
+    if isinstance(msg, ChatMessage):
+        return _CHAT_ROLES.get(str(msg.role).lower(), "user")
+    if msg.type == "function":  # a legacy function result: a tool result without a call id
+        return "tool"
+    return _ROLES.get(msg.type, "user")
+
+
+def message_to_row(msg: BaseMessage, *, portable: bool = True) -> dict[str, Any]:
+    """One LangChain message as a GR-MEM stored row, keeping the whole message.
+
+    ``metadata.tool_calls`` lists an AI message's calls (valid and invalid:
+    a provider is sent both) by ``id``; a ``ToolMessage`` answers
+    ``metadata.tool_call_id``. With ``portable`` the message is kept as its
+    ``message_to_dict`` form under ``"langchain"`` (JSON for a store);
+    without, the object itself rides along (the reducer, no copy).
+    """
+    meta: dict[str, Any] = {}
+    if isinstance(msg, AIMessage):
+        calls = [
+            {"id": c.get("id"), "name": c.get("name"), "args": c.get("args")}
+            for c in [*msg.tool_calls, *msg.invalid_tool_calls]
+        ]
+        if calls:
+            meta["tool_calls"] = calls
+    elif isinstance(msg, ToolMessage):
+        meta["tool_call_id"] = msg.tool_call_id
+        if _is_healed(msg):
+            meta["healed"] = True
+    row: dict[str, Any] = {"role": _role(msg), "content": msg.content, "metadata": meta}
+    if portable:
+        row[ROW_KEY] = message_to_dict(msg)
+    else:
+        row[_OBJ] = msg
+    return row
+
+
+def _placeholder(call_id: str, name: str | None) -> ToolMessage:
+    """The MEM-3 placeholder as a ``ToolMessage`` (a stable id: healing twice gives the same)."""
+    return ToolMessage(
+        content=PLACEHOLDER_CONTENT,
+        tool_call_id=call_id,
+        name=name,
+        id=f"gr-mem-healed-{call_id}",
+        status="error",
+        response_metadata={HEALED_MARK: {"healed": True, "rule": "MEM-3"}},
+    )
+
+
+def row_to_message(row: dict[str, Any], names: dict[str, str] | None = None) -> BaseMessage:
+    """A GR-MEM row back as the LangChain message it was (a placeholder as a ``ToolMessage``).
+
+    ``names`` maps call ids to tool names, so a placeholder is named after its call.
+    A row that never was a LangChain message (written by another runtime) is
+    read in its provider-flat spelling.
+    """
+    obj = row.get(_OBJ)
+    if obj is not None:
+        return obj  # type: ignore[no-any-return]
+    kept = row.get(ROW_KEY)
+    if kept is not None:
+        return messages_from_dict([kept])[0]
+    meta = row.get("metadata") or {}
+    if row.get("role") == "tool" and meta.get("healed") is True:
+        cid = str(meta.get("tool_call_id"))
+        return _placeholder(cid, (names or {}).get(cid))
+    flat: dict[str, Any] = {"role": row["role"], "content": row.get("content") or ""}
+    for name in ("tool_calls", "tool_call_id"):
+        value = row.get(name, meta.get(name))
+        if value is not None:
+            flat[name] = value
+    if "tool_calls" in flat:
+        flat["tool_calls"] = [_openai_call(c) for c in flat["tool_calls"]]
+    return convert_to_messages([flat])[0]
+
+
+def _openai_call(call: dict[str, Any]) -> dict[str, Any]:
+    import json
+
+    from flowdrop_core.messages import read_call_function, read_call_id
+
+    name, args = read_call_function(call)
+    if not isinstance(args, str):
+        args = json.dumps(args if args is not None else {})
+    return {
+        "id": read_call_id(call),
+        "type": "function",
+        "function": {"name": name, "arguments": args},
+    }
+
+
+def _call_names(rows: Iterable[dict[str, Any]]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for row in rows:
+        for call in (row.get("metadata") or {}).get("tool_calls") or ():
+            if isinstance(call, dict) and call.get("id") and call.get("name"):
+                names.setdefault(str(call["id"]), str(call["name"]))
+    return names
+
+
+def rows_to_messages(rows: Sequence[dict[str, Any]]) -> list[BaseMessage]:
+    """GR-MEM rows back as LangChain messages, placeholders named after their calls."""
+    names = _call_names(rows)
+    return [row_to_message(r, names) for r in rows]
+
+
+def _coerce(value: Any) -> list[BaseMessage]:
+    """A reducer operand as messages, the way ``add_messages`` coerces it (chunks merged)."""
+    items = value if isinstance(value, list) else [value]
+    if all(isinstance(m, BaseMessage) and not isinstance(m, BaseMessageChunk) for m in items):
+        return list(items)
+    return [
+        message_chunk_to_message(m)  # type: ignore[arg-type]
+        for m in convert_to_messages(items)
+    ]
+
+
+class _Merge:
+    """One reducer call: ``add_messages``' id semantics, then GR-MEM on the new messages."""
+
+    def __init__(self, left: Any, right: Any, max_messages: int) -> None:
+        lhs = _coerce(left if left is not None else [])
+        rhs = _coerce(right if right is not None else [])
+        for m in lhs:
+            if m.id is None:
+                m.id = str(uuid.uuid4())
+        for m in rhs:
+            if m.id is None:
+                m.id = str(uuid.uuid4())
+        cut = next(
+            (
+                k
+                for k in range(len(rhs) - 1, -1, -1)
+                if isinstance(rhs[k], RemoveMessage) and rhs[k].id == REMOVE_ALL_MESSAGES
+            ),
+            None,
+        )
+        #: True when the state was changed besides the append (ids replaced, messages removed).
+        self.rewritten = cut is not None
+        if cut is not None:
+            lhs, rhs = [], rhs[cut + 1 :]
+        merged = list(lhs)
+        at = {m.id: k for k, m in enumerate(merged)}
+        removed: set[str] = set()
+        fresh: dict[str, BaseMessage] = {}  # new ids, in arrival order (a later copy wins)
+        for m in rhs:
+            k = at.get(m.id)
+            if k is not None:  # add_messages: an id already in the state is updated in place
+                self.rewritten = True
+                if isinstance(m, RemoveMessage):
+                    removed.add(m.id)  # type: ignore[arg-type]
+                else:
+                    removed.discard(m.id)  # type: ignore[arg-type]
+                    merged[k] = m
+            elif isinstance(m, RemoveMessage):
+                if m.id in fresh:
+                    del fresh[m.id]  # type: ignore[arg-type]
+                    continue
+                raise ValueError(
+                    f"Attempting to delete a message with an ID that doesn't exist ('{m.id}')"
+                )
+            else:
+                fresh[m.id] = m  # type: ignore[index]
+        if removed:
+            merged = [m for m in merged if m.id not in removed]
+        self.before = merged
+        self.incoming = list(fresh.values())
+        self.buffer = Buffer([message_to_row(m, portable=False) for m in merged], max_messages)
+        self.result: AppendResult = self.buffer.append(
+            [message_to_row(m, portable=False) for m in self.incoming]
+        )
+
+    def messages(self) -> list[BaseMessage]:
+        """The state after the update."""
+        return rows_to_messages(self.buffer.messages())
+
+
+def gr_mem_messages(left: Any, right: Any) -> list[BaseMessage]:
+    """Merge two lists of messages the GR-MEM way (a drop-in for ``add_messages``).
+
+    ``Annotated[list[AnyMessage], gr_mem_messages]``: a message whose id is
+    in the state replaces it in place and ``RemoveMessage`` removes, as with
+    ``add_messages``; every other message is appended under MEM-1, MEM-2,
+    MEM-3, MEM-10 and MEM-16 (an empty human message is not a turn).
+    """
+    return _Merge(left, right, 0).messages()
+
+
+class ReducerReport:
+    """The MEM-14 report of one reducer update, with the events that explain it.
+
+    ``appended`` counts the incoming messages that became new entries (never
+    the change in length); ``events`` are the engine's, positions in the
+    state after the update. ``rewritten`` is true when the update also
+    replaced or removed messages by id (``add_messages`` semantics).
+    """
+
+    __slots__ = ("appended", "at", "count", "events", "incoming", "rewritten")
+
+    def __init__(
+        self,
+        count: int,
+        appended: int,
+        events: tuple[Event, ...],
+        incoming: list[BaseMessage],
+        rewritten: bool,
+    ) -> None:
+        self.count, self.appended, self.events = count, appended, events
+        self.incoming, self.rewritten = incoming, rewritten
+        self.at = time.time()
+
+    @property
+    def appended_any(self) -> bool:
+        return self.appended > 0
+
+    def summary(self) -> dict[str, Any]:
+        """The three MEM-14 fields."""
+        return {"count": self.count, "appended": self.appended, "appended_any": self.appended_any}
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(str(e.kind) for e in self.events)
+        return f"ReducerReport({self.summary()}, events=[{kinds}])"
+
+
+class ReducerJournal:
+    """Where :func:`gr_mem_reducer` sends its reports: the newest ``keep`` in memory.
+
+    With ``store`` (any flowdrop store) and ``slot``, every update is also
+    written to that store's append journal as a record the Store page and
+    ``flowdrop-buffer store --journal`` replay step by step; an update that
+    also replaced or removed messages by id is recorded as a write outside
+    the journal, so the replay says where it may differ.
+    """
+
+    def __init__(
+        self,
+        keep: int = 1000,
+        *,
+        store: Store | None = None,
+        slot: Slot = ("execution", "langgraph", "messages"),
+        limit: int = 1000,
+    ) -> None:
+        self.reports: deque[ReducerReport] = deque(maxlen=keep)
+        self.store, self.slot, self.limit = store, slot, limit
+        self._guard = threading.Lock()
+        self._revision = 0
+        self._last_count: int | None = None
+
+    def __call__(self, report: ReducerReport, merge: _Merge | None = None) -> None:
+        with self._guard:
+            self.reports.append(report)
+            if self.store is not None and merge is not None:
+                self._record(report, merge)
+
+    @property
+    def last(self) -> ReducerReport | None:
+        """The newest report (``None`` before the first update)."""
+        return self.reports[-1] if self.reports else None
+
+    def _record(self, report: ReducerReport, merge: _Merge) -> None:
+        from flowdrop_core.journal import CHECKPOINT_EVERY, JournalRecord, journal_for
+
+        assert self.store is not None
+        journal = journal_for(self.store)
+        seq = journal.last_seq(self.slot) + 1
+        outside = merge.rewritten or self._last_count != len(merge.before)
+        before = f"r{self._revision}"
+        if outside:  # the state changed besides this journal's appends
+            self._revision += 1
+            before = f"r{self._revision}-outside"
+        self._revision += 1
+        every = max(1, min(CHECKPOINT_EVERY, self.limit // 2))
+        base = None
+        if outside or (seq - 1) % every == 0:
+            base = [message_to_row(m) for m in merge.before]
+        scope, scope_id, key = self.slot
+        journal.add(
+            JournalRecord(
+                seq=seq,
+                at=report.at,
+                scope=scope,
+                scope_id=scope_id,
+                key=key,
+                max_messages=merge.buffer.max_messages,
+                incoming=[message_to_row(m) for m in merge.incoming],
+                context={f"{scope}_id": scope_id} if scope in _ID_SCOPES else None,
+                count=report.count,
+                appended=report.appended,
+                appended_any=report.appended_any,
+                revision_before=before,
+                revision=f"r{self._revision}",
+                events=[
+                    {k: v for k, v in ev.to_dict().items() if k != "reason"} for ev in report.events
+                ],
+                base=base,
+            ),
+            self.limit,
+        )
+        self._last_count = report.count
+
+
+_ID_SCOPES = frozenset({"session", "user", "workflow", "pipeline", "execution"})
+
+
+def gr_mem_reducer(
+    max_messages: int = 0,
+    journal: ReducerJournal | Callable[[ReducerReport], None] | None = None,
+) -> Callable[[Any, Any], list[BaseMessage]]:
+    """A :func:`gr_mem_messages` reducer with a window and a MEM-14 report per update.
+
+    ``max_messages`` > 0 keeps the newest entries (GR-MEM step 6). A reducer
+    can only return the list, so each update's :class:`ReducerReport` goes to
+    ``journal``: a :class:`ReducerJournal` or any callable.
+    """
+    from flowdrop_core.engine import check_window
+
+    cap = check_window(max_messages)
+
+    def reducer(left: Any, right: Any) -> list[BaseMessage]:
+        merge = _Merge(left, right, cap)
+        if journal is not None:
+            res = merge.result
+            report = ReducerReport(
+                res.count, res.appended, res.events, merge.incoming, merge.rewritten
+            )
+            if isinstance(journal, ReducerJournal):
+                journal(report, merge)
+            else:
+                journal(report)
+        return merge.messages()
+
+    reducer.__name__ = "gr_mem_reducer"
+    reducer.__doc__ = gr_mem_reducer.__doc__
+    return reducer
+
+
+# -- MEM-5: what the model is sent ------------------------------------------------------------
+
+
+def provider_view(messages: Sequence[BaseMessage]) -> tuple[list[BaseMessage], list[Finding]]:
+    """MEM-5 on LangChain messages: the repaired list and every finding, nothing else changed.
+
+    The pairing repair of :func:`~flowdrop_core.provider.normalize_report`
+    (orphan and duplicate results dropped, a call declared twice dropped from
+    the later turn, an unanswered call given a synthetic result right after
+    its turn, system messages first) is applied to the messages themselves:
+    kept messages are the same objects, a turn that lost a call is a copy
+    without it, and content is left as the model accepts it (MEM-5's text
+    coercion is for provider-flat dicts).
+    """
+    rows = [message_to_row(m, portable=False) for m in messages]
+    report = normalize_report(rows)
+    dropped = {f.index for f in report.findings if f.dropped and f.call_index is None}
+    kept = [k for k, r in enumerate(rows) if k not in dropped]
+    kept.sort(key=lambda k: rows[k]["role"] != "system")  # stable: system first (MEM-5)
+    results: dict[str, int] = {}
+    order: list[int] = []
+    for k in kept:
+        if rows[k]["role"] == "tool":
+            cid = (rows[k]["metadata"] or {}).get("tool_call_id")
+            results.setdefault(str(cid), k)
+        else:
+            order.append(k)
+    names = _call_names(rows)
+    out: list[BaseMessage] = []
+    walk = iter(order)
+    for flat in report.messages:
+        if flat["role"] == "tool":
+            cid = flat["tool_call_id"]
+            k = results.get(cid)
+            out.append(messages[k] if k is not None else _placeholder(cid, names.get(cid)))
+            continue
+        k = next(walk)
+        msg = messages[k]
+        if isinstance(msg, AIMessage):
+            ids = [c["id"] for c in flat.get("tool_calls") or ()]
+            have = [c.get("id") for c in [*msg.tool_calls, *msg.invalid_tool_calls]]
+            if have != ids:
+                msg = _only_calls(msg, ids)
+        out.append(msg)
+    return out, list(report.findings)
+
+
+def _only_calls(msg: AIMessage, ids: list[str]) -> AIMessage:
+    """A copy of ``msg`` declaring only ``ids`` (first occurrence of each), in its order."""
+    left = list(ids)
+
+    def keep(call: Any) -> bool:
+        cid = call.get("id")
+        if cid in left:
+            left.remove(cid)
+            return True
+        return False
+
+    return msg.model_copy(
+        update={
+            "tool_calls": [c for c in msg.tool_calls if keep(c)],
+            "invalid_tool_calls": [c for c in msg.invalid_tool_calls if keep(c)],
+        }
+    )
+
+
+def _middleware_base() -> type:
+    return require("langchain.agents.middleware", "langgraph").AgentMiddleware  # type: ignore[no-any-return]
+
+
+class GRMemMiddleware(_middleware_base()):  # type: ignore[misc]
+    """LangChain v1 agent middleware: the model is sent the MEM-5 provider view.
+
+    ``create_agent(model, tools, middleware=[GRMemMiddleware()])``. Each model
+    call's messages are repaired by :func:`provider_view` and passed on with
+    ``request.override(messages=...)``; the agent's state keeps what
+    happened. ``on_findings`` receives the findings of each call that had any.
+    """
+
+    def __init__(self, on_findings: Callable[[list[Finding]], None] | None = None) -> None:
+        super().__init__()
+        self.on_findings = on_findings
+        #: The findings of the most recent model call (empty: nothing to repair).
+        self.last_findings: list[Finding] = []
+
+    def _view(self, request: Any) -> Any:
+        messages, findings = provider_view(request.messages)
+        self.last_findings = findings
+        if findings and self.on_findings is not None:
+            self.on_findings(findings)
+        return request.override(messages=messages) if findings else request
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return handler(self._view(request))
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return await handler(self._view(request))

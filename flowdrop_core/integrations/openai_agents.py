@@ -1,0 +1,138 @@
+"""GR-MEM for the OpenAI Agents SDK: a ``Session`` backed by a conversation buffer.
+
+The SDK's own sessions store every item they are given: a retried tool
+output is stored twice, and from then on every request carries two results
+for one call. :class:`GRMemSession` implements the SDK's ``Session``
+protocol (``session_id``, ``session_settings``, async ``get_items(limit)``,
+``add_items``, ``pop_item``, ``clear_session``) over a
+:class:`~flowdrop_core.conversation.ConversationBuffer` on any flowdrop
+store (memory, SQLite, Redis), so each ``add_items`` is one GR-MEM append:
+MEM-1 drops a second output for an answered ``call_id``, MEM-2 a re-sent
+call, MEM-3 heals an unanswered call at the next user message and MEM-10
+lets the late real output replace the placeholder in place. Appends to one
+session are serialized and written compare-and-set (MEM-12), across tasks,
+threads, processes and machines sharing the store; ``journal=N`` keeps the
+store's append journal for the inspector.
+
+Items round-trip without loss through :mod:`.responses_items`. Store I/O
+runs in a worker thread (``asyncio.to_thread``), so the event loop never
+waits on SQLite or Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
+from flowdrop_core.ids import usable_id
+from flowdrop_core.integrations import require
+from flowdrop_core.integrations.responses_items import items_to_rows, rows_to_items
+from flowdrop_core.storage import Delta, Op, RevisionConflict, Store
+
+_settings = require("agents.memory.session_settings", "openai-agents")
+SessionSettings = _settings.SessionSettings
+
+__all__ = ["GRMemSession"]
+
+
+class GRMemSession:
+    """An Agents SDK session whose history obeys GR-MEM (``Runner.run(..., session=...)``).
+
+    ``store`` defaults to an in-memory store; pass a
+    :class:`~flowdrop_core.storage.SQLiteStore` or
+    :class:`~flowdrop_core.storage.redis_store.RedisStore` to share it. The
+    history lives in the ``session`` scope under ``key``; ``max_messages``
+    is the window (0: none) and ``journal`` the number of append records kept
+    per session (0: off). :attr:`last_result` is the MEM-14 report of the
+    latest ``add_items``.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        store: Store | None = None,
+        key: str = "agent_items",
+        max_messages: int = 0,
+        journal: int = 0,
+        lock_timeout: float = 5.0,
+        session_settings: Any = None,
+    ) -> None:
+        if usable_id(session_id) is None:
+            raise ValueError(
+                f"session_id must be a non-blank id other than '0' (MEM-6), got {session_id!r}"
+            )
+        self.session_id = session_id
+        self.session_settings = (
+            _settings.coerce_session_settings(session_settings)
+            if session_settings is not None
+            else SessionSettings()
+        )
+        self.buffer = ConversationBuffer(
+            scope="session",
+            key=key,
+            max_messages=max_messages,
+            store=store,
+            lock_timeout=lock_timeout,
+            journal=journal,
+        )
+        self._context = {"session_id": session_id}
+        self.last_result: ScopedAppendResult | None = None
+
+    @property
+    def store(self) -> Store:
+        return self.buffer.store
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The stored GR-MEM rows of this session (what the inspector shows)."""
+        return self.buffer.messages(self._context)
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        """The history as Responses input items, oldest first; the latest ``limit`` when given."""
+        limit = _settings.resolve_session_limit(limit, self.session_settings)
+        items = rows_to_items(await asyncio.to_thread(self.rows))
+        if limit is None:
+            return items
+        return items[-limit:] if limit > 0 else []
+
+    def add_items_sync(self, items: list[Any]) -> ScopedAppendResult:
+        """One GR-MEM append of ``items`` (the blocking form of :meth:`add_items`)."""
+        rows = items_to_rows(items)  # a malformed item raises here: nothing is written
+        result = self.buffer.append(rows, self._context)
+        self.last_result = result
+        return result
+
+    async def add_items(self, items: list[Any]) -> None:
+        """Append ``items`` under GR-MEM: duplicates dropped, unanswered calls healed."""
+        if not items:
+            return
+        await asyncio.to_thread(self.add_items_sync, list(items))
+
+    def pop_item_sync(self) -> Any | None:
+        """Remove and return the newest item, under the slot lock, written compare-and-set."""
+        slot = (str(self.buffer.scope), self.session_id, self.buffer.key)
+        with self.store.lock(*slot, self.buffer.lock_timeout):
+            while True:
+                value, found, revision = self.store.read(*slot)
+                if not found or not value:
+                    return None
+                last = value[-1]
+                delta = Delta((Op("delete", len(value) - 1, last),), len(value) - 1)
+                try:
+                    self.store.apply(*slot, delta, expected=revision)
+                except RevisionConflict:
+                    continue
+                items = rows_to_items(value)
+                return items[-1] if items else None
+
+    async def pop_item(self) -> Any | None:
+        """Remove and return the newest item (``None`` when the session is empty)."""
+        return await asyncio.to_thread(self.pop_item_sync)
+
+    async def clear_session(self) -> None:
+        """Empty this session's history."""
+        await asyncio.to_thread(self.buffer.clear, self._context)
+
+    def __repr__(self) -> str:
+        return f"GRMemSession(session_id={self.session_id!r}, buffer={self.buffer!r})"

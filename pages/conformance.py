@@ -1,0 +1,91 @@
+"""Conformance: this implementation's standing against every GR-MEM rule, MEM-1 to MEM-16.
+
+The report is :func:`flowdrop_core.conformance.conformance_report` over the
+example scenarios; this page draws it and offers it as Markdown and JSON,
+the same as ``flowdrop-buffer conformance``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from flowdrop_core.conformance import ConformanceReport, conformance_report
+from inspector_ui.plain import md
+from inspector_ui.samples import sample_scenarios
+from inspector_ui.shell import page_shell
+
+STATUS_ICONS = {
+    "pass": ":material/check_circle:",
+    "fail": ":material/cancel:",
+    "no example": ":material/help:",
+    "not covered": ":material/remove_circle:",
+}
+STATUS_COLORS = {"pass": "green", "fail": "red", "no example": "orange", "not covered": "gray"}
+
+
+@st.cache_data(show_spinner="Checking every example…")
+def report() -> ConformanceReport:
+    """The report over sample_data/ (computed once per server: the files ship with the app)."""
+    return conformance_report(s.scenario for s in sample_scenarios() if s.scenario is not None)
+
+
+page_shell("conformance")
+data = report()
+summary = ", ".join(f"{n} {status}" for status, n in data.totals.items() if n)
+if data.passed:
+    st.success(f"No rule fails: {summary}.", icon=":material/verified:")
+else:
+    st.error(f"Some rules fail: {summary}.", icon=":material/error:")
+st.caption(
+    'MEM-14\'s text: "each implementation publishes its own standing against these rules". '
+    "This is ours: each rule with the examples that cite it, replayed and checked, and the "
+    "decisions taken where the specification leaves the point open."
+)
+downloads = st.container(horizontal=True)
+downloads.download_button(
+    "Markdown",
+    data=data.to_markdown(),
+    file_name="gr-mem-conformance.md",
+    mime="text/markdown",
+    icon=":material/download:",
+    on_click="ignore",
+)
+downloads.download_button(
+    "JSON",
+    data=data.to_json(),
+    file_name="gr-mem-conformance.json",
+    mime="application/json",
+    icon=":material/download:",
+    on_click="ignore",
+)
+st.dataframe(
+    [
+        {
+            "rule": r.rule,
+            "status": r.status,
+            "examples": f"{sum(e.passed for e in r.examples)}/{len(r.examples)}"
+            if r.examples
+            else "-",
+            "summary": r.summary,
+        }
+        for r in data.rules
+    ],
+    hide_index=True,
+    width="stretch",
+    alt="Every GR-MEM rule with its status and how many of its examples pass",
+)
+for r in data.rules:
+    with st.expander(f"{r.rule}: {r.status}", icon=STATUS_ICONS[r.status]):
+        st.badge(r.status, color=STATUS_COLORS[r.status])
+        st.markdown(md(r.summary))
+        for e in r.examples:
+            st.text(f"{'pass' if e.passed else 'FAIL'}  {e.name}: {e.title}")
+            st.caption(md("verdicts: " + ", ".join(e.verdicts)))
+            for m in e.mismatches:
+                st.error(md(m))
+        if r.evidence:
+            st.caption(md(r.evidence))
+        if r.decisions:
+            st.markdown("**Decisions where the text is open**")
+            for d in r.decisions:
+                st.markdown(f"- {md(d)}")

@@ -1,0 +1,61 @@
+"""``flowdrop-buffer store FILE`` on an Agents SQLiteSession file and a LangGraph checkpoint file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from framework_files import agents_file, digest, langgraph_file
+
+from flowdrop_core.cli import main
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["store", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_lists_sessions_with_health_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = agents_file(tmp_path / "agents.sqlite")
+    before = digest(path)
+    code, out, _ = _run(capsys, str(path))
+    assert code == 1
+    assert "duplicate_result x1" in out and "unanswered_call x1" in out and "healthy" in out
+    assert "3 sessions in" in out and "OpenAI Agents SQLiteSession file" in out
+    code, out, _ = _run(capsys, str(path), "--json")
+    listed = {json.loads(line)["id"]: json.loads(line) for line in out.splitlines()}
+    assert listed["retried"]["findings"][0]["kind"] == "duplicate_result"
+    assert listed["clean"]["healthy"] is True
+    assert digest(path) == before
+
+
+def test_shows_a_thread_replays_it_and_repairs_only_with_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = langgraph_file(tmp_path / "checkpoints.sqlite")
+    code, out, _ = _run(capsys, str(path), "--thread", "t1")
+    assert code == 1
+    assert "! entry 3: dropped: second result for call 'c1'" in out
+    assert "4 entries in 't1'; 1 finding" in out
+    code, out, _ = _run(capsys, str(path), "--thread", "t1", "--timeline")
+    assert "duplicate" in out.lower()
+    code, out, err = _run(capsys, str(path), "--thread", "t1", "--repair")
+    assert code == 2 and "--write" in err
+    code, out, _ = _run(capsys, str(path), "--thread", "t1", "--repair", "--write")
+    assert code == 0 and "4 -> 3 entries (duplicate_result x1)" in out and ".bak-" in out
+    code, out, _ = _run(capsys, str(path), "--thread", "t1")
+    assert code == 0 and "0 findings" in out
+
+
+def test_unknown_thread_and_misused_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = agents_file(tmp_path / "agents.sqlite")
+    code, _, err = _run(capsys, str(path), "--thread", "nobody")
+    assert code == 2 and "no session or thread 'nobody'" in err
+    code, _, err = _run(capsys, str(path), "--repair", "--write")
+    assert code == 2 and "need --thread" in err

@@ -1,0 +1,106 @@
+"""Files written by the real frameworks, with seeded defects, for the store reader tests.
+
+The ``SQLiteSession`` file is written by the Agents SDK (``add_items`` and
+``Runner.run`` with its ``ScriptedModel``); the checkpoint file by a real
+LangGraph ``StateGraph`` with ``SqliteSaver`` and ``add_messages``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import sqlite3
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+from agents import Agent, Runner, SQLiteSession, set_tracing_disabled
+from agents.testing import ScriptedModel, assistant_message
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+
+set_tracing_disabled(True)  # no trace export: the tests have no network
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def agents_file(path: Path) -> Path:
+    """Three sessions: a retried tool output, an unanswered call then a user turn, a clean one."""
+
+    async def write() -> None:
+        retried = SQLiteSession("retried", db_path=path)
+        await retried.add_items(
+            [
+                {"role": "user", "content": "find cats"},
+                {"type": "function_call", "call_id": "c1", "name": "search", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "Found 3 cats"},
+            ]
+        )
+        await retried.add_items(
+            [{"type": "function_call_output", "call_id": "c1", "output": "Found 3 cats"}]
+        )
+        retried.close()
+        interrupted = SQLiteSession("interrupted", db_path=path)
+        await interrupted.add_items(
+            [
+                {"role": "user", "content": "grep"},
+                {"type": "function_call", "call_id": "g1", "name": "grep", "arguments": "{}"},
+                {"role": "user", "content": "anything?"},
+            ]
+        )
+        interrupted.close()
+        clean = SQLiteSession("clean", db_path=path)
+        agent = Agent(name="a", model=ScriptedModel([[assistant_message("hello")]]))
+        await Runner.run(agent, "hi", session=clean)
+        clean.close()
+
+    asyncio.run(write())
+    return path
+
+
+class State(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+CALL = {"id": "c1", "name": "search", "args": {"q": "cats"}}
+
+
+def graph_of(saver: SqliteSaver) -> Any:
+    """agent -> tool -> tool again (a re-executed tool node), with LangGraph's add_messages."""
+
+    def agent(state: Any) -> dict[str, Any]:
+        if isinstance(state["messages"][-1], HumanMessage) and len(state["messages"]) == 1:
+            return {"messages": [AIMessage("", id="ai-1", tool_calls=[CALL])]}
+        return {"messages": [AIMessage("3 cats")]}
+
+    def run_tool(state: Any) -> dict[str, Any]:
+        last_ai = next(m for m in reversed(state["messages"]) if isinstance(m, AIMessage))
+        if not last_ai.tool_calls:
+            return {}
+        return {"messages": [ToolMessage("Found 3 cats", tool_call_id="c1", name="search")]}
+
+    g = StateGraph(State)
+    g.add_node("agent", agent)
+    g.add_node("tool", run_tool)
+    g.add_node("tool_again", run_tool)
+    g.add_edge(START, "agent")
+    g.add_edge("agent", "tool")
+    g.add_edge("tool", "tool_again")
+    g.add_edge("tool_again", END)
+    return g.compile(checkpointer=saver)
+
+
+def langgraph_file(path: Path) -> Path:
+    conn = sqlite3.connect(path, check_same_thread=False)
+    saver = SqliteSaver(conn)
+    graph = graph_of(saver)
+    graph.invoke({"messages": [HumanMessage("find cats")]}, {"configurable": {"thread_id": "t1"}})
+    graph.update_state(  # a thread where trim_messages left a leading orphan result
+        {"configurable": {"thread_id": "t2"}},
+        {"messages": [ToolMessage("stale", tool_call_id="gone"), HumanMessage("hi")]},
+    )
+    conn.close()
+    return path

@@ -1,0 +1,144 @@
+"""The jsonl importer: what it claims, the messages and notes it reads, its located errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from import_helpers import DEEP, HUGE_INT, JSON_FORMATS, NO_SESSION, SAMPLES, call_main, error_of
+
+from flowdrop_core.importers import (
+    ConversationFormatError,
+    load_conversation,
+    load_conversations,
+    parse_conversation,
+    parse_conversations,
+)
+from flowdrop_core.provider import normalize_report
+
+
+def test_jsonl_messages_and_conversations_per_line() -> None:
+    lines = [
+        json.dumps({"role": "user", "content": "hi", "timestamp": "t1"}),
+        "",
+        json.dumps({"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}),
+        json.dumps({"type": "function_call", "call_id": "c2", "name": "g", "arguments": "{}"}),
+        json.dumps({"type": "function_call_output", "call_id": "c1", "output": "one"}),
+        "   ",
+        json.dumps({"messages": [{"role": "user", "content": "next"}]}),
+        json.dumps([{"role": "assistant", "content": "line\u2028separator"}]),
+    ]
+    got = parse_conversation("\n".join(lines) + "\n")
+    assert got.format == "jsonl"
+    assert got.messages == [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call_main("c1", "f"), call_main("c2", "g")],
+        },
+        {"role": "tool", "content": "one", "tool_call_id": "c1"},
+        {"role": "user", "content": "next"},
+        {"role": "assistant", "content": "line\u2028separator"},
+    ]
+    assert got.origins == [
+        "line 1",
+        "line 3+line 4",
+        "line 5",
+        "line 7: messages[0]",
+        "line 8: [0]",
+    ]
+    assert got.turns == [[0, 1, 2], [3, 4]]
+
+
+def test_jsonl_line_that_is_not_json() -> None:
+    text = (
+        '{"role": "user", "content": "hi"}\n'
+        '{"role": "assistant", "content": "yo"}\n'
+        '{"role": "tool" "content": "x"}\n'
+    )
+    assert error_of(text) == (
+        "no known format matched rec.json:\n"
+        "- jsonl: line 3: not JSON (Expecting ',' delimiter at column 17)\n"
+        f"- {JSON_FORMATS}: not JSON (Extra data at line 2, column 1)\n"
+        f"- claude-code: {NO_SESSION}\n"
+        "- codex: line 1: not a {'type', 'payload'} rollout line"
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (
+            '{"role": "user", "content": ' + HUGE_INT + "}",
+            "not JSON (integer too long: more than 4300 digits)",
+        ),
+        (DEEP, "not JSON (nested too deeply): more than 100 levels at line 1, column 101"),
+    ],
+)
+def test_jsonl_line_refused_without_a_decode_error_names_its_line(line: str, problem: str) -> None:
+    text = '{"role": "user", "content": "hi"}\n' + line + "\n"
+    assert error_of(text, format="jsonl") == (f"rec.json is not valid jsonl: line 2: {problem}")
+
+
+def test_jsonl_message_with_no_role_names_its_line() -> None:
+    text = '{"role": "user", "content": "hi"}\n\n{"content": "lost"}\n'
+    assert error_of(text, format="jsonl") == (
+        "rec.json is not valid jsonl: line 3: missing 'role' (nearest format: openai-chat)"
+    )
+
+
+# --------------------------------------------------------------------------- many conversations
+
+
+def test_a_fine_tuning_file_is_one_conversation_per_line() -> None:
+    """OpenAI fine-tuning JSONL (one {"messages": [...]} per line, every line reusing
+    'call_id') was merged into one buffer and normalize dropped the later calls."""
+    got = load_conversations(SAMPLES / "openai_finetune_drone.jsonl")
+    assert [(c.label, c.format, c.name.endswith("openai_finetune_drone.jsonl")) for c in got] == [
+        ("line 1", "jsonl", True),
+        ("line 2", "jsonl", True),
+        ("line 3", "jsonl", True),
+    ]
+    asked = ["Let's get the drone in the air, can you make it take off",
+             "Can you lift the drone to 100 feet off the ground",
+             "Can you safely bring the drone down to the ground here?"]  # fmt: skip
+    calls = [("takeoff_drone", '{"altitude": 100}'), ("takeoff_drone", '{"altitude": 100}'),
+             ("land_drone", '"{\\"location\\": \\"current\\"}"')]  # fmt: skip
+    for number, (conv, question, (name, arguments)) in enumerate(
+        zip(got, asked, calls, strict=True), 1
+    ):
+        assert [m["role"] for m in conv.messages] == ["system", "user", "assistant"]
+        assert conv.messages[1] == {"role": "user", "content": question}
+        assert conv.messages[2]["tool_calls"] == [
+            {
+                "id": "call_id",
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
+        ]
+        assert conv.origins == [f"line {number}: messages[{k}]" for k in range(3)]
+        assert conv.turns == [[0], [1, 2]]
+        assert conv.notes == []
+        # each conversation on its own: its call id collides with no other line's
+        report = normalize_report(conv.messages)
+        assert [f.kind for f in report.findings] == ["unanswered_call"]
+
+
+def test_one_conversation_api_refuses_a_file_of_many() -> None:
+    with pytest.raises(ConversationFormatError) as info:
+        load_conversation(SAMPLES / "openai_finetune_drone.jsonl", name="ft.jsonl")
+    assert str(info.value) == (
+        "ft.jsonl holds 3 conversations, one per line (line 1 to line 3); "
+        "read them one at a time (--conversation N)"
+    )
+
+
+def test_lines_of_single_messages_stay_one_conversation() -> None:
+    """Only a file whose every line is a whole conversation is split."""
+    text = (
+        '{"messages": [{"role": "user", "content": "a"}]}\n{"role": "assistant", "content": "b"}\n'
+    )
+    (conv,) = parse_conversations(text)
+    assert conv.label == ""
+    assert [m["content"] for m in conv.messages] == ["a", "b"]

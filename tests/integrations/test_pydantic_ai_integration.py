@@ -1,0 +1,167 @@
+"""The pydantic-ai history processor inside real agent runs (``FunctionModel``), and alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai import Agent
+from pydantic_ai.capabilities import ProcessHistory
+from pydantic_ai.messages import (
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from flowdrop_core.integrations.pydantic_ai import GRMemHistory, gr_mem_capability, gr_mem_history
+from flowdrop_core.messages import PLACEHOLDER_CONTENT
+
+
+def _returns(messages: list[Any], call_id: str = "c1") -> list[Any]:
+    return [
+        p
+        for m in messages
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, ToolReturnPart) and p.tool_call_id == call_id
+    ]
+
+
+def _agent(capabilities: list[Any]) -> tuple[Agent[None, str], list[list[Any]]]:
+    """An agent whose model re-emits the same tool call once (a model retry), then answers."""
+    sent: list[list[Any]] = []
+
+    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        sent.append(list(messages))
+        calls = sum(isinstance(p, ToolCallPart) for m in messages for p in getattr(m, "parts", ()))
+        if len(sent) <= 2 and calls < 2:  # the same call, twice: the tool runs twice
+            return ModelResponse(parts=[ToolCallPart("search", {"q": "cats"}, tool_call_id="c1")])
+        return ModelResponse(parts=[TextPart("3 cats")])
+
+    agent: Agent[None, str] = Agent(FunctionModel(model), capabilities=capabilities)
+
+    @agent.tool_plain
+    def search(q: str) -> str:
+        return f"Found 3 {q}"
+
+    return agent, sent
+
+
+def test_the_model_is_never_sent_a_duplicate_result() -> None:
+    """A real run where the tool answers the same call twice: without GR-MEM the model sees two."""
+    plain, plain_sent = _agent([])
+    plain.run_sync("find cats")
+    assert max(len(_returns(s)) for s in plain_sent) == 2  # the failure, reproduced
+
+    processor = GRMemHistory()
+    agent, sent = _agent([ProcessHistory(processor)])
+    result = agent.run_sync("find cats")
+    assert result.output == "3 cats"
+    assert all(len(_returns(s)) <= 1 for s in sent)
+    assert len(_returns(sent[-1])) == 1
+    assert processor.last_result is not None
+    kinds = {str(e.kind) for e in processor.last_result.events}
+    assert {"duplicate_turn", "duplicate_result"} <= kinds
+
+
+def test_a_history_with_a_duplicate_result_goes_out_clean() -> None:
+    """A stored history carrying a retried return, continued with the capability."""
+    sent: list[list[Any]] = []
+
+    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        sent.append(list(messages))
+        return ModelResponse(parts=[TextPart("done")])
+
+    history = [
+        ModelRequest(parts=[UserPromptPart("find cats")]),
+        ModelResponse(parts=[ToolCallPart("search", {"q": "cats"}, tool_call_id="c1")]),
+        ModelRequest(parts=[ToolReturnPart("search", "Found 3 cats", tool_call_id="c1")]),
+        ModelRequest(parts=[ToolReturnPart("search", "Found 3 cats", tool_call_id="c1")]),
+        ModelResponse(parts=[TextPart("3 cats")]),
+    ]
+    agent = Agent(FunctionModel(model), capabilities=[gr_mem_capability()])
+    agent.run_sync("and dogs?", message_history=history)
+    assert len(_returns(sent[0])) == 1
+    assert [type(m).__name__ for m in sent[0]] == [
+        "ModelRequest",
+        "ModelResponse",
+        "ModelRequest",
+        "ModelResponse",
+        "ModelRequest",
+    ]
+    assert sent[0][2].parts[0].content == "Found 3 cats"
+    assert gr_mem_history(history)[0] is history[0]  # an unchanged message is the same object
+
+
+def test_healing_then_the_late_return_replaces_the_placeholder() -> None:
+    """MEM-3 on the list itself, then MEM-10 in place."""
+    history = [
+        ModelRequest(parts=[SystemPromptPart("be brief"), UserPromptPart("grep")]),
+        ModelResponse(
+            parts=[
+                TextPart("looking"),
+                ToolCallPart("grep", {}, tool_call_id="g1"),
+                ToolCallPart("grep", {}, tool_call_id="g2"),
+            ]
+        ),
+        ModelRequest(parts=[UserPromptPart("anything?")]),
+    ]
+    healed = gr_mem_history(history)
+    assert len(healed) == 3
+    parts = healed[2].parts
+    assert [type(p).__name__ for p in parts] == [
+        "ToolReturnPart",
+        "ToolReturnPart",
+        "UserPromptPart",
+    ]
+    assert [p.tool_call_id for p in parts[:2]] == ["g1", "g2"]
+    assert parts[0].content == PLACEHOLDER_CONTENT and parts[0].outcome == "interrupted"
+    assert parts[0].tool_name == "grep" and parts[0].metadata["gr_mem"]["healed"] is True
+    assert gr_mem_history(healed) == healed  # healing is idempotent
+
+    late = [
+        *healed,
+        ModelResponse(parts=[TextPart("sorry")]),
+        ModelRequest(parts=[ToolReturnPart("grep", "3 lines", tool_call_id="g1")]),
+    ]
+    after = gr_mem_history(late)
+    assert len(after) == 4  # the late return's request is now empty: removed
+    assert after[2].parts[0].content == "3 lines"  # in the placeholder's place
+    assert after[2].parts[1].content == PLACEHOLDER_CONTENT  # g2 is still interrupted
+
+
+def test_a_call_with_no_request_after_it_gets_one() -> None:
+    """Placeholders for a response followed by another response land in a new request."""
+    history = [
+        ModelRequest(parts=[UserPromptPart("go")]),
+        ModelResponse(parts=[ToolCallPart("t", {}, tool_call_id="x")]),
+        ModelRequest(parts=[UserPromptPart("next")]),
+    ]
+    out = gr_mem_history(history)
+    assert [p.tool_call_id for p in out[2].parts[:1]] == ["x"]
+    assert out[0] is history[0] and out[1] is history[1]
+
+
+def test_pydantic_ais_own_synthesized_return_is_a_placeholder() -> None:
+    """MEM-10 for the return pydantic-ai synthesizes: the late real one takes its place."""
+    synthesized = ToolReturnPart(
+        "search",
+        "The tool call was interrupted before a result was produced.",
+        tool_call_id="c1",
+        metadata={"pydantic_ai_synthesized_tool_return": True},
+        outcome="interrupted",
+    )
+    history = [
+        ModelRequest(parts=[UserPromptPart("find")]),
+        ModelResponse(parts=[ToolCallPart("search", {}, tool_call_id="c1")]),
+        ModelRequest(parts=[synthesized, UserPromptPart("anything?")]),
+        ModelResponse(parts=[TextPart("sorry")]),
+        ModelRequest(parts=[ToolReturnPart("search", "Found 3 cats", tool_call_id="c1")]),
+    ]
+    out = gr_mem_history(history)
+    assert len(out) == 4
+    assert [getattr(p, "content", None) for p in out[2].parts] == ["Found 3 cats", "anything?"]
