@@ -20,8 +20,11 @@ error imports the base from here, and nothing here imports back::
     ├── InputProblem                flowdrop_core.importers.paste (ValueError): a bad paste
     ├── SessionUrlError             flowdrop_core.inspect.session_url (ValueError): a bad link
     ├── ReadOnlyError               flowdrop_core.store_browser (PermissionError): no --write
+    ├── FrameworkStoreError         flowdrop_core.framework_stores (ValueError): a bad framework file
+    ├── FrameworkMissingError       flowdrop_core.integrations (ImportError): its extra is missing
     └── StorageError                flowdrop_core.storage.base (RuntimeError): a store failed
         ├── RevisionConflict        a conditional write lost the race (MEM-12)
+        │   └── JournalConflict     the slot's journal moved on; nothing was written
         └── StoreBusyError          the slot lock timed out (MEM-12)
 """
 

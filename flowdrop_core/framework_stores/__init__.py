@@ -43,12 +43,15 @@ __all__ = [
     "RepairReport",
     "ThreadInfo",
     "backup_file",
+    "connect",
     "detect",
     "gr_mem_view",
     "health",
     "open_framework_store",
+    "require_writable",
     "rows_scenario",
     "sniff",
+    "tables",
 ]
 
 

@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Any
 from flowdrop_core.storage.base import (
     ANY,
     Delta,
-    Op,
     JournalConflict,
     JournalStore,
     JournalWrite,
+    Op,
     RevisionConflict,
     Slot,
     Snapshot,
