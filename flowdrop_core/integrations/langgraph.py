@@ -369,6 +369,8 @@ class ReducerJournal:
 
     def _record(self, report: ReducerReport, merge: _Merge) -> None:
         from flowdrop_core.journal import CHECKPOINT_EVERY, JournalRecord, journal_for
+        from flowdrop_core.storage import Delta
+        from flowdrop_core.storage.base import JournalWrite
 
         assert self.store is not None
         journal = journal_for(self.store)
@@ -384,27 +386,37 @@ class ReducerJournal:
         if outside or (seq - 1) % every == 0:
             base = [message_to_row(m) for m in merge.before]
         scope, scope_id, key = self.slot
-        journal.add(
-            JournalRecord(
-                seq=seq,
-                at=report.at,
-                scope=scope,
-                scope_id=scope_id,
-                key=key,
-                max_messages=merge.buffer.max_messages,
-                incoming=[message_to_row(m) for m in merge.incoming],
-                context={f"{scope}_id": scope_id} if scope in _ID_SCOPES else None,
-                count=report.count,
-                appended=report.appended,
-                appended_any=report.appended_any,
-                revision_before=before,
-                revision=f"r{self._revision}",
-                events=[
-                    {k: v for k, v in ev.to_dict().items() if k != "reason"} for ev in report.events
-                ],
-                base=base,
-            ),
-            self.limit,
+        record = JournalRecord(
+            seq=seq,
+            at=report.at,
+            scope=scope,
+            scope_id=scope_id,
+            key=key,
+            max_messages=merge.buffer.max_messages,
+            incoming=[message_to_row(m) for m in merge.incoming],
+            context={f"{scope}_id": scope_id} if scope in _ID_SCOPES else None,
+            count=report.count,
+            appended=report.appended,
+            appended_any=report.appended_any,
+            revision_before=before,
+            revision=f"r{self._revision}",
+            events=[
+                {k: v for k, v in ev.to_dict().items() if k != "reason"} for ev in report.events
+            ],
+            base=base,
+        )
+        # A record is written with a change of its slot (JournalWrite); the state lives
+        # in LangGraph, so the slot is left as it is: an empty delta at its revision.
+        revision = self.store.revision(scope, scope_id, key)
+        value, _ = self.store.get(scope, scope_id, key, [])
+        size = len(value) if isinstance(value, list) else 0
+        self.store.apply(
+            scope,
+            scope_id,
+            key,
+            Delta((), size),
+            expected=revision,
+            journal=JournalWrite(seq, record.to_json(), self.limit, report.at, revision),
         )
         self._last_count = report.count
 
