@@ -47,7 +47,7 @@ def _table(infos: list[ThreadInfo], word: str) -> None:
 
 
 def _timeline(store: FrameworkStore, thread_id: str) -> Timeline:
-    return replay(store.scenario(thread_id))  # type: ignore[attr-defined]
+    return replay(store.scenario(thread_id))
 
 
 def _show_thread(store: FrameworkStore, thread_id: str, writable: bool) -> None:

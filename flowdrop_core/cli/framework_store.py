@@ -98,7 +98,7 @@ def _thread(store: FrameworkStore, args: argparse.Namespace) -> int:
         return 2
     findings = health(rows)
     if args.timeline:
-        timeline = replay(store.scenario(args.thread))  # type: ignore[attr-defined]
+        timeline = replay(store.scenario(args.thread))
         if args.json:
             for line in timeline.to_json_lines(include_messages=False):
                 say_json(line)

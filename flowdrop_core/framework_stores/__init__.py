@@ -115,6 +115,7 @@ class FrameworkStore(Protocol):
     kind: str
     path: Path
     writable: bool
+    conn: sqlite3.Connection
 
     def threads(self) -> list[ThreadInfo]:
         """Every conversation with its health, in the store's order."""
@@ -122,6 +123,10 @@ class FrameworkStore(Protocol):
 
     def rows(self, thread_id: str) -> list[dict[str, Any]]:
         """One conversation as GR-MEM rows (each keeps the framework's own item)."""
+        ...
+
+    def scenario(self, thread_id: str) -> Scenario:
+        """One conversation as a scenario for the timeline: one append per stored item."""
         ...
 
     def repair(self, thread_id: str) -> RepairReport:

@@ -489,8 +489,8 @@ def provider_view(messages: Sequence[BaseMessage]) -> tuple[list[BaseMessage], l
     for flat in report.messages:
         if flat["role"] == "tool":
             cid = flat["tool_call_id"]
-            k = results.get(cid)
-            out.append(messages[k] if k is not None else _placeholder(cid, names.get(cid)))
+            hit = results.get(cid)
+            out.append(messages[hit] if hit is not None else _placeholder(cid, names.get(cid)))
             continue
         k = next(walk)
         msg = messages[k]

@@ -75,7 +75,7 @@ def _rows(messages: Sequence[Any]) -> list[dict[str, Any]]:
                 for p in msg.parts
                 if isinstance(p, _m.ToolCallPart)
             ]
-            meta = {"tool_calls": calls} if calls else {}
+            meta: dict[str, Any] = {"tool_calls": calls} if calls else {}
             rows.append(
                 {"role": "assistant", "content": "[response]", "metadata": meta, _REF: (mi, None)}
             )
