@@ -62,7 +62,7 @@ def _refire_graph(state_type: type) -> Any:
     def run_tool(state: Any) -> dict[str, Any]:
         return {"messages": [ToolMessage("Found 3 cats", tool_call_id="c1", name="search")]}
 
-    g = StateGraph(state_type)
+    g: StateGraph[Any, Any, Any, Any] = StateGraph(state_type)
     g.add_node("agent", agent)
     g.add_node("tool", run_tool)
     g.add_node("tool_again", run_tool)
@@ -262,7 +262,7 @@ def test_middleware_sends_the_provider_view() -> None:
     gr = GRMemMiddleware()
     model = _ToolFakeModel(messages=iter([AIMessage("3 cats", id="final")]))
     agent = create_agent(model, tools=[search], middleware=[gr, seen])
-    history = [
+    history: list[AnyMessage | dict[str, Any]] = [
         HumanMessage("find cats", id="h1"),
         AIMessage("", id="a1", tool_calls=[CALL]),
         ToolMessage("Found 3 cats", tool_call_id="c1", id="t1"),
@@ -286,8 +286,10 @@ def test_provider_view_synthesises_and_trims_calls() -> None:
     ]
     view, findings = provider_view(msgs)
     assert [getattr(m, "id", None) for m in view] == ["h", "a", "gr-mem-healed-c1", "b", "t2"]
-    assert [c["id"] for c in view[3].tool_calls] == ["c2"]
-    assert msgs[2].tool_calls[0]["id"] == "c1"  # the input is not modified
+    trimmed, given = view[3], msgs[2]
+    assert isinstance(trimmed, AIMessage) and isinstance(given, AIMessage)
+    assert [c["id"] for c in trimmed.tool_calls] == ["c2"]
+    assert given.tool_calls[0]["id"] == "c1"  # the input is not modified
     assert {f.kind for f in findings} == {"unanswered_call", "duplicate_call"}
     clean, none = provider_view(msgs[:1])
     assert none == [] and clean[0] is msgs[0]

@@ -191,7 +191,7 @@ def test_bad_input_is_a_located_error() -> None:
 
 def test_rows_from_another_runtime_read_as_items() -> None:
     """A plain GR-MEM row (no kept item) is spelled as Responses input."""
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"role": "system", "content": "s", "metadata": {}},
         {
             "role": "assistant",

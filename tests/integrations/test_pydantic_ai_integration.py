@@ -7,6 +7,7 @@ from typing import Any
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.messages import (
+    ModelMessage,
     ModelRequest,
     ModelResponse,
     SystemPromptPart,
@@ -76,7 +77,7 @@ def test_a_history_with_a_duplicate_result_goes_out_clean() -> None:
         sent.append(list(messages))
         return ModelResponse(parts=[TextPart("done")])
 
-    history = [
+    history: list[ModelMessage] = [
         ModelRequest(parts=[UserPromptPart("find cats")]),
         ModelResponse(parts=[ToolCallPart("search", {"q": "cats"}, tool_call_id="c1")]),
         ModelRequest(parts=[ToolReturnPart("search", "Found 3 cats", tool_call_id="c1")]),
