@@ -44,7 +44,7 @@ SLOW = frozenset(
         "tests/core/test_engine_properties.py::test_buffer_and_pure_form_agree_step_by_step",
         "tests/core/test_engine_properties.py::test_engine_matches_the_naive_model_and_invariants",
         "tests/core/test_messages.py::test_read_row_is_read_message_then_to_stored_row",
-        "tests/importers/test_importers_properties.py::test_any_json_value_imports_or_raises_the_documented_error",
+        "tests/importers/test_properties.py::test_any_json_value_imports_or_raises_the_documented_error",
         "tests/storage/test_conditional_writes.py::test_write_transaction_held_for_good_fails_loudly_and_writes_nothing",
         "tests/storage/test_conditional_writes.py::test_eight_processes_with_a_tiny_lock_timeout_lose_no_turn",
         # The storage branch's fault runs (SIGKILLed writers, retrying processes):
