@@ -19,15 +19,16 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-# The rule core in under a minute: no slow, UI, browser or Redis test (markers are
-# applied in tests/conftest.py). `make test` stays the whole suite.
-FAST := not slow and not ui and not browser and not redis
+# The rule core in under a minute: no slow, UI, browser, Redis or Postgres test
+# (markers are applied in tests/conftest.py). `make test` stays the whole suite.
+FAST := not slow and not ui and not browser and not redis and not postgres
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider -m "$(FAST)"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(PY) -m mypy
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

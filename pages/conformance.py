@@ -7,6 +7,8 @@ the same as ``flowdrop-buffer conformance``.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import streamlit as st
 
 from flowdrop_core.conformance import ConformanceReport, conformance_report
@@ -20,7 +22,12 @@ STATUS_ICONS = {
     "no example": ":material/help:",
     "not covered": ":material/remove_circle:",
 }
-STATUS_COLORS = {"pass": "green", "fail": "red", "no example": "orange", "not covered": "gray"}
+STATUS_COLORS: dict[str, Literal["green", "red", "orange", "gray"]] = {
+    "pass": "green",
+    "fail": "red",
+    "no example": "orange",
+    "not covered": "gray",
+}
 
 
 @st.cache_data(show_spinner="Checking every example…")

@@ -88,9 +88,9 @@ TESTS = [
     "tests/cli/test_*.py",
 ]
 
-#: ... less the tests marked (in tests/conftest.py) as UI, browser or Redis ones. The
-#: slow ones stay: the property tests are where most mutants die.
-MARKS = "not ui and not browser and not redis"
+#: ... less the tests marked (in tests/conftest.py) as UI, browser, Redis or Postgres
+#: ones. The slow ones stay: the property tests are where most mutants die.
+MARKS = "not ui and not browser and not redis and not postgres"
 
 EQUIVALENT_FILE = ROOT / "scripts" / "mutate_equivalent.txt"
 RESULTS_FILE = ROOT / ".mutate" / "results.jsonl"

@@ -6,11 +6,10 @@ test-fast``, ``make coverage`` and ``scripts/mutate.py`` select by them):
 - ``ui``: every test under ``tests/app/`` (Streamlit AppTest);
 - ``browser``: every test under ``tests/browser/`` (Playwright + Chromium);
 - ``redis``: every test that needs a Redis server or the redis package (it
-  uses ``redis_server`` / ``redis_url``, the ``store`` fixture's Redis case,
-  or lives in a ``test_redis_*`` file);
-- ``postgres``: every test that needs a Postgres server or psycopg (it uses
-  ``postgres_server`` / ``postgres_url``, a ``postgres`` case of the
-  ``store`` or ``shared`` fixture, or lives in a ``test_postgres_*`` file);
+  uses ``redis_server`` / ``redis_url``, is the ``"redis"`` case of a
+  parametrized fixture such as ``store``, or lives in a ``test_redis_*`` file);
+- ``postgres``: the same for a Postgres server (``postgres_server`` /
+  ``postgres_url``, a ``"postgres"`` case, a ``test_postgres_*`` file);
 - ``slow``: the tests :data:`SLOW` names, measured with ``--durations``.
 """
 
@@ -45,7 +44,7 @@ SLOW = frozenset(
         "tests/core/test_engine_properties.py::test_buffer_and_pure_form_agree_step_by_step",
         "tests/core/test_engine_properties.py::test_engine_matches_the_naive_model_and_invariants",
         "tests/core/test_messages.py::test_read_row_is_read_message_then_to_stored_row",
-        "tests/importers/test_importers_properties.py::test_any_json_value_imports_or_raises_the_documented_error",
+        "tests/importers/test_properties.py::test_any_json_value_imports_or_raises_the_documented_error",
         "tests/storage/test_conditional_writes.py::test_write_transaction_held_for_good_fails_loudly_and_writes_nothing",
         "tests/storage/test_conditional_writes.py::test_eight_processes_with_a_tiny_lock_timeout_lose_no_turn",
         "tests/storage/test_store_faults.py::test_writer_killed_mid_append_twenty_times",
@@ -61,8 +60,11 @@ SLOW = frozenset(
 #: Folder under tests/ -> the marker every test in it gets.
 FOLDER_MARKS = {"app": "ui", "browser": "browser"}
 
-REDIS_FIXTURES = frozenset({"redis_server", "redis_url"})
-POSTGRES_FIXTURES = frozenset({"postgres_server", "postgres_url"})
+#: Marker -> the fixtures that start its server.
+SERVER_FIXTURES = {
+    "redis": frozenset({"redis_server", "redis_url"}),
+    "postgres": frozenset({"postgres_server", "postgres_url"}),
+}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -79,24 +81,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(FOLDER_MARKS[folder])
         fixtures = set(getattr(item, "fixturenames", ()))
         callspec = getattr(item, "callspec", None)
-        if (
-            fixtures & REDIS_FIXTURES
-            or (
-                callspec is not None
-                and "redis" in (callspec.params.get("store"), callspec.params.get("shared"))
-            )
-            or path.name.startswith("test_redis")
-        ):
-            item.add_marker("redis")
-        if (
-            fixtures & POSTGRES_FIXTURES
-            or (
-                callspec is not None
-                and "postgres" in (callspec.params.get("store"), callspec.params.get("shared"))
-            )
-            or path.name.startswith("test_postgres")
-        ):
-            item.add_marker("postgres")
+        params = {v for v in callspec.params.values() if isinstance(v, str)} if callspec else set()
+        for marker, server_fixtures in SERVER_FIXTURES.items():
+            # A fixture may reach the server through request.getfixturevalue (its
+            # "redis" case): the parameter value names the backend then.
+            if (
+                fixtures & server_fixtures
+                or marker in params
+                or path.name.startswith(f"test_{marker}")
+            ):
+                item.add_marker(marker)
         name = item.name.split("[", 1)[0]
         if f"tests/{rel.as_posix()}::{name}" in SLOW:
             item.add_marker("slow")

@@ -169,7 +169,8 @@ def test_the_write_tab_journals_by_default(store_file: Path) -> None:
     at.toggle(key="s_write").set_value(True).run()
     at.selectbox(key="s_slot").set_value(slot).run()
     open_tab(at, "Write")
-    assert at.number_input(key="s_journal").value > 0
+    journal_size = at.number_input(key="s_journal").value
+    assert journal_size is not None and journal_size > 0
     at.button(key="s_append").click().run()
     assert not at.exception, at.exception
     browser = open_browser(str(store_file))

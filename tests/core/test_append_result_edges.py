@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import operator
 
 import pytest
 
@@ -12,7 +13,7 @@ from flowdrop_core.engine import AppendResult, append_messages
 def test_an_unknown_attribute_is_an_attribute_error_so_hasattr_works() -> None:
     result = append_messages([], [{"role": "user", "content": "a"}])
     with pytest.raises(AttributeError, match="'AppendResult' object has no attribute 'nope'"):
-        result.nope  # noqa: B018
+        operator.attrgetter("nope")(result)  # a name the class does not have
     assert not hasattr(result, "nope")
     assert hasattr(result, "events")
 

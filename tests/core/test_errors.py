@@ -57,9 +57,24 @@ def _all_subclasses(cls: type) -> set[type]:
     return out
 
 
-def test_the_tree_in_the_docstring_names_every_subclass() -> None:
+def _import_every_module() -> None:
     for info in pkgutil.walk_packages(flowdrop_core.__path__, "flowdrop_core."):
         importlib.import_module(info.name)
+
+
+def test_every_exception_class_of_the_library_is_in_the_tree() -> None:
+    """A new error class subclasses FlowdropError (or one of its subclasses)."""
+    _import_every_module()
+    outside = sorted(
+        f"{cls.__module__}.{cls.__qualname__}"
+        for cls in _all_subclasses(BaseException)
+        if cls.__module__.startswith("flowdrop_core") and not issubclass(cls, FlowdropError)
+    )
+    assert not outside, f"exceptions outside the FlowdropError tree: {outside}"
+
+
+def test_the_tree_in_the_docstring_names_every_subclass() -> None:
+    _import_every_module()
     doc = errors.__doc__ or ""
     names = {
         cls.__name__

@@ -17,6 +17,7 @@ BROKEN = IMPORTS / "broken_history.json"
 
 
 def _rows(path: Path, **kwargs: object) -> tuple[list[tuple[object, ...]], bool]:
+    rows: list[tuple[object, ...]]
     report = health(replay_conversation(load_conversation(path), **kwargs))  # type: ignore[arg-type]
     rows = [(f.kind, f.rule, f.index, f.step, f.call_id, f.action) for f in report.findings]
     return rows, report.provider_rejects

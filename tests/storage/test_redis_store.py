@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -39,7 +39,7 @@ TRICKY = ["a", "a:b", "a:", ":b", "", "[", '"', '","', "\\", "\x00", "a\x00b", "
 
 def test_no_two_triples_share_a_key() -> None:
     """Every triple over the tricky parts gets its own prefix and its own keys."""
-    triples = list(itertools.product(TRICKY, repeat=3))
+    triples = list(itertools.product(TRICKY, TRICKY, TRICKY))
     prefixes = {slot_prefix(t) for t in triples}
     assert len(prefixes) == len(triples)
     all_keys = [k for t in triples for k in slot_keys(t)]
@@ -51,7 +51,8 @@ def test_no_two_triples_share_a_key() -> None:
 
 def test_no_key_is_a_prefix_collision_with_another_slot() -> None:
     """One slot's keys never start with another slot's prefix plus ':' (the suffix space)."""
-    triples = list(itertools.product(["a", "a:b", "b", "\x00", ""], repeat=3))
+    parts = ["a", "a:b", "b", "\x00", ""]
+    triples = list(itertools.product(parts, parts, parts))
     prefixes = {t: slot_prefix(t) + ":" for t in triples}
     for t, keys in ((t, slot_keys(t)) for t in triples):
         for other, prefix in prefixes.items():
@@ -69,8 +70,8 @@ def test_tricky_parts_are_separate_slots_on_the_server(
     a = ["user", "7", "chat"]
     b = list(a)
     a[part], b[part] = left, right
-    store.set(*a, [user("left")])
-    store.set(*b, [user("right")])
+    store.set(a[0], a[1], a[2], [user("left")])
+    store.set(b[0], b[1], b[2], [user("right")])
     assert store.get(*a) == ([user("left")], True)
     assert store.get(*b) == ([user("right")], True)
     assert sorted(store.slots()) == sorted([tuple(a), tuple(b)])
@@ -106,6 +107,7 @@ def test_no_url_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_values_that_are_not_lists_round_trip(redis_url: str) -> None:
     store = RedisStore(redis_url)
+    value: Any
     for value in ({"a": [1, 2]}, "text", 3, None, []):
         store.set("global", "", "v", value)
         assert store.get("global", "", "v") == (value, True)
@@ -223,11 +225,14 @@ def test_bad_delta_writes_nothing(redis_url: str) -> None:
         store.apply(*slot, Delta((Op("insert", 0, user("x")),), 1), expected=store.revision(*slot))
 
 
+OpKind = Literal["insert", "replace", "delete"]
+
+
 @st.composite
 def _deltas(draw: st.DrawFn, size: int) -> Delta:
     ops = []
     for n in range(draw(st.integers(0, 6))):
-        kinds = ["insert"] + (["replace", "delete"] if size else [])
+        kinds: list[OpKind] = ["insert", "replace", "delete"] if size else ["insert"]
         kind = draw(st.sampled_from(kinds))
         if kind == "insert":
             pos = draw(st.integers(0, size))
