@@ -17,6 +17,7 @@ import json
 import math
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -42,6 +43,7 @@ __all__ = [
     "json_error_text",
     "load_scenario",
     "parse_json",
+    "parse_json_lines",
     "parse_scenario",
     "scenario_schema_json",
     "step_context",
@@ -309,6 +311,25 @@ def _finite_or_marker(spelling: str) -> float | _NotANumber:
 #: ``NaN``/``Infinity`` and out-of-range numbers become markers that the walk reports.
 _DECODER = json.JSONDecoder(parse_constant=_NotANumber, parse_float=_finite_or_marker)
 
+
+class _Doubt(ValueError):
+    """A value :func:`parse_json` would report: :func:`parse_json_lines` gives up."""
+
+
+def _doubt(spelling: str) -> float:
+    raise _Doubt(spelling)
+
+
+def _finite_or_doubt(spelling: str) -> float:
+    value = float(spelling)
+    if not math.isfinite(value):
+        raise _Doubt(spelling)
+    return value
+
+
+#: For :func:`parse_json_lines`: the same decoder, raising where ``_DECODER`` makes a marker.
+_STRICT_DECODER = json.JSONDecoder(parse_constant=_doubt, parse_float=_finite_or_doubt)
+
 #: Text that may have produced a marker: a constant, or a number with a 3-digit exponent
 #: or 200 digits in a row. A false hit (inside a string) only costs a walk that finds nothing.
 _MAYBE_NOT_A_NUMBER = re.compile(r"NaN|Infinity|[eE]\+?\d{3}|\d{200}")
@@ -316,6 +337,38 @@ _MAYBE_NOT_A_NUMBER = re.compile(r"NaN|Infinity|[eE]\+?\d{3}|\d{200}")
 #: ``\ud800``..``\udfff`` written as an escape (the only way text decoded from UTF-8 gets one).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _SURROGATE_CHAR = re.compile("[\ud800-\udfff]")
+
+
+def parse_json_lines(lines: Sequence[str]) -> list[Any] | None:
+    """:func:`parse_json` of every line, or ``None``: then parse them one by one for the error.
+
+    For JSON Lines files (one value per line, 100,000 lines for a long
+    recording), where :func:`parse_json`'s checks per line cost more than the
+    parsing: the checks that look at the text (byte order mark, surrogate
+    escapes and characters, non-numbers) are made once over all the lines,
+    and only when none of them can apply are the lines decoded with the same
+    decoder, each checked for depth as :func:`parse_json` does. Any doubt
+    (a check that could apply, a line that does not decode) returns ``None``,
+    so the caller's line-by-line :func:`parse_json` gives the exact located
+    problem; a ``list`` is exactly what :func:`parse_json` would return.
+    """
+    text = "\n".join(lines)
+    if (
+        "\ufeff" in text
+        or ("\\u" in text and _SURROGATE_ESCAPE.search(text) is not None)
+        or (not text.isascii() and _SURROGATE_CHAR.search(text) is not None)
+    ):
+        return None
+    decode = _STRICT_DECODER.decode  # a non-number raises instead of leaving a marker
+    values = []
+    try:
+        for line in lines:
+            if line.count("[") + line.count("{") > MAX_JSON_DEPTH:
+                return None
+            values.append(decode(line))
+    except (ValueError, RecursionError):  # JSONDecodeError and _Doubt are ValueErrors
+        return None
+    return values
 
 
 def parse_json(text: str, *, column_only: bool = False) -> Any:

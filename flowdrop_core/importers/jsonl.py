@@ -16,7 +16,7 @@ from typing import Any
 from flowdrop_core.importers.base import TOP_LEVEL, Out, Problem
 from flowdrop_core.importers.claims import Claim, Line, LineProblem, Miss, Verdict
 from flowdrop_core.importers.detect import detect_value, json_formats, nearest_miss
-from flowdrop_core.scenario import JSONProblem, parse_json
+from flowdrop_core.scenario import JSONProblem, parse_json, parse_json_lines
 
 NAME = "jsonl"
 EXPECTS = "one JSON message (or one whole conversation) per line"
@@ -96,9 +96,11 @@ def read_text(text: str, out: Out) -> None:
     """Read every line (blank lines skipped)."""
     lines: list[tuple[int, Any]] = []
     # split on "\n" only: str.splitlines would also split inside JSON strings at U+2028.
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
+    numbered = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    values = parse_json_lines([line for _, line in numbered])  # all at once when it can
+    if values is not None:
+        lines = [(number, value) for (number, _), value in zip(numbered, values, strict=True)]
+    for number, line in numbered if values is None else ():
         try:
             lines.append((number, parse_json(line, column_only=True)))
         except JSONProblem as exc:
