@@ -382,6 +382,20 @@ WRITERS: dict[str, tuple[Callable[[list[Event]], str], dict[str, bool]]] = {
     "claude-code": (claude_code, {}),
     "jsonl": (lambda e: "\n".join(json.dumps(m) for m in chat(e)) + "\n", {}),
     **writers(responses),
+    "api-recording": (
+        lambda e: json.dumps(
+            [
+                anthropic(e),
+                {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "end"}],
+                },
+            ]
+        ),
+        {},
+    ),
 }
 
 
