@@ -224,13 +224,9 @@ def test_replay_lists_the_conversations_of_a_fine_tuning_file_and_replays_the_on
         "2: line 2, 3 messages",
         "3: line 3, 3 messages",
     ]
-    assert at.dataframe[0].value["origin"].tolist() == [
-        f"line 1: messages[{k}]" for k in range(3)
-    ]
+    assert at.dataframe[0].value["origin"].tolist() == [f"line 1: messages[{k}]" for k in range(3)]
     picker.select(2).run()
     assert not at.exception, at.exception
     assert not at.error
-    assert at.dataframe[0].value["origin"].tolist() == [
-        f"line 3: messages[{k}]" for k in range(3)
-    ]
+    assert at.dataframe[0].value["origin"].tolist() == [f"line 3: messages[{k}]" for k in range(3)]
     assert "Can you safely bring the drone down" in at.dataframe[0].value["incoming"][1]
