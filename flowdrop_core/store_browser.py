@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 from urllib.parse import quote
 
 from flowdrop_core.context import Scope
 from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.journal import JournalRecord, journal_for
 from flowdrop_core.journal.replay import JournalReplay, journal_scenario, replay_journal
 from flowdrop_core.scenario import Scenario
 from flowdrop_core.storage import MemoryStore, Slot, SQLiteStore, StorageError, Store
-from flowdrop_core.storage.redis_store import RedisStore
+
+if TYPE_CHECKING:
+    from flowdrop_core.storage.redis_store import RedisStore
 
 __all__ = [
     "REDIS_SCHEMES",
@@ -47,7 +51,7 @@ _ID_FIELD: dict[str, str | None] = {
 }
 
 
-class ReadOnlyError(PermissionError):
+class ReadOnlyError(FlowdropError, PermissionError):
     """A write through a read-only browser; nothing was written."""
 
 
@@ -83,6 +87,13 @@ def open_browser(target: str, *, writable: bool = False) -> StoreBrowser:
     if not target:
         raise ValueError("no store given: a SQLite file path or a Redis URL (redis://host:port/db)")
     if target.startswith(REDIS_SCHEMES):
+        try:
+            from flowdrop_core.storage.redis_store import RedisStore  # the optional extra
+        except ImportError as exc:
+            raise StorageError(
+                f"{target}: a Redis store needs the redis package, which is not installed "
+                f"({exc}); install the 'redis' extra"
+            ) from None
         return StoreBrowser(RedisStore(target), writable=writable, target=target)
     path = Path(target).expanduser()
     if not path.is_file():
@@ -90,6 +101,12 @@ def open_browser(target: str, *, writable: bool = False) -> StoreBrowser:
     return StoreBrowser(
         SQLiteStore(path, readonly=not writable), writable=writable, target=os.fspath(path)
     )
+
+
+def _is_redis(store: Store) -> TypeGuard[RedisStore]:
+    """Whether ``store`` is a RedisStore, without importing redis when none was made."""
+    module = sys.modules.get("flowdrop_core.storage.redis_store")
+    return module is not None and isinstance(store, module.RedisStore)
 
 
 class StoreBrowser:
@@ -104,7 +121,7 @@ class StoreBrowser:
     @property
     def kind(self) -> str:
         """``redis``, ``sqlite`` or ``memory``."""
-        if isinstance(self.store, RedisStore):
+        if _is_redis(self.store):
             return "redis"
         return "sqlite" if isinstance(self.store, SQLiteStore) else "memory"
 
@@ -128,7 +145,7 @@ class StoreBrowser:
     def _slot_rows(self) -> dict[Slot, tuple[int | None, float | None]]:
         """Slot -> (count, last write) from the backend's own index."""
         store = self.store
-        if isinstance(store, RedisStore):
+        if _is_redis(store):
             times = store.slot_times()
             counts = store.counts([slot for slot, _ in times])
             return {slot: (n, at) for (slot, at), n in zip(times, counts, strict=True)}

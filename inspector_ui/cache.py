@@ -16,10 +16,10 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from flowdrop_core.importers import ImportedConversation, load_conversation
+from flowdrop_core.importers import ImportedConversation, load_conversation, load_conversations
 from flowdrop_core.replay import CheckResult, Timeline, check, replay, replay_conversation
 from flowdrop_core.scenario import Scenario, ScenarioConfig, load_scenario, parse_scenario
-from flowdrop_core.view import SAMPLE_DIR, SampleScenario, sample_scenarios
+from inspector_ui.samples import SAMPLE_DIR, SampleScenario, sample_scenarios
 
 T = TypeVar("T")
 
@@ -28,23 +28,37 @@ REPLAY_STEP_BUDGET = 40_000
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def cached_conversation(data: bytes, name: str) -> ImportedConversation:
-    """Parse uploaded or sample bytes once per (content, name); shared, read-only.
+def cached_conversations(data: bytes, name: str) -> list[ImportedConversation]:
+    """Every conversation of uploaded or sample bytes (one, or one per line of a JSONL
+    file of conversations), parsed once per (content, name); shared, read-only.
 
     ``cache_resource``, not ``cache_data``: the latter pickles the result in
     and out on every call, 0.6 s per rerun for a 20,000-message recording.
     """
-    return load_conversation(data, name=name)
+    return load_conversations(data, name=name)
+
+
+def cached_conversation(
+    data: bytes, name: str, conversation: int | None = None
+) -> ImportedConversation:
+    """The conversation ``conversation`` (from 0) of the bytes; ``None``: their only one
+    (a file holding several is then the import's error, for the page to show)."""
+    conversations = cached_conversations(data, name)
+    if conversation is None and len(conversations) > 1:
+        return load_conversation(data, name=name)  # raises, saying how many it holds
+    return conversations[conversation or 0]
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def cached_import_notes(digest: str, name: str, _data: bytes) -> list[dict[str, Any]]:
+def cached_import_notes(
+    digest: str, name: str, _data: bytes, conversation: int | None = None
+) -> list[dict[str, Any]]:
     """The import notes of a recording (issue 13), once per (content digest, name).
 
     Keyed on the digest, so a rerun neither re-imports nor re-hashes the bytes;
     a format error propagates (the page reports it).
     """
-    return cached_conversation(_data, name).notes_as_dicts()
+    return cached_conversation(_data, name, conversation).notes_as_dicts()
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
@@ -121,9 +135,17 @@ def digest_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def replay_key(digest: str, name: str, per: str, refire: str, max_messages: int) -> tuple[Any, ...]:
-    """What a recorded conversation's replay depends on: its content and the options."""
-    return (digest, name, per, refire, max_messages)
+def replay_key(
+    digest: str,
+    name: str,
+    per: str,
+    refire: str,
+    max_messages: int,
+    conversation: int | None = None,
+) -> tuple[Any, ...]:
+    """What a recorded conversation's replay depends on: its content, which conversation
+    of it, and the options."""
+    return (digest, name, per, refire, max_messages, conversation)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -144,13 +166,14 @@ def cached_conversation_replay(
     refire: str,
     max_messages: int,
     progress: Any = None,
+    conversation: int | None = None,
 ) -> Timeline:
     """Import and replay a recorded conversation, cached on its bytes' digest and the options."""
-    key = replay_key(digest_of(data), name, per, refire, max_messages)
+    key = replay_key(digest_of(data), name, per, refire, max_messages, conversation)
     store = _replays()
     timeline = store.get(key)
     if timeline is None:
-        conv = cached_conversation(data, name)
+        conv = cached_conversation(data, name, conversation)
         timeline = replay_conversation(
             conv,
             per=per,  # type: ignore[arg-type]

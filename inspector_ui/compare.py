@@ -27,8 +27,8 @@ from flowdrop_core.inspect.compare import (
 )
 from flowdrop_core.replay import Timeline
 from flowdrop_core.scenario import Scenario, dump_scenario
-from flowdrop_core.view import clip_frame
 from inspector_ui.cache import cached_conversation, cached_conversation_replay, cached_replay
+from inspector_ui.display import clip_frame
 from inspector_ui.navigator import select_step
 from inspector_ui.plain import md
 from inspector_ui.urlparams import (
@@ -181,8 +181,11 @@ def show_replay_compare(
     per: str,
     refire: str,
     window: int,
+    conversation: int | None = None,
 ) -> None:
-    """What-if window and re-fire on the Replay page: the other timeline, what differs, why."""
+    """What-if window and re-fire on the Replay page: the other timeline, what differs, why.
+
+    ``conversation`` picks one of a file holding several (from 0)."""
     with st.container(border=True, key="r_compare_box"):
         row = st.container(horizontal=True, vertical_alignment="bottom")
         # Not bound by Streamlit (see inspector_ui.urlparams.seed_from_url): checked, seeded
@@ -234,8 +237,10 @@ def show_replay_compare(
             other = cached_replay(dump_scenario(with_settings(scenario, wanted)), other_refire)
             appends = scenario_appends(scenario)
         else:
-            conv = cached_conversation(data, name)
-            other = cached_conversation_replay(data, name, per, other_refire, other_window)
+            conv = cached_conversation(data, name, conversation)
+            other = cached_conversation_replay(
+                data, name, per, other_refire, other_window, conversation=conversation
+            )
             appends = (
                 conv.messages
                 if per == "message"

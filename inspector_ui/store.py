@@ -18,7 +18,7 @@ from flowdrop_core.journal.replay import JournalReplay
 from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.storage import Slot, StorageError
 from flowdrop_core.store_browser import ReadOnlyError, SlotInfo, StoreBrowser, open_browser
-from flowdrop_core.view import clip_text
+from inspector_ui.display import clip_text
 from inspector_ui.entries import show_entries
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector

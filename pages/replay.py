@@ -9,10 +9,10 @@ import streamlit as st
 from flowdrop_core.importers import ConversationFormatError
 from flowdrop_core.replay import ReplayError, Timeline
 from flowdrop_core.scenario import dump_scenario
-from flowdrop_core.view import SAMPLE_DIR, conversation_samples
 from inspector_ui.cache import (
     cached_conversation,
     cached_conversation_replay,
+    cached_conversations,
     cached_import_notes,
     cached_replay,
     cached_scenario,
@@ -25,6 +25,7 @@ from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
 from inspector_ui.notes import show_import_notes
 from inspector_ui.plain import md
+from inspector_ui.samples import SAMPLE_DIR, conversation_samples
 from inspector_ui.shell import page_shell
 from inspector_ui.urlparams import (
     MAX_STEP,
@@ -126,7 +127,24 @@ else:
 
 digest = digest_of(data)
 scenario = cached_scenario(digest, name, data)
-key = replay_key(digest, name, per or "message", refire or "none", int(window))
+picked: int | None = None  # which conversation of a file holding one per line
+if scenario is None:
+    try:
+        conversations = cached_conversations(data, name)
+    except (ConversationFormatError, ValueError) as exc:
+        st.error(f"Cannot replay {md(name)}:\n\n{md(exc)}", icon=":material/error:")
+        st.stop()
+    if len(conversations) > 1:
+        with source_col:
+            picked = st.selectbox(
+                f"Conversation ({len(conversations)} in this file, one per line)",
+                range(len(conversations)),
+                format_func=lambda k: (
+                    f"{k + 1}: {conversations[k].label}, {len(conversations[k].messages)} messages"
+                ),
+                key="r_conversation",
+            )
+key = replay_key(digest, name, per or "message", refire or "none", int(window), picked)
 
 
 def cancel(key: tuple[object, ...]) -> None:
@@ -148,14 +166,14 @@ try:
         )
         timeline = cached_replay(dump_scenario(scenario), refire or "none")
     else:
-        notes = cached_import_notes(digest, name, data)  # issue 13: shown next to the upload
+        notes = cached_import_notes(digest, name, data, picked)  # shown next to the upload
         timeline = replays().get(key)
         if timeline is None and st.session_state.get("r_cancelled") == key:
             st.info(f"Replay of {md(name)} cancelled.", icon=":material/cancel:")
             st.button("Replay it", key="r_retry", on_click=retry, icon=":material/play_arrow:")
             st.stop()
         if timeline is None:
-            conv = cached_conversation(data, name)  # a format error is reported first
+            conv = cached_conversation(data, name, picked)  # a format error is reported first
             slot = st.empty()  # the progress and its Cancel button, cleared when done
             row = slot.container(horizontal=True, vertical_alignment="center")
             bar = row.progress(0.0, text=f"Replaying {len(conv.messages):,} messages…")
@@ -173,7 +191,13 @@ try:
                     bar.progress(done / max(total, 1), text=f"Replaying step {done:,} of {total:,}")
 
             timeline = cached_conversation_replay(
-                data, name, per or "message", refire or "none", int(window), progress=progress
+                data,
+                name,
+                per or "message",
+                refire or "none",
+                int(window),
+                progress=progress,
+                conversation=picked,
             )
             slot.empty()
 except (ConversationFormatError, ReplayError, ValueError) as exc:
@@ -197,6 +221,14 @@ if st.toggle(
     help="Replay the same steps under another window or re-fire mode and mark what differs.",
 ):
     show_replay_compare(
-        timeline, step, data, name, scenario, per or "message", refire or "none", int(window)
+        timeline,
+        step,
+        data,
+        name,
+        scenario,
+        per or "message",
+        refire or "none",
+        int(window),
+        conversation=picked,
     )
 show_inspector(timeline, step, prefix="r", name=Path(name).stem, key="rstep")

@@ -242,8 +242,12 @@ def _hermes_turns(events: list[Event]) -> list[tuple[str, str]]:
 
 
 def hermes(events: list[Event]) -> str:
+    """ShareGPT turns with tags; a recording without calls ends with an empty
+    ``<tool_response>`` turn, since a Hermes record is claimed by its tags."""
     speakers = {"system": "system", "user": "human", "assistant": "gpt", "tool": "tool"}
     turns = [{"from": speakers[role], "value": value} for role, value in _hermes_turns(events)]
+    if not any("<tool_" in turn["value"] for turn in turns):
+        turns.append({"from": "tool", "value": "<tool_response>\n</tool_response>"})
     return json.dumps({"conversations": turns})
 
 

@@ -7,6 +7,7 @@ lists them, detects and names what ``--format`` takes. Every format becomes the
 same provider-flat messages (OpenAI Chat shape), each with an *origin* (where
 it came from in the file), and everything of the source that is not in them
 is an :class:`ImportNote` (what, where, why): nothing is lost silently.
+:mod:`.paste` routes what a person pasted: verbatim messages or an import.
 
 Importers read; they do not judge. Duplicate results, unanswered calls and
 unusable ids are what the inspector must show, so they are imported as they
@@ -17,6 +18,12 @@ from __future__ import annotations
 
 from flowdrop_core.importers.base import ERROR_PREFIX, ImportNote
 from flowdrop_core.importers.claims import Claim, Miss
+from flowdrop_core.importers.paste import (
+    InputProblem,
+    PastedInput,
+    parse_pasted,
+    parse_pasted_with_notes,
+)
 from flowdrop_core.importers.registry import (
     FORMATS,
     REGISTRY,
@@ -40,11 +47,15 @@ __all__ = [
     "Format",
     "ImportNote",
     "ImportedConversation",
+    "InputProblem",
     "Miss",
+    "PastedInput",
     "group_turns",
     "load_conversation",
     "load_conversations",
     "loads_or_problem",
     "parse_conversation",
     "parse_conversations",
+    "parse_pasted",
+    "parse_pasted_with_notes",
 ]

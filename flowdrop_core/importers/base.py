@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.messages import read_call_function, read_call_id
 from flowdrop_core.scenario import _json_type
 
@@ -116,7 +117,7 @@ class ImportNote:
         }
 
 
-class Problem(Exception):
+class Problem(FlowdropError):
     """The first problem a reader hit: where in the file, and what."""
 
     def __init__(self, where: str, what: str) -> None:
@@ -356,6 +357,11 @@ def last_call(calls: list[tuple[str, Out]], out: Out, why: str) -> None:
             if (note.what, note.content) not in noted:
                 noted.add((note.what, note.content))
                 out.notes.append(note)
+
+
+def message_key(message: Message, synthetic: set[str]) -> str:
+    """A message as compared across a trace's calls (see :func:`_same`)."""
+    return _same(message, synthetic)
 
 
 def _same(message: Message, synthetic: set[str]) -> str:

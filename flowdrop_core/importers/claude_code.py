@@ -3,9 +3,10 @@
 One event per line. ``user`` and ``assistant`` events carry an Anthropic
 message in ``message`` (content a string or blocks), read as the
 ``anthropic`` format reads it. Claude Code writes one line per streamed block
-of an answer, each with the answer's message id: consecutive assistant lines
-with the same id are one assistant message again (origin ``line 4: message+
-line 5: message``). Other events (``summary``, ``system``,
+of an answer, each with the answer's message id: assistant lines with the
+same id are one assistant message again (origin ``line 4: message+line 6:
+message``), also when a ``progress`` or other non-message line comes between
+them. A ``message`` without ``role`` takes the event's ``type``. Other events (``summary``, ``system``,
 ``file-history-snapshot``, ...) are notes. ``toolUseResult`` repeats the
 ``tool_result`` block for the UI and is not read.
 """
@@ -73,7 +74,8 @@ def read_text(text: str, out: Out) -> None:
             _merge(out, event)
         else:
             out.extend(event)
-        streaming = message_id if message_id is not None else None
+        if read:  # a progress or system line between two blocks of one answer does not end it
+            streaming = message_id
         messages += read
     if not messages:  # not a session: say why its first unreadable line is not an event
         raise first or Problem("", "no user or assistant event")
@@ -108,7 +110,9 @@ def _event(line: str, where: str, out: Out) -> tuple[int, Any]:
         message = event.get("message")
         if not isinstance(message, dict):
             raise Problem(where, f"{kind} event without a 'message' object")
-        if message.get("role") != kind:
+        if "role" not in message:  # the event's type says whose message it is
+            message = {**message, "role": kind}
+        elif message["role"] != kind:
             raise Problem(f"{where}: message", f"role {message.get('role')!r} in a {kind} event")
         anthropic.read_message(message, f"{where}: message", out)
         message_id = message.get("id") if kind == "assistant" and len(out.messages) == 1 else None

@@ -15,6 +15,7 @@ from typing import Any
 
 from flowdrop_core.importers.base import TOP_LEVEL, Out, Problem
 from flowdrop_core.importers.claims import Claim, Line, LineProblem, Miss, Verdict
+from flowdrop_core.importers.detect import detect_value, json_formats, nearest_miss
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "jsonl"
@@ -49,8 +50,6 @@ _TOP_INDEX = re.compile(r"(^|\+)\[(\d+)\](\.?)")
 def claims(lines: list[Line]) -> Verdict:
     """Every line is JSON; each whole-conversation line is claimed by a JSON format, and
     each run of single-message lines by one of :data:`RUN_FORMATS`."""
-    from flowdrop_core.importers.registry import JSON_FORMATS, nearest_miss
-
     if not lines:
         return Miss("", "no lines")
     if len(lines) == 1 and _is_conversation(lines[0][1]):
@@ -74,7 +73,7 @@ def claims(lines: list[Line]) -> Verdict:
         if not _is_conversation(value):
             run.append((number, value))
             continue
-        missed = run_miss() or nearest_miss(value, JSON_FORMATS)
+        missed = run_miss() or nearest_miss(value, json_formats())
         if missed is not None:
             return Miss(_on_line(number, missed.where), missed.what, k + missed.score)
     missed = run_miss()
@@ -95,8 +94,6 @@ def conversation_lines(lines: list[Line]) -> list[Line] | None:
 
 def read_text(text: str, out: Out) -> None:
     """Read every line (blank lines skipped)."""
-    from flowdrop_core.importers.registry import JSON_FORMATS, detect_value
-
     lines: list[tuple[int, Any]] = []
     # split on "\n" only: str.splitlines would also split inside JSON strings at U+2028.
     for number, line in enumerate(text.split("\n"), start=1):
@@ -119,7 +116,7 @@ def read_text(text: str, out: Out) -> None:
         if _is_conversation(value):
             flush()
             try:
-                got = detect_value(value, JSON_FORMATS, "")
+                got = detect_value(value, json_formats(), "")
             except Problem as problem:
                 inner = f": {problem.where}" if problem.where else ""
                 raise Problem(f"line {number}{inner}", problem.what) from None

@@ -8,8 +8,9 @@ and JS alike), a flat ``model_dump`` as LangGraph state holds it
 dict that carries LangChain fields (``additional_kwargs.tool_calls``,
 ``function_call``). The top level is a list of messages, an object with
 ``messages`` (a LangGraph state), a list of states (``stream_mode="values"``:
-the last state holds the conversation) or a list of node updates
-(``stream_mode="updates"``).
+the last state holds the conversation), a list of node updates
+(``stream_mode="updates"``) or an ``LLMResult`` (``generations`` of
+``ChatGeneration``: a model call's reply, as callbacks and LangSmith record it).
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ def claims(document: Any) -> Verdict:
     """LangChain messages (typed ``{'type', 'data'}``, ``dumpd`` constructors, flat typed
     messages, or role dicts among them), a LangGraph state or a list of states or updates;
     at least one message must be LangChain-typed (a plain role dict is Chat's)."""
+    if isinstance(document, dict) and "generations" in document:
+        return _generations_verdict(document["generations"])
     if isinstance(document, dict) and "messages" in document:
         return _messages_verdict(document["messages"], "messages", "a LangGraph state")
     if isinstance(document, list) and document and all(_is_state(v) for v in document):
@@ -95,6 +98,25 @@ def claims(document: Any) -> Verdict:
         return _messages_verdict(document, "", "a list of messages")
     return Miss("", f"expected a list of messages or an object with 'messages', "
                 f"got {json_type(document)}")  # fmt: skip
+
+
+def _generations_verdict(generations: Any) -> Verdict:
+    """An ``LLMResult``: ``generations``, a list per prompt of generations, each with a
+    ``message`` (``ChatGeneration``) or a ``text``."""
+    if not (isinstance(generations, list) and generations and isinstance(generations[0], list)):
+        return Miss("generations", "expected a list of lists of generations", 1)
+    if not generations[0]:
+        return Miss("generations[0]", "an empty list", 1)
+    first = generations[0][0]
+    if not isinstance(first, dict) or not (
+        "message" in first or isinstance(first.get("text"), str)
+    ):
+        return Miss("generations[0][0]", "a generation without 'message' or 'text'", 2)
+    if "message" in first:
+        missed = message_miss(first["message"], "generations[0][0].message")
+        if missed is not None:
+            return Miss(missed.where, missed.what, 2)
+    return Claim("an LLMResult")
 
 
 def _messages_verdict(items: Any, prefix: str, shape: str) -> Verdict:
@@ -137,7 +159,11 @@ def message_miss(item: Any, where: str) -> Miss | None:
 
 
 def read(document: Any, out: Out) -> None:
-    """Read a list of messages, a LangGraph state, or a list of stream values / updates."""
+    """Read a list of messages, a LangGraph state, a list of stream values / updates, or an
+    ``LLMResult`` (a model call's output: its first generation is the reply)."""
+    if isinstance(document, dict) and "generations" in document:
+        _read_llm_result(document["generations"], out)
+        return
     if isinstance(document, dict) and "messages" in document:
         _read_list(document["messages"], "messages", out)
         return
@@ -155,6 +181,32 @@ def read(document: Any, out: Out) -> None:
             f"expected a list of messages or an object with 'messages', got {json_type(document)}",
         )
     _read_list(document, "", out)
+
+
+def _read_llm_result(generations: Any, out: Out) -> None:
+    """``generations[0][0]`` is the reply (its ``message``, else its ``text``); the other
+    prompts' and candidates' generations are notes, as a response's other choices."""
+    if not (isinstance(generations, list) and generations and isinstance(generations[0], list)):
+        raise Problem("generations", "expected a list of lists of generations")
+    for i, batch in enumerate(generations):
+        if not isinstance(batch, list):
+            raise Problem(f"generations[{i}]", f"expected a list, got {json_type(batch)}")
+        for k, generation in enumerate(batch):
+            where = f"generations[{i}][{k}]"
+            if not isinstance(generation, dict):
+                raise Problem(where, f"expected a generation object, got {json_type(generation)}")
+            if (i, k) != (0, 0):
+                out.note(where, "another generation",
+                         "an LLMResult's other generations are not one conversation; "
+                         "generations[0][0] is imported",
+                         generation.get("message", generation.get("text", generation)))  # fmt: skip
+            elif "message" in generation:
+                at = f"{where}.message"
+                out.add(message(generation["message"], at, out, PendingCalls()), at)
+            elif isinstance(generation.get("text"), str):
+                out.add({"role": "assistant", "content": generation["text"]}, where)
+            else:
+                raise Problem(where, "a generation without 'message' or 'text'")
 
 
 def _is_state(value: Any) -> bool:
@@ -214,6 +266,8 @@ def _unwrap(item: dict[str, Any], where: str) -> tuple[str, dict[str, Any], str]
         if not isinstance(kwargs, dict):
             raise Problem(f"{where}.kwargs", f"expected an object, got {json_type(kwargs)}")
         base = cls.removesuffix("Chunk") if cls else None
+        if base is None and isinstance(kwargs.get("type"), str):  # LangSmith: "id": []
+            return _type_role(kwargs["type"], kwargs, where), kwargs, f"{where}.kwargs"
         if base == "ChatMessage":
             return _chat_role(kwargs.get("role"), f"{where}.kwargs"), kwargs, f"{where}.kwargs"
         if base not in CLASSES:

@@ -17,8 +17,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowdrop_core.importers.base import Out, Problem, json_type, last_call
+from flowdrop_core.importers.base import (
+    ERROR_PREFIX,
+    Message,
+    Out,
+    Problem,
+    json_text,
+    json_type,
+    last_call,
+    message_key,
+)
 from flowdrop_core.importers.claims import Claim, Miss, Verdict, each
+from flowdrop_core.importers.detect import detect_value, json_formats
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "langfuse"
@@ -84,19 +94,27 @@ def read(document: Any, out: Out) -> None:
     if not isinstance(items, list):
         raise Problem(prefix, "expected a list of observations")
     generations = []
+    tools = []
     for k, item in enumerate(items):
         if not (isinstance(item, dict) and isinstance(item.get("type"), str) and "id" in item):
             raise Problem(f"{prefix}[{k}]", "expected an observation with 'id' and 'type'")
         if item["type"] == "GENERATION":
             generations.append((f"{prefix}[{k}]", item))
+        elif item["type"] == "TOOL":
+            tools.append((f"{prefix}[{k}]", item))
     if not generations:
         raise Problem(prefix, "no GENERATION observation")
     generations.sort(key=lambda g: str(g[1].get("startTime", "")))
     calls = []
+    starts = []
     for where, generation in generations:
         call = _generation(generation, where)
         if call.messages or call.notes:
             calls.append((f"generation {generation.get('name') or where!r}", call))
+            starts.append(str(generation.get("startTime", "")))
+    if calls and tools and not _carries_history(calls) and _pairs_a_tool(calls, tools):
+        _chronological(list(zip(starts, calls, strict=True)), tools, out)
+        return
     if not calls and trace is not None:
         # Some integrations record the model's view only on the trace (a framework's
         # final state): read the trace's output, else its input.
@@ -106,6 +124,130 @@ def read(document: Any, out: Out) -> None:
     if not calls:
         raise Problem(prefix, "no GENERATION observation with input or output messages")
     last_call(calls, out, "an earlier generation held it; the last generation does not")
+    for where, tool in sorted(tools, key=lambda t: str(t[1].get("startTime", ""))):
+        _tool_into_history(where, tool, out)
+
+
+def _carries_history(calls: list[tuple[str, Out]]) -> bool:
+    """Whether the last generation saw the earlier ones' messages (each call's input repeats
+    the conversation so far, as chat APIs take it). Agent SDKs that record each turn's own
+    input only, and their tool runs as ``TOOL`` observations (Claude Agent SDK), do not:
+    then the conversation is the turns and the tool results in time order."""
+    if len(calls) < 2:
+        return True
+    final = calls[-1][1]
+    last = {message_key(m, final.synthetic) for m in final.messages}
+    return any(
+        message_key(m, call.synthetic) in last
+        for _, call in calls[:-1]
+        for m in call.messages
+        if m.get("role") != "system"
+    )
+
+
+def _pairs_a_tool(calls: list[tuple[str, Out]], tools: list[tuple[str, Any]]) -> bool:
+    """Whether some ``TOOL`` observation answers a call one of the generations made."""
+    messages = [m for _, call in calls for m in call.messages]
+    return any(_match_call(tool, messages) is not None for _, tool in tools)
+
+
+def _chronological(
+    generations: list[tuple[str, tuple[str, Out]]], tools: list[tuple[str, Any]], out: Out
+) -> None:
+    """Turns that each record only their own input: every generation's messages not yet
+    seen, and every ``TOOL`` observation's result, in start order."""
+    events: list[tuple[str, int, Any]] = [(start, 0, call) for start, call in generations]
+    events += [(str(tool.get("startTime", "")), 1, (where, tool)) for where, tool in tools]
+    seen: set[str] = set()
+    for _, kind, event in sorted(events, key=lambda e: (e[0], e[1])):
+        if kind == 1:
+            _tool_result(event[0], event[1], out, len(out.messages))
+            continue
+        _, call = event
+        out.synthetic |= call.synthetic
+        out.notes.extend(call.notes)
+        for message, origin in zip(call.messages, call.origins, strict=True):
+            key = message_key(message, call.synthetic)
+            if key not in seen:
+                seen.add(key)
+                out.add(message, origin)
+
+
+def _tool_into_history(where: str, tool: dict[str, Any], out: Out) -> None:
+    """A ``TOOL`` observation in a trace whose last generation holds the history: its result
+    goes after its call when the conversation holds that call unanswered; a result the
+    conversation already holds adds nothing; any other is a note."""
+    if _match_call(tool, out.messages, answered=True) is not None:
+        return  # the conversation holds this result already
+    call_id = _match_call(tool, out.messages)
+    if call_id is None:
+        _orphan_tool(where, tool, out)
+        return
+    at = next(
+        k for k, m in enumerate(out.messages)
+        if any(c.get("id") == call_id for c in m.get("tool_calls") or ())
+    ) + 1  # fmt: skip
+    while at < len(out.messages) and out.messages[at].get("role") == "tool":
+        at += 1
+    _tool_result(where, tool, out, at)
+
+
+def _tool_result(where: str, tool: dict[str, Any], out: Out, at: int) -> None:
+    """One ``TOOL`` observation as a tool message at index ``at``, answering its call."""
+    call_id = _match_call(tool, out.messages[:at])
+    if call_id is None:
+        _orphan_tool(where, tool, out)
+        return
+    output = _decoded(tool.get("output"))
+    message = {"role": "tool", "content": _tool_text(output), "tool_call_id": call_id}
+    out.messages.insert(at, message)
+    out.origins.insert(at, f"{where}.output")
+
+
+def _orphan_tool(where: str, tool: dict[str, Any], out: Out) -> None:
+    """A ``TOOL`` observation no call in the conversation made: a note with its output."""
+    out.note(
+        f"{where}.output",
+        "TOOL observation without a call",
+        "no call of this tool in the conversation is left to answer",
+        _decoded(tool.get("output")),
+    )
+
+
+def _match_call(tool: dict[str, Any], messages: list[Message], *, answered: bool = False) -> Any:
+    """The id of the call a ``TOOL`` observation answers: the first unanswered one (any one,
+    with ``answered``) of its name whose arguments are the observation's input, else the
+    first of its name."""
+    done = (
+        set() if answered else {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
+    )
+    name = tool.get("name")
+    if isinstance(name, str):  # OTel GenAI names a tool span 'execute_tool {tool name}'
+        name = name.removeprefix("execute_tool ")
+    given = _decoded(tool.get("input"))
+    if isinstance(given, dict) and set(given) == {"input"}:
+        given = given["input"]
+    open_calls = [
+        c for m in messages for c in m.get("tool_calls") or ()
+        if c["function"]["name"] == name and c.get("id") not in done
+    ]  # fmt: skip
+    for call in open_calls:
+        if _decoded(call["function"]["arguments"]) == given:
+            return call.get("id")
+    return open_calls[0].get("id") if open_calls else None
+
+
+def _tool_text(output: Any) -> str:
+    """A tool's output as text: MCP / Anthropic ``{"content": [text blocks]}`` joined, a
+    string as it is, anything else as JSON."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, dict) and isinstance(output.get("content"), list):
+        texts = [b.get("text") for b in output["content"] if isinstance(b, dict)]
+        if texts and all(isinstance(t, str) for t in texts):
+            text = "\n".join(t for t in texts if isinstance(t, str))
+            return ERROR_PREFIX + text if output.get("isError") is True else text
+    return json_text(output)
 
 
 def _decoded(value: Any) -> Any:
@@ -121,14 +263,12 @@ def _decoded(value: Any) -> Any:
 
 
 def _trace_io(trace: dict[str, Any], prefix: str) -> Out | None:
-    from flowdrop_core.importers.registry import JSON_FORMATS, detect_value
-
     for key in ("output", "input"):
         value = _decoded(trace.get(key))
         if isinstance(value, dict | list) and value:
             where = f"{prefix}.{key}" if prefix else key
             try:
-                return detect_value(value, JSON_FORMATS, where)
+                return detect_value(value, json_formats(), where)
             except Problem:
                 continue
     return None
@@ -140,8 +280,6 @@ def _generation(generation: dict[str, Any], where: str) -> Out:
     A value no format reads (a framework's own argument list, say) is a note
     with its JSON, so a trace never fails on one odd observation.
     """
-    from flowdrop_core.importers.registry import JSON_FORMATS, detect_value
-
     call = Out()
     for key, role in (("input", "user"), ("output", "assistant")):
         value = _unwrap(_decoded(generation.get(key)))
@@ -153,7 +291,7 @@ def _generation(generation: dict[str, Any], where: str) -> Out:
         if value in (None, [], {}):
             continue
         try:
-            got = detect_value([value] if _one_message(value) else value, JSON_FORMATS, at)
+            got = detect_value([value] if _one_message(value) else value, json_formats(), at)
         except Problem as problem:
             call.note(
                 at,

@@ -40,8 +40,16 @@ ROLES = ("system", "user", "assistant", "tool", "function")
 ALIASES = {"developer": "system"}
 TEXT_PARTS = {"text": "text", "refusal": "refusal"}
 MEDIA_PARTS = frozenset({"image_url", "input_audio", "file", "image", "audio"})
+#: Content blocks only Anthropic messages carry: a message holding one is not Chat's.
+FOREIGN_BLOCKS = frozenset(
+    {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use",
+     "mcp_tool_use", "document", "container_upload"}
+)  # fmt: skip
 KNOWN = ("role", "content", "name", "tool_calls", "tool_call_id", "function_call", "metadata")
-KNOWN_ASSISTANT = (*KNOWN, "refusal", "audio")
+#: Where providers put an assistant message's reasoning (Groq, Ollama: ``reasoning``;
+#: DeepSeek, vLLM, Qwen: ``reasoning_content``; some proxies: ``thinking``).
+REASONING_KEYS = ("reasoning", "reasoning_content", "thinking")
+KNOWN_ASSISTANT = (*KNOWN, "refusal", "audio", *REASONING_KEYS)
 
 
 #: Keys of which a Chat message carries at least one besides ``role``.
@@ -70,7 +78,7 @@ def claims(document: Any) -> Verdict:
     if isinstance(document, dict) and "role" in document:
         missed = message_miss(document, "")
         return Claim("one message") if missed is None else missed
-    if isinstance(document, list) and document and all(_is_exchange(v) for v in document):
+    if _is_exchanges(document):
         return each(document, "", _exchange_miss, "a list of requests and responses", score=2)
     if isinstance(document, list):
         return each(document, "", message_miss, "a list of messages")
@@ -87,10 +95,37 @@ def message_miss(item: Any, where: str) -> Miss | None:
         return Miss(where, f"'role' is {json_type(item['role'])}, not a string")
     if not any(key in item for key in MESSAGE_KEYS):
         return Miss(where, "no 'content', 'tool_calls' or 'tool_call_id'")
+    content = item.get("content")
+    if isinstance(content, list):
+        for k, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if isinstance(kind, str) and (kind in FOREIGN_BLOCKS or kind.endswith("_tool_result")):
+                return Miss(f"{where}.content[{k}]", f"a {kind!r} block is Anthropic's, not Chat's")
+            if isinstance(part, dict) and "type" not in part:
+                return Miss(f"{where}.content[{k}]", "a content part without 'type'")
     return None
 
 
+def _is_exchanges(document: Any) -> bool:
+    """A recording of API calls: a list with a request or response body and no message."""
+    return (
+        isinstance(document, list)
+        and any(_is_exchange(v) for v in document)
+        and not any(isinstance(v, dict) and "role" in v for v in document)
+    )
+
+
+def _is_error_body(value: Any) -> bool:
+    """An API's error answer (``{"error": {...}}``), recorded among the exchanges."""
+    return isinstance(value, dict) and "error" in value and "role" not in value
+
+
 def _exchange_miss(item: Any, where: str) -> Miss | None:
+    if _is_error_body(item):
+        return None
+    if not _is_exchange(item):
+        return Miss(where, "neither a request ('messages'), a response ('choices') nor an "
+                    "error body ('error')")  # fmt: skip
     if "messages" in item:
         verdict = each(item["messages"], f"{where}.messages", message_miss, "")
         return verdict if isinstance(verdict, Miss) else None
@@ -109,7 +144,7 @@ def read(document: Any, out: Out) -> None:
             _read_list(document["messages"], "messages", out, pending)
         _read_choices(document["choices"], out, pending)
         return
-    if isinstance(document, list) and document and all(_is_exchange(v) for v in document):
+    if _is_exchanges(document) and all(_is_exchange(v) or _is_error_body(v) for v in document):
         _read_exchanges(document, out)
     elif isinstance(document, list):
         _read_list(document, "", out, pending)
@@ -143,6 +178,14 @@ def _read_exchanges(items: list[Any], out: Out) -> None:
     """
     calls: list[tuple[str, Out]] = []
     for i, item in enumerate(items):
+        if _is_error_body(item):
+            out.note(
+                f"[{i}]",
+                "error response",
+                "the API answered a request with an error, not a message",
+                item["error"],
+            )
+            continue
         if "messages" in item or not calls:
             calls.append((f"call [{i}]", Out()))
         call = calls[-1][1]
@@ -214,6 +257,7 @@ def chat_message(
         )
     if role == "assistant":
         content = _assistant_extras(message, where, content)
+        _reasoning_notes(message, where, out)
     metadata = message.get("metadata", {})
     if metadata is None:
         metadata = {}
@@ -262,6 +306,19 @@ def _assistant_extras(message: dict[str, Any], where: str, content: str | None) 
     if not extra:
         return content
     return "\n".join([content, *extra] if content else extra)
+
+
+def _reasoning_notes(message: dict[str, Any], where: str, out: Out) -> None:
+    """An assistant message's reasoning is not conversation content: a note with its text."""
+    for key in REASONING_KEYS:
+        value = message.get(key)
+        if value not in (None, "", [], {}):
+            out.note(
+                f"{where}.{key}" if where else key,
+                "reasoning",
+                "model reasoning is not a conversation message",
+                value,
+            )
 
 
 def _legacy_call(call: Any, where: str) -> dict[str, Any]:

@@ -248,6 +248,21 @@ def read_messages(items: list[Any], prefix: str, out: Out) -> None:
             out.add(message, where)
 
 
+def _result(part: dict[str, Any], at: str, out: Out) -> Message:
+    """A ``tool_call_response`` part as a tool message. The conventions name its value
+    ``response``; pydantic-ai's instrumentation writes ``result``. Without either (content
+    capture off), the result is empty and a note says so."""
+    key = next((k for k in ("response", "result") if k in part), None)
+    if key is None:
+        out.note(at, "tool_call_response without its value",
+                 "the recording holds no 'response' or 'result' (content capture off?)", part)  # fmt: skip
+        content = ""
+    else:
+        value = part[key]
+        content = value if isinstance(value, str) else json_text(value)
+    return {"role": "tool", "content": content, "tool_call_id": part.get("id")}
+
+
 def _message(item: Any, where: str, out: Out) -> Message | None:
     """One GenAI message; its tool_call_response parts become tool messages of their own."""
     if not isinstance(item, dict):
@@ -288,9 +303,7 @@ def _message(item: Any, where: str, out: Out) -> Message | None:
                 }
             )
         elif kind == "tool_call_response":
-            response = part.get("response")
-            content = response if isinstance(response, str) else json_text(response)
-            out.add({"role": "tool", "content": content, "tool_call_id": part.get("id")}, at)
+            out.add(_result(part, at, out), at)
             results += 1
         elif kind == "reasoning":
             out.note(

@@ -42,6 +42,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.ids import usable_id
 from flowdrop_core.importers import (
     anthropic,
@@ -50,6 +51,7 @@ from flowdrop_core.importers import (
     claude_code,
     codex,
     cohere,
+    detect,
     gemini,
     hermes,
     jsonl,
@@ -154,7 +156,7 @@ FORMATS: tuple[str, ...] = tuple(f.name for f in REGISTRY)
 JSON_FORMATS: tuple[str, ...] = tuple(f.name for f in REGISTRY if f.read is not None)
 
 
-class ConversationFormatError(ValueError):
+class ConversationFormatError(FlowdropError, ValueError):
     """A recorded conversation that could not be imported.
 
     ``problems`` maps each format tried to the first problem it hit
@@ -598,3 +600,7 @@ def _check_orphans(messages: list[Message], origins: list[str]) -> None:
                 raise Problem(
                     origin, f"tool result for call {call_id!r} whose call never appears before it"
                 )
+
+
+# The nested readers (jsonl, langfuse) reach detection through .detect, not back here.
+detect.install(detect_value, JSON_FORMATS, nearest_miss)

@@ -11,17 +11,18 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
 import threading
 import weakref
 from collections import deque
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
-
-from redis.exceptions import RedisError
 
 from flowdrop_core.journal.record import JournalRecord
 from flowdrop_core.storage import MemoryStore, Slot, SQLiteStore, StorageError, Store
-from flowdrop_core.storage.redis_store import RedisStore, slot_keys
+
+if TYPE_CHECKING:
+    from flowdrop_core.storage.redis_store import RedisStore
 
 __all__ = ["Journal", "MemoryJournal", "RedisJournal", "SQLiteJournal", "journal_for"]
 
@@ -235,16 +236,22 @@ class RedisJournal:
     """
 
     def __init__(self, store: RedisStore) -> None:
+        # Only a RedisStore gets here, so its module (and the redis package) is loaded.
+        from redis.exceptions import RedisError
+
         self.store = store
         self.index_key = f"{store.namespace}:journals"
+        self._errors = RedisError
 
     def _key(self, slot: Slot) -> str:
+        from flowdrop_core.storage.redis_store import slot_keys
+
         return slot_keys(slot, self.store.namespace)[2]
 
     def last_seq(self, slot: Slot) -> int:
         try:
             rows = self.store.client.xrevrange(self._key(slot), count=1)
-        except RedisError as exc:
+        except self._errors as exc:
             raise self.store._error("read the journal", slot, exc) from exc
         if not rows:
             return 0
@@ -257,20 +264,20 @@ class RedisJournal:
             pipe.xadd(self._key(slot), {"r": record.to_json()}, maxlen=limit, approximate=False)
             pipe.sadd(self.index_key, json.dumps(list(slot), ensure_ascii=False))
             pipe.execute()
-        except RedisError as exc:
+        except self._errors as exc:
             raise self.store._error("write the journal", slot, exc) from exc
 
     def read(self, slot: Slot) -> list[JournalRecord]:
         try:
             rows = self.store.client.xrange(self._key(slot))
-        except RedisError as exc:
+        except self._errors as exc:
             raise self.store._error("read the journal", slot, exc) from exc
         return [_parse(fields[b"r"], f"{rid!r} of {slot!r}") for rid, fields in rows]
 
     def slots(self) -> list[Slot]:
         try:
             members = self.store.client.smembers(self.index_key)
-        except RedisError as exc:
+        except self._errors as exc:
             raise self.store._error("list the journals", None, exc) from exc
         return sorted(tuple(json.loads(m)) for m in members)  # type: ignore[misc]
 
@@ -282,7 +289,7 @@ class RedisJournal:
             for slot in slots:
                 pipe.xlen(self._key(slot))
             return {s: int(n) for s, n in zip(slots, pipe.execute(), strict=True) if n}
-        except RedisError as exc:
+        except self._errors as exc:
             raise self.store._error("list the journals", None, exc) from exc
 
 
@@ -293,8 +300,15 @@ _guard = threading.Lock()
 _KINDS: list[tuple[type, Any]] = [
     (MemoryStore, lambda store: MemoryJournal()),
     (SQLiteStore, SQLiteJournal),
-    (RedisStore, RedisJournal),
 ]
+
+
+def _kinds() -> list[tuple[type, Any]]:
+    """:data:`_KINDS`, plus Redis once its module is loaded (a RedisStore exists only then)."""
+    redis_store = sys.modules.get("flowdrop_core.storage.redis_store")
+    if redis_store is None:
+        return _KINDS
+    return [*_KINDS, (redis_store.RedisStore, RedisJournal)]
 
 
 def journal_for(store: Store) -> Journal:
@@ -302,7 +316,7 @@ def journal_for(store: Store) -> Journal:
     with _guard:
         journal = _journals.get(store)
         if journal is None:
-            make = next((m for kind, m in _KINDS if isinstance(store, kind)), None)
+            make = next((m for kind, m in _kinds() if isinstance(store, kind)), None)
             if make is None:
                 raise TypeError(
                     f"{type(store).__name__} has no journal (memory, SQLite and Redis stores do)"

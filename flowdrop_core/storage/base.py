@@ -44,6 +44,8 @@ from collections.abc import Iterable, MutableSequence
 from contextlib import AbstractContextManager
 from typing import Any, Final, Literal, NamedTuple, Protocol, runtime_checkable
 
+from flowdrop_core.errors import FlowdropError
+
 __all__ = [
     "ANY",
     "Delta",
@@ -68,7 +70,7 @@ def slot_label(scope: str, scope_id: str, key: str) -> str:
     return f"(scope={scope!r}, scope_id={scope_id!r}, key={key!r})"
 
 
-class StorageError(RuntimeError):
+class StorageError(FlowdropError, RuntimeError):
     """A stored value cannot be read or written; names the slot and, for files, the path.
 
     Raised instead of ever returning an empty buffer for a corrupt value.

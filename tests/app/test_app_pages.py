@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from flowdrop_core.view import sample_scenarios
+from inspector_ui.samples import sample_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -211,3 +211,22 @@ def test_a_saved_session_loads_back_on_the_replay_page():
     assert metrics(at)["count"] == "2"
     assert metrics(at)["appended"] == "0"
     assert metrics(at)["appended_any"] == "false"
+
+
+def test_replay_lists_the_conversations_of_a_fine_tuning_file_and_replays_the_one_picked():
+    """A JSONL file of one conversation per line: the page lists them and replays one."""
+    at = open_page("pages/replay.py")
+    at.selectbox(key="r_sample").select("imports/openai_finetune_drone.jsonl").run()
+    assert not at.exception, at.exception
+    picker = at.selectbox(key="r_conversation")
+    assert picker.options == [
+        "1: line 1, 3 messages",
+        "2: line 2, 3 messages",
+        "3: line 3, 3 messages",
+    ]
+    assert at.dataframe[0].value["origin"].tolist() == [f"line 1: messages[{k}]" for k in range(3)]
+    picker.select(2).run()
+    assert not at.exception, at.exception
+    assert not at.error
+    assert at.dataframe[0].value["origin"].tolist() == [f"line 3: messages[{k}]" for k in range(3)]
+    assert "Can you safely bring the drone down" in at.dataframe[0].value["incoming"][1]

@@ -128,3 +128,55 @@ def test_issue_9_reductions_are_located_errors_in_a_subprocess(
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith(f"flowdrop-buffer: error: no known format matched {path}:")
     assert located in done.stderr
+
+
+# --------------------------------------------------------------------------- many conversations
+
+FINETUNE = ROOT / "sample_data" / "imports" / "openai_finetune_drone.jsonl"
+
+
+def test_lint_reports_each_conversation_of_a_fine_tuning_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Merged into one buffer, the lines' shared 'call_id' gave 2 duplicate_call and 2
+    empty_turn findings; each conversation on its own has only its own unanswered call."""
+    code, out, _ = run(capsys, "lint", FINETUNE)
+    assert code == 1
+    lines = out.splitlines()
+    assert [line for line in lines if not line.startswith(str(FINETUNE))] == [
+        "line 1: 1 finding",
+        "line 2: 1 finding",
+        "line 3: 1 finding",
+    ]
+    assert all(": unanswered_call: call 'call_id'" in line for line in lines[::2])
+    assert "duplicate_call" not in out and "empty_turn" not in out
+    code, out, _ = run(capsys, "lint", FINETUNE, "--json")
+    data = json.loads(out)
+    assert [c["conversation"] for c in data["conversations"]] == ["line 1", "line 2", "line 3"]
+    assert [[f["kind"] for f in c["findings"]] for c in data["conversations"]] == [
+        ["unanswered_call"]
+    ] * 3
+
+
+def test_replay_and_normalize_take_one_conversation(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(capsys, "replay", FINETUNE)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"flowdrop-buffer: error: {FINETUNE} holds 3 conversations, one per line "
+        "(line 1 to line 3); pick one with --conversation N (1 to 3)\n"
+    )
+    code, out, _ = run(capsys, "replay", FINETUNE, "--conversation", "2", "--json")
+    assert code == 0
+    assert [json.loads(row)["label"] for row in out.splitlines()] == [
+        "line 2: messages[0]",
+        "line 2: messages[1]",
+        "line 2: messages[2]",
+    ]
+    code, out, err = run(capsys, "normalize", FINETUNE, "--conversation", "4")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"flowdrop-buffer: error: {FINETUNE} holds 3 conversations; "
+        "--conversation takes 1 to 3, not 4\n"
+    )

@@ -280,3 +280,43 @@ def test_twenty_unreadable_lines_before_any_event_refuse_the_file() -> None:
     got = session(*chat[:19], START)
     assert got.messages == [{"role": "user", "content": "hi"}]
     assert len(got.notes) == 19
+
+
+# --------------------------------------------------------------------------- real recordings
+
+
+STREAMED_CALL = {
+    "id": "toolu_01BWgwmyj8gGuqFNHMPqqtN2",
+    "type": "function",
+    "function": {
+        "name": "Grep",
+        "arguments": '{"pattern": "data-border-color", "output_mode": "files_with_matches"}',
+    },
+}
+
+
+def test_a_streamed_answer_split_by_a_progress_line_is_one_message() -> None:
+    """Two lines of one answer (one message.id) with a progress line between them were two
+    assistant turns, and normalize moved a result between them with no finding."""
+    got = load("claude_code_streamed_progress.jsonl", "claude-code")
+    assert got.messages == [
+        {
+            "role": "assistant",
+            "content": "I'll research how `data-border-color` is used thro...",
+            "tool_calls": [STREAMED_CALL],
+        }
+    ]
+    assert got.origins == ["line 1: message+line 3: message"]
+    assert [(n.where, n.what) for n in got.notes] == [("line 2", "progress event")]
+
+
+def test_a_message_without_role_takes_the_event_type() -> None:
+    """Events whose message has no role were read as empty user messages (by JSON Lines)."""
+    lines = (SAMPLES / "claude_code_streamed_progress.jsonl").read_text(encoding="utf-8")
+    events = [json.loads(line) for line in lines.splitlines()]
+    for event in events:
+        if isinstance(event.get("message"), dict):
+            del event["message"]["role"]
+    got = parse_conversation("\n".join(json.dumps(e) for e in events))
+    assert got.format == "claude-code"
+    assert got.messages == load("claude_code_streamed_progress.jsonl", "claude-code").messages

@@ -9,6 +9,7 @@ import pytest
 from import_helpers import (
     GEMINI_ERRORS,
     GEMINI_USER,
+    SAMPLES,
     USER_GEMINI,
     call_fmt,
     call_gemini,
@@ -22,6 +23,14 @@ from import_helpers import (
     notes_gemini,
     raw,
     rows_edge,
+)
+
+from flowdrop_core.importers import (
+    FORMATS,
+    REGISTRY,
+    ConversationFormatError,
+    Miss,
+    load_conversation,
 )
 
 
@@ -238,3 +247,28 @@ def test_a_response_without_a_call_notes_the_function_name() -> None:
     assert notes_gemini(got) == [
         ("contents[1].parts[0]", "function response without a call", "lookup", False)
     ]
+
+
+# --------------------------------------------------------------------------- real recordings
+
+
+def test_pydantic_ai_message_history_is_not_claimed_by_gemini() -> None:
+    """pydantic-ai's ModelMessagesTypeAdapter JSON (kind, parts with part_kind) was read as
+    Gemini: three user messages '[content]', '[tool_name]', '[tool_name]', the model's tool
+    call among them, exit 0. Gemini does not claim it; without a pydantic-ai reader it is a
+    clear error, never a Gemini reading."""
+    document = raw("pydantic_ai_message_history.json")
+    verdict = REGISTRY[FORMATS.index("gemini")].claims(document)
+    assert isinstance(verdict, Miss)
+    assert str(verdict) == "[0]: a message with 'kind' (pydantic-ai's, not a Gemini content)"
+    if "pydantic-ai" in FORMATS:
+        assert (
+            load_conversation(SAMPLES / "pydantic_ai_message_history.json").format == "pydantic-ai"
+        )
+        return
+    with pytest.raises(ConversationFormatError) as info:
+        load_conversation(SAMPLES / "pydantic_ai_message_history.json")
+    assert info.value.problems["gemini"] == (
+        "[0]: a message with 'kind' (pydantic-ai's, not a Gemini content)"
+    )
+    assert str(info.value).startswith("no known format matched ")

@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from import_helpers import DEEP, HUGE_INT, JSON_FORMATS, NO_SESSION, call_main, error_of
+from import_helpers import DEEP, HUGE_INT, JSON_FORMATS, NO_SESSION, SAMPLES, call_main, error_of
 
 from flowdrop_core.importers import (
+    ConversationFormatError,
+    load_conversation,
+    load_conversations,
     parse_conversation,
+    parse_conversations,
 )
+from flowdrop_core.provider import normalize_report
 
 
 def test_jsonl_messages_and_conversations_per_line() -> None:
@@ -81,3 +86,59 @@ def test_jsonl_message_with_no_role_names_its_line() -> None:
     assert error_of(text, format="jsonl") == (
         "rec.json is not valid jsonl: line 3: missing 'role' (nearest format: openai-chat)"
     )
+
+
+# --------------------------------------------------------------------------- many conversations
+
+
+def test_a_fine_tuning_file_is_one_conversation_per_line() -> None:
+    """OpenAI fine-tuning JSONL (one {"messages": [...]} per line, every line reusing
+    'call_id') was merged into one buffer and normalize dropped the later calls."""
+    got = load_conversations(SAMPLES / "openai_finetune_drone.jsonl")
+    assert [(c.label, c.format, c.name.endswith("openai_finetune_drone.jsonl")) for c in got] == [
+        ("line 1", "jsonl", True),
+        ("line 2", "jsonl", True),
+        ("line 3", "jsonl", True),
+    ]
+    asked = ["Let's get the drone in the air, can you make it take off",
+             "Can you lift the drone to 100 feet off the ground",
+             "Can you safely bring the drone down to the ground here?"]  # fmt: skip
+    calls = [("takeoff_drone", '{"altitude": 100}'), ("takeoff_drone", '{"altitude": 100}'),
+             ("land_drone", '"{\\"location\\": \\"current\\"}"')]  # fmt: skip
+    for number, (conv, question, (name, arguments)) in enumerate(
+        zip(got, asked, calls, strict=True), 1
+    ):
+        assert [m["role"] for m in conv.messages] == ["system", "user", "assistant"]
+        assert conv.messages[1] == {"role": "user", "content": question}
+        assert conv.messages[2]["tool_calls"] == [
+            {
+                "id": "call_id",
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
+        ]
+        assert conv.origins == [f"line {number}: messages[{k}]" for k in range(3)]
+        assert conv.turns == [[0], [1, 2]]
+        assert conv.notes == []
+        # each conversation on its own: its call id collides with no other line's
+        report = normalize_report(conv.messages)
+        assert [f.kind for f in report.findings] == ["unanswered_call"]
+
+
+def test_one_conversation_api_refuses_a_file_of_many() -> None:
+    with pytest.raises(ConversationFormatError) as info:
+        load_conversation(SAMPLES / "openai_finetune_drone.jsonl", name="ft.jsonl")
+    assert str(info.value) == (
+        "ft.jsonl holds 3 conversations, one per line (line 1 to line 3); "
+        "read them one at a time (--conversation N)"
+    )
+
+
+def test_lines_of_single_messages_stay_one_conversation() -> None:
+    """Only a file whose every line is a whole conversation is split."""
+    text = (
+        '{"messages": [{"role": "user", "content": "a"}]}\n{"role": "assistant", "content": "b"}\n'
+    )
+    (conv,) = parse_conversations(text)
+    assert conv.label == ""
+    assert [m["content"] for m in conv.messages] == ["a", "b"]

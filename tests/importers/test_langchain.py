@@ -448,3 +448,42 @@ def test_a_left_out_thinking_block_leaves_no_empty_line_in_the_text() -> None:
     assert [(n.where, n.what, n.content) for n in got.notes] == [
         ("[0].content[0]", "thinking part", json.dumps(thinking))
     ]
+
+
+# --------------------------------------------------------------------------- real recordings
+
+
+def test_llm_result_generations_are_the_reply() -> None:
+    """A LangChain LLMResult (generations of ChatGeneration), as LangSmith shows a model
+    run's output, gave 0 steps; its constructor has "id": [] and the type in kwargs."""
+    got = load("langchain_llm_result.json", "langchain")
+    steps = [
+        "Research LangGraph's node configuration capabilities",
+        "Investigate how to add a Python code execution node",
+        "Find an example or create a sample implementation of a code execution node",
+    ]
+    assert got.messages == [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "toolu_01XexPzAVknT3gRmUB5PK5BP",
+                    "type": "function",
+                    "function": {"name": "Plan", "arguments": json.dumps({"steps": steps})},
+                }
+            ],
+        }
+    ]
+    assert got.origins == ["generations[0][0].message"]
+    assert got.notes == []
+
+
+def test_llm_result_other_generations_are_notes() -> None:
+    document = {"generations": [[{"text": "a"}, {"text": "b"}], [{"text": "c"}]]}
+    got = imported_langchain(document)
+    assert got.messages == [{"role": "assistant", "content": "a"}]
+    assert [(n.where, n.what, n.content) for n in got.notes] == [
+        ("generations[0][1]", "another generation", "b"),
+        ("generations[1][0]", "another generation", "c"),
+    ]

@@ -331,6 +331,8 @@ def test_langfuse_trace_with_shapes_no_format_reads_keeps_them_as_notes() -> Non
     assert [(n.where, n.what, n.unknown) for n in got.notes] == [
         ("observations[1].output", "generation output in no known format", True),
         ("observations[0].input", "generation input in no known format", True),
+        # the tool's result answers a call no reader could read: kept as a note, not dropped
+        ("observations[2].output", "TOOL observation without a call", False),
     ]
     assert got.notes[0].content == (
         '[{"toolCallId": "call_DgKARp7a7IhJPDczfifMp6Ra", "toolName": "getWeather", '
@@ -501,4 +503,36 @@ def test_notes_of_the_reader_inside_a_generation_are_kept_with_their_place() -> 
     ]
     assert [(n.where, n.what, n.content) for n in got.notes] == [
         ("[0].input[0].content[0]", "unknown content part type 'widget'", json.dumps(part))
+    ]
+
+
+# --------------------------------------------------------------------------- real recordings
+
+
+def test_claude_agent_sdk_trace_keeps_the_tool_results_of_its_tool_observations() -> None:
+    """Claude Agent SDK traces record each turn's own input only and the tool runs as TOOL
+    observations: both results were lost, with no note."""
+    got = load("langfuse_claude_agent_sdk_trace.json", "langfuse")
+    berlin, new_york = "toolu_01TKoqQLvY2UWuC49qnD48y7", "toolu_01NtVat4vJLFfVd5TqdLHcA7"
+
+    def asks(call_id: str, city: str) -> dict[str, Any]:
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": "mcp__weather__get_weather", "arguments": json.dumps({"city": city})}}
+        ]}  # fmt: skip
+
+    assert got.messages[:6] == [
+        {"role": "user", "content": "What's the weather like in Berlin and New York?"},
+        {"role": "assistant", "content": "I'll check the weather in both Berlin and New York for you."},
+        asks(berlin, "Berlin"),
+        asks(new_york, "New York"),
+        {"role": "tool", "content": "Weather in Berlin: Cloudy, 59°F", "tool_call_id": berlin},
+        {"role": "tool", "content": "Weather in New York: Sunny, 75°F", "tool_call_id": new_york},
+    ]  # fmt: skip
+    assert got.messages[6]["content"].startswith("Great! Here's the current weather")
+    assert len(got.messages) == 7
+    assert got.origins[4:6] == ["observations[6].output", "observations[4].output"]
+    # the later turns' inputs ({"content": "role"}) are no messages: notes, not dropped
+    assert [(n.where, n.what) for n in got.notes] == [
+        (f"observations[{k}].input", "generation input in no known format") for k in (3, 1, 0)
     ]

@@ -24,6 +24,7 @@ from import_helpers import (
 )
 
 from flowdrop_core.importers import (
+    ConversationFormatError,
     parse_conversation,
 )
 
@@ -369,3 +370,51 @@ def test_a_legacy_call_repeated_by_a_later_request_is_one_message_of_the_recordi
         {"role": "assistant", "content": "bye"},
     ]
     assert [(n.where, n.what) for n in got.notes] == [("[1].choices[0]", "message of call [0]")]
+
+
+# --------------------------------------------------------------------------- real recordings
+
+
+def test_groq_cassette_error_body_is_a_located_note_and_reasoning_is_noted() -> None:
+    """A Groq 400 {"error": ...} among the recorded exchanges made the whole file unreadable
+    (with the error pointing at [0]); Groq's 'reasoning' was dropped with no note."""
+    got = load("groq_tool_error_cassette.json", "openai-chat")
+    bad, good = "pyd_ai_445dbde6c4764cafb5782bb928ef6c2c", "fc_311ba17b-89f9-48d3-8fd9-7e74a1264855"
+    assert [(m["role"], m.get("tool_call_id") or [c["id"] for c in m.get("tool_calls", [])])
+            for m in got.messages] == [
+        ("system", []), ("user", []), ("assistant", [bad]), ("tool", bad),
+        ("assistant", [good]), ("tool", good), ("assistant", []),
+    ]  # fmt: skip
+    assert got.messages[-1]["content"] == (
+        "The first call failed due to missing and extra parameters, as expected. The second "
+        'call succeeded and returned: "Something with name: test".'
+    )
+    assert [(n.where, n.what) for n in got.notes] == [
+        ("[1]", "error response"),
+        ("[5].choices[0].message.reasoning", "reasoning"),
+        ("[3].choices[0]", "message of call [2]"),
+        ("[3].choices[0].message.reasoning", "reasoning"),
+    ]
+    assert json.loads(got.notes[0].content)["code"] == "tool_use_failed"
+    assert got.notes[1].content.startswith("We need to respond to user request.")
+
+
+def test_an_item_that_is_no_exchange_is_located_where_it_is() -> None:
+    """Among request and response bodies, the odd one out is named at its own index."""
+    document = [{"messages": [{"role": "user", "content": "q"}]}, {"oops": 1}]
+    with pytest.raises(ConversationFormatError) as info:
+        parse_conversation(json.dumps(document))
+    assert info.value.problems["openai-chat"] == (
+        "[1]: neither a request ('messages'), a response ('choices') nor an error body ('error')"
+    )
+
+
+def test_deepseek_reasoning_content_is_a_note_with_its_text() -> None:
+    got = load("deepseek_reasoning_cassette.json", "openai-chat")
+    assert [m["role"] for m in got.messages] == ["user", "assistant"]
+    assert got.messages[1]["content"].startswith("Crossing the street safely involves")
+    assert [(n.where, n.what, n.why) for n in got.notes] == [
+        ("[1].choices[0].message.reasoning_content", "reasoning",
+         "model reasoning is not a conversation message"),
+    ]  # fmt: skip
+    assert got.notes[0].content.startswith("Okay, the user is asking how to cross the street.")

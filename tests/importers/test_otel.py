@@ -297,3 +297,45 @@ def test_otel_unknown_part_note_is_marked_unknown_content() -> None:
         ("[0].parts[0]", False),
         ("[0].parts[1]", True),
     ]
+
+
+# --------------------------------------------------------------------------- real recordings
+
+
+def test_pydantic_ai_tool_call_response_result_key_is_the_result() -> None:
+    """pydantic-ai's instrumentation writes a tool result under 'result' (not 'response'):
+    it was imported as the text "null"."""
+    got = load("otel_pydantic_ai_tool_results.json", "otel-genai")
+    assert got.messages == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Convert 10 EUR."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "convert", "arguments": '{"amount": 10}'}}
+            ],
+        },
+        {"role": "tool", "content": "11 USD", "tool_call_id": "call_1"},
+        {"role": "tool", "content": "Unknown currency.\n\nFix the errors and try again.",
+         "tool_call_id": "call_2"},
+        {"role": "user",
+         "content": "Validation feedback:\nOutput did not validate.\n\nFix the errors and try "
+                    "again.\nThanks."},
+    ]  # fmt: skip
+    assert got.origins[3:5] == ["[3].parts[0]", "[3].parts[1]"]
+    assert got.notes == []
+
+
+def test_tool_call_response_without_its_value_is_empty_and_noted() -> None:
+    """Content capture off: pydantic-ai writes the part with no value at all."""
+    document = [
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "t1", "name": "tool"}]},
+        {"role": "user", "parts": [{"type": "tool_call_response", "id": "t1", "name": "tool"}]},
+    ]
+    got = imported_edge(document, "otel-genai")
+    assert got.messages[1] == {"role": "tool", "content": "", "tool_call_id": "t1"}
+    assert [(n.where, n.what) for n in got.notes] == [
+        ("[1].parts[0]", "tool_call_response without its value")
+    ]
