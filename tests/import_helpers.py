@@ -18,7 +18,7 @@ from flowdrop_core.importers import (
 
 JSON_FORMATS = (
     "openai-chat, openai-responses, responses-log, cohere, anthropic, otel-genai, "
-    "openinference, vercel-ai, pydantic-ai, gemini, bedrock, api-recording, langchain, "
+    "openinference, otel-legacy, vercel-ai, pydantic-ai, gemini, bedrock, api-recording, langchain, "
     "langfuse, xlam, "
     "hermes, sharegpt, scenario"
 )

@@ -92,6 +92,8 @@ EXPECTED: dict[str, tuple[str, int]] = {
     "otel_genai_deprecated_prompt_completion.json": ("error", 0),
     "otel_genai_span_tool_calls.json": ("lossless", 4),
     "otel_genai_tool_execution_span.json": ("error", 0),
+    "otel_legacy_koog_first_call.json": ("lossless", 4),
+    "otel_legacy_koog_trace.json": ("lossless", 7),
     "pydantic_ai_history_capability_load.json": ("lossless", 2),
     "pydantic_ai_history_tool_return.json": ("lossless", 3),
     "vercel_fixture_cohere_citations.json": ("notes", 1),
