@@ -122,7 +122,10 @@ def read(document: Any, out: Out) -> None:
                 instructions = (given, f"{where}.instructions")
             _request(value, where, history, out)
         elif _is_response(value):
-            if last_of.get(value.get("id"), i) != i:  # polled again later: read the last one
+            ident = value.get("id")
+            if (
+                isinstance(ident, str) and last_of.get(ident, i) != i
+            ):  # polled again later: read the last one
                 if value.get("output"):
                     out.note(
                         where,
