@@ -208,8 +208,9 @@ def classify(path: Path) -> Result:
     try:
         imported = load_conversation(path, name=name)
     except ConversationFormatError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return Result(name, "error", error=first)
+        lines = str(exc).splitlines() or [type(exc).__name__]
+        # The first line names the file; the next one, the nearest format and what it lacked.
+        return Result(name, "error", error=" ".join(lines[:2]))
     result = Result(
         name,
         "lossless",

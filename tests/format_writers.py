@@ -147,6 +147,42 @@ def openinference(events: list[Event]) -> str:
     return json.dumps({"name": "llm", "attributes": attributes})
 
 
+def otel_legacy(events: list[Event]) -> str:
+    """OpenLLMetry's indexed attributes: every message a ``gen_ai.prompt.N``; reasoning has
+    no attribute, so it is written as an extra field (a note); unknown likewise."""
+    attributes: dict[str, Any] = {}
+    n = 0
+    for event in events:
+        if event[0] == "results":
+            for cid, _, text in event[1]:
+                attributes |= {
+                    f"gen_ai.prompt.{n}.role": "tool",
+                    f"gen_ai.prompt.{n}.content": text,
+                    f"gen_ai.prompt.{n}.tool_call_id": cid,
+                }
+                n += 1
+            continue
+        key = f"gen_ai.prompt.{n}"
+        if event[0] in ("system", "user"):
+            text = event[1] if event[0] == "system" else "\n".join(event[1])
+            attributes |= {f"{key}.role": event[0], f"{key}.content": text}
+        else:
+            _, texts, calls, extra, extra_text = event
+            attributes[f"{key}.role"] = "assistant"
+            if texts:
+                attributes[f"{key}.content"] = "\n".join(texts)
+            if extra:
+                attributes[f"{key}.{extra}"] = extra_text
+            for k, (cid, name, args) in enumerate(calls):
+                attributes |= {
+                    f"{key}.tool_calls.{k}.id": cid,
+                    f"{key}.tool_calls.{k}.name": name,
+                    f"{key}.tool_calls.{k}.arguments": json.dumps(args, ensure_ascii=False),
+                }
+        n += 1
+    return json.dumps({"name": "openai.chat", "attributes": attributes})  # fmt: skip
+
+
 def responses_log(events: list[Event], responses: Callable[[list[Event]], Any]) -> str:
     """The same history sent twice without state (the second call repeats the first)."""
     items = responses(events)["input"]
@@ -242,8 +278,12 @@ def _hermes_turns(events: list[Event]) -> list[tuple[str, str]]:
 
 
 def hermes(events: list[Event]) -> str:
+    """ShareGPT turns with tags; a recording without calls ends with an empty
+    ``<tool_response>`` turn, since a Hermes record is claimed by its tags."""
     speakers = {"system": "system", "user": "human", "assistant": "gpt", "tool": "tool"}
     turns = [{"from": speakers[role], "value": value} for role, value in _hermes_turns(events)]
+    if not any("<tool_" in turn["value"] for turn in turns):
+        turns.append({"from": "tool", "value": "<tool_response>\n</tool_response>"})
     return json.dumps({"conversations": turns})
 
 
@@ -261,6 +301,7 @@ def writers(
         "pydantic-ai": (pydantic_ai, {}),
         "vercel-ai": (vercel_ui, {}),
         "openinference": (openinference, {}),
+        "otel-legacy": (otel_legacy, {}),
         "responses-log": (lambda e: responses_log(e, responses), {}),
         "codex": (lambda e: codex(e, responses), {}),
         "cohere": (cohere, {}),

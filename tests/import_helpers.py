@@ -18,7 +18,8 @@ from flowdrop_core.importers import (
 
 JSON_FORMATS = (
     "openai-chat, openai-responses, responses-log, cohere, anthropic, otel-genai, "
-    "openinference, vercel-ai, pydantic-ai, gemini, bedrock, langchain, langfuse, xlam, "
+    "openinference, otel-legacy, vercel-ai, pydantic-ai, gemini, bedrock, api-recording, langchain, "
+    "langfuse, xlam, "
     "hermes, sharegpt, scenario"
 )
 #: What the ChatML reader says of text with no ``<|im_start|>role`` block.

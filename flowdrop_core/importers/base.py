@@ -374,10 +374,15 @@ def _same(message: Message, synthetic: set[str]) -> str:
     """
     copy = dict(message)
     copy["content"] = copy.get("content") or None  # readers differ: "" or null for no text
-    if copy.get("tool_call_id") in synthetic:
+    if _made_up(copy.get("tool_call_id"), synthetic):
         copy["tool_call_id"] = None
     if copy.get("tool_calls"):
         copy["tool_calls"] = [
-            {**c, "id": None} if c.get("id") in synthetic else c for c in copy["tool_calls"]
+            {**c, "id": None} if _made_up(c.get("id"), synthetic) else c for c in copy["tool_calls"]
         ]
     return json_text(copy)
+
+
+def _made_up(call_id: Any, synthetic: set[str]) -> bool:
+    """A call id a reader made up (an id that is a list or object is none: it is the source's)."""
+    return isinstance(call_id, str) and call_id in synthetic

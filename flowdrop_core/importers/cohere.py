@@ -55,7 +55,8 @@ def _is_request(value: Any) -> bool:
 
 
 def _cohere_only(messages: list[Any]) -> bool:
-    """A message only Cohere writes: ``tool_plan``, or ``thinking`` / ``document`` parts."""
+    """A message only Cohere writes: ``tool_plan``, a ``document`` part, or a ``thinking``
+    part without Anthropic's ``signature``."""
     for message in messages:
         if not isinstance(message, dict):
             continue
@@ -63,7 +64,12 @@ def _cohere_only(messages: list[Any]) -> bool:
             return True
         content = message.get("content")
         if isinstance(content, list) and any(
-            isinstance(p, dict) and p.get("type") in COHERE_PARTS for p in content
+            isinstance(p, dict)
+            and isinstance(p.get("type"), str)
+            and p["type"] in COHERE_PARTS
+            and "signature" not in p
+            and "redacted" not in str(p.get("type"))
+            for p in content
         ):
             return True
     return False
@@ -80,6 +86,8 @@ def claims(document: Any) -> Verdict:
         ):
             return Claim("a recording")
         return Miss("", "not requests ('messages') and responses ('message', 'finish_reason')")
+    if _is_request(document) and "system" in document:
+        return Miss("system", "a top-level system prompt is Anthropic's layout, not Cohere's")
     if _is_request(document) and _cohere_only(document["messages"]):
         return Claim("a request")
     return Miss("", "no 'message' with 'finish_reason', and no tool_plan / thinking / document")

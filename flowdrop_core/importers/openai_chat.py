@@ -40,6 +40,11 @@ ROLES = ("system", "user", "assistant", "tool", "function")
 ALIASES = {"developer": "system"}
 TEXT_PARTS = {"text": "text", "refusal": "refusal"}
 MEDIA_PARTS = frozenset({"image_url", "input_audio", "file", "image", "audio"})
+#: Content blocks only Anthropic messages carry: a message holding one is not Chat's.
+FOREIGN_BLOCKS = frozenset(
+    {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use",
+     "mcp_tool_use", "document", "container_upload"}
+)  # fmt: skip
 KNOWN = ("role", "content", "name", "tool_calls", "tool_call_id", "function_call", "metadata")
 #: Where providers put an assistant message's reasoning (Groq, Ollama: ``reasoning``;
 #: DeepSeek, vLLM, Qwen: ``reasoning_content``; some proxies: ``thinking``).
@@ -90,6 +95,14 @@ def message_miss(item: Any, where: str) -> Miss | None:
         return Miss(where, f"'role' is {json_type(item['role'])}, not a string")
     if not any(key in item for key in MESSAGE_KEYS):
         return Miss(where, "no 'content', 'tool_calls' or 'tool_call_id'")
+    content = item.get("content")
+    if isinstance(content, list):
+        for k, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if isinstance(kind, str) and (kind in FOREIGN_BLOCKS or kind.endswith("_tool_result")):
+                return Miss(f"{where}.content[{k}]", f"a {kind!r} block is Anthropic's, not Chat's")
+            if isinstance(part, dict) and "type" not in part:
+                return Miss(f"{where}.content[{k}]", "a content part without 'type'")
     return None
 
 

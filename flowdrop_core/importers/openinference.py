@@ -207,7 +207,10 @@ def _message(message: dict[str, Any], where: str, out: Out, pending: PendingCall
             )
     result: Message = {"role": role, "content": "\n".join(texts) if texts else None}
     calls = []
-    for k, item in enumerate(message.get("tool_calls") or ()):
+    given_calls = message.get("tool_calls") or []
+    if not isinstance(given_calls, list):
+        raise Problem(f"{where}.tool_calls", f"expected a list, got {json_type(given_calls)}")
+    for k, item in enumerate(given_calls):
         call = item.get("tool_call") if isinstance(item, dict) else None
         if not isinstance(call, dict):
             raise Problem(f"{where}.tool_calls[{k}]", "expected a tool_call object")

@@ -34,12 +34,25 @@ VOLATILE = frozenset({"id", "status", "annotations", "logprobs"})
 _INDEX = re.compile(r"^\[(\d+)\]")
 
 
+#: Keys of other APIs' bodies: a body holding one is not only a Responses body.
+FOREIGN = ("messages", "contents", "content", "choices", "candidates", "message")
+
+
 def _is_response(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("object") == "response"
+    return (
+        isinstance(value, dict)
+        and value.get("object") == "response"
+        and not any(key in value for key in FOREIGN)
+    )
 
 
 def _is_request(value: Any) -> bool:
-    return isinstance(value, dict) and "input" in value and not _is_response(value)
+    return (
+        isinstance(value, dict)
+        and "input" in value
+        and value.get("object") != "response"
+        and not any(key in value for key in FOREIGN)
+    )
 
 
 def _is_error(value: Any) -> bool:
@@ -109,7 +122,10 @@ def read(document: Any, out: Out) -> None:
                 instructions = (given, f"{where}.instructions")
             _request(value, where, history, out)
         elif _is_response(value):
-            if last_of.get(value.get("id"), i) != i:  # polled again later: read the last one
+            ident = value.get("id")
+            if (
+                isinstance(ident, str) and last_of.get(ident, i) != i
+            ):  # polled again later: read the last one
                 if value.get("output"):
                     out.note(
                         where,

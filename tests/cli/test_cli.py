@@ -547,8 +547,8 @@ def _no_format_matched(path: Path, problem: str) -> str:
     return (
         f"flowdrop-buffer: error: no known format matched {path}:\n"
         "- openai-chat, openai-responses, responses-log, cohere, anthropic, otel-genai, "
-        "openinference, vercel-ai, pydantic-ai, gemini, bedrock, langchain, langfuse, xlam, "
-        f"hermes, sharegpt, scenario: {problem}\n"
+        "openinference, otel-legacy, vercel-ai, pydantic-ai, gemini, bedrock, api-recording, langchain, "
+        f"langfuse, xlam, hermes, sharegpt, scenario: {problem}\n"
         "- claude-code: line 1: no line is a 'user' or 'assistant' event with a 'message' object\n"
         f"- jsonl, codex: line 1: {problem}\n"
         "- chatml: no <|im_start|>role block\n"

@@ -248,7 +248,8 @@ def test_unknown_format_and_empty_file() -> None:
     )
     assert FORMATS == (
         "openai-chat", "openai-responses", "responses-log", "cohere", "anthropic", "otel-genai",
-        "openinference", "vercel-ai", "pydantic-ai", "gemini", "bedrock", "langchain",
+        "openinference", "otel-legacy", "vercel-ai", "pydantic-ai", "gemini", "bedrock", "api-recording",
+        "langchain",
         "langfuse", "xlam", "hermes", "sharegpt", "scenario", "claude-code", "jsonl", "codex",
         "chatml",
     )  # fmt: skip

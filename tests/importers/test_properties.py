@@ -1,11 +1,14 @@
-"""Issue 13 item 2, as a property: nothing of the source is lost silently.
+"""As properties: nothing of the source is lost silently, and detection is positive.
 
 Recordings are generated as abstract conversations (system prompt, user turns
 of several text parts, assistant turns with texts, tool calls and an extra part
 the importer does not turn into a message: reasoning or an unknown part type,
 tool results), then written in every format. Whatever the format, each
 non-empty text and each call id of the source must be found in the imported
-messages or in an import note.
+messages or in an import note. A generated document satisfies its own format's
+signature, and another's only when both read every message the same; two
+formats' spellings mixed field by field lose nothing or are refused; a JSONL
+file of conversations is each conversation on its own.
 """
 
 from __future__ import annotations
@@ -19,7 +22,16 @@ from format_writers import NO_WRITER, writers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flowdrop_core.importers import FORMATS, ConversationFormatError, parse_conversation
+from flowdrop_core.importers import (
+    FORMATS,
+    REGISTRY,
+    Claim,
+    ConversationFormatError,
+    ImportedConversation,
+    parse_conversation,
+    parse_conversations,
+)
+from flowdrop_core.importers.claims import lines_of
 
 Event = tuple[Any, ...]
 
@@ -382,6 +394,20 @@ WRITERS: dict[str, tuple[Callable[[list[Event]], str], dict[str, bool]]] = {
     "claude-code": (claude_code, {}),
     "jsonl": (lambda e: "\n".join(json.dumps(m) for m in chat(e)) + "\n", {}),
     **writers(responses),
+    "api-recording": (
+        lambda e: json.dumps(
+            [
+                anthropic(e),
+                {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "end"}],
+                },
+            ]
+        ),
+        {},
+    ),
 }
 
 
@@ -391,7 +417,11 @@ CHAT_WRITERS = frozenset({"openai-chat", "jsonl", "langfuse"})
 
 def haystack(text: str, fmt: str | None) -> str:
     """Everything the import kept: message texts, call ids/names/arguments, notes."""
-    got = parse_conversation(text, format=fmt)
+    return kept_of(parse_conversation(text, format=fmt))
+
+
+def kept_of(got: ImportedConversation) -> str:
+    """Everything one imported conversation kept, as :func:`haystack` joins it."""
     parts: list[str] = []
     for message in got.messages:
         parts.append(str(message.get("content")))
@@ -471,3 +501,104 @@ def test_any_json_value_imports_or_raises_the_documented_error(value: Any, fmt: 
     """Issue 9 item 2: a type or role that is an object or a list is a located error, not a TypeError."""
     with contextlib.suppress(ConversationFormatError):
         parse_conversation(json.dumps(value), format=fmt)
+
+
+# --------------------------------------------------------------------------- positive detection
+
+#: Writers of one JSON document (the JSON Lines writers write text).
+JSON_WRITERS = sorted(f for f in WRITERS if f not in ("claude-code", "jsonl", "codex", "chatml"))
+
+
+def _claimers(text: str) -> list[str]:
+    """The formats whose signature the text satisfies."""
+    try:
+        document: Any = json.loads(text)
+        parsed = True
+    except ValueError:
+        document, parsed = None, False
+    lines = lines_of(text)
+    return [
+        spec.name
+        for spec in REGISTRY
+        if (spec.read_text is not None or parsed)
+        and isinstance(
+            spec.claims(
+                text if spec.on_text else lines if spec.read_text is not None else document
+            ),
+            Claim,
+        )
+    ]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(recording=recordings(), fmt=st.sampled_from(sorted(WRITERS)))
+def test_a_document_two_formats_claim_reads_the_same_in_both(
+    recording: list[Event], fmt: str
+) -> None:
+    """Positive detection: a generated document is claimed by its own format, and by
+    another only when that format reads every message the same."""
+    text = WRITERS[fmt][0](recording)
+    claimers = _claimers(text)
+    assert fmt in claimers, (fmt, claimers)
+    own = parse_conversation(text, format=fmt).messages
+    for other in claimers:
+        if other != fmt:
+            assert parse_conversation(text, format=other).messages == own, (fmt, other)
+
+
+def _mixed(first: Any, second: Any) -> Any:
+    """Two spellings of one conversation mixed field by field (the first's fields win):
+    the objects' keys merged, or a list's items merged item by item."""
+    if isinstance(first, dict) and isinstance(second, dict):
+        return {**second, **first}
+    if isinstance(first, list) and isinstance(second, list):
+        merged = [
+            {**b, **a} if isinstance(a, dict) and isinstance(b, dict) else a
+            for a, b in zip(first, second, strict=False)
+        ]
+        return merged + first[len(second) :]
+    return None
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    recording=recordings(),
+    first=st.sampled_from(JSON_WRITERS),
+    second=st.sampled_from(JSON_WRITERS),
+)
+def test_a_document_mixing_two_formats_loses_nothing_or_is_refused(
+    recording: list[Event], first: str, second: str
+) -> None:
+    """One conversation written in two formats and mixed: whatever claims it keeps every
+    text and call id in a message or a note; else the import is a ConversationFormatError."""
+    document = _mixed(
+        json.loads(WRITERS[first][0](recording)), json.loads(WRITERS[second][0](recording))
+    )
+    if document is None:
+        return
+    options: dict[str, bool] = {}
+    for fmt in (first, second):
+        for key, value in WRITERS[fmt][1].items():
+            options[key] = options.get(key, True) and value
+    text = json.dumps(document)
+    try:
+        assert_nothing_lost(text, sources(recording, **options), None)
+    except ConversationFormatError as exc:
+        assert str(exc).startswith("no known format matched "), exc
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=st.lists(recordings(), min_size=2, max_size=4))
+def test_a_fine_tuning_file_is_each_conversation_on_its_own(batch: list[list[Event]]) -> None:
+    """One {"messages": [...]} per line: one conversation per line, each losing nothing,
+    each holding only its own calls (recordings reuse ids across lines, as real files do)."""
+    text = "\n".join(json.dumps({"messages": chat(events)}) for events in batch) + "\n"
+    got = parse_conversations(text)
+    assert [c.label for c in got] == [f"line {n}" for n in range(1, len(batch) + 1)]
+    for conversation, events in zip(got, batch, strict=True):
+        kept = kept_of(conversation)
+        for value in sources(events):
+            escaped = json.dumps(value, ensure_ascii=False)[1:-1]
+            assert value in kept or escaped in kept, value
+        ids = [c["id"] for m in conversation.messages for c in m.get("tool_calls") or ()]
+        assert ids == [cid for e in events if e[0] == "assistant" for cid, _, _ in e[2]]
