@@ -84,6 +84,24 @@ FINDING_COLUMNS = [
 ]
 
 
+#: Narrow number columns (their headers say the base) so the message shows at 1280 px.
+FINDING_CONFIG: dict[str, Any] = {
+    "step (1-based)": st.column_config.NumberColumn("step (1-based)", width=62, pinned=True),
+    "message index (0-based)": st.column_config.NumberColumn("message index (0-based)", width=70),
+    "from": st.column_config.TextColumn("from", width=70),
+    "kind": st.column_config.TextColumn("kind", width=110),
+    "rule": st.column_config.TextColumn("rule", width=56),
+    "call id": st.column_config.TextColumn("call id", width=90),
+    "GR-MEM did": st.column_config.TextColumn("GR-MEM did", width=70),
+    "at step": st.column_config.NumberColumn("at step", width=54),
+    "buffer position (0-based)": st.column_config.NumberColumn(
+        "buffer position (0-based)", width=70
+    ),
+    "provider rejects": st.column_config.CheckboxColumn("provider rejects", width=60),
+    "message": st.column_config.TextColumn("message", width="large"),
+}
+
+
 def _row(f: HealthFinding) -> dict[str, Any]:
     return {
         "step (1-based)": f.step,
@@ -195,6 +213,7 @@ def _show_findings(report: HealthReport, key: str, prefix: str) -> None:
             on_select=lambda: _table_clicked(key, prefix, table_key, shown),
             selection_mode="single-row",
             alt="Every finding of the recording: where, kind, rule, call id, what GR-MEM did",
+            column_config=FINDING_CONFIG,
         )
 
 
