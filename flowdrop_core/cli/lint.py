@@ -55,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
         say_json(json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False))
         return 1 if findings else 0
     for f in findings:
-        say(f"{source.path}: {origin(source, f)} (entry {f.index}): {f.kind}: {f.message}")
+        say(
+            f"{source.path}: {origin(source, f)} (message index {f.index}, 0-based): {f.kind}: {f.message}"
+        )
     for note in source.notes:
         say(f"{source.path}: {note.where or '(top level)'}: import note: {note.what}: {note.why}")
     summary = plural(len(findings), "finding") if findings else "no findings"

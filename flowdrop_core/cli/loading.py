@@ -177,7 +177,7 @@ def origin(source: Source, finding: Finding) -> str:
     """Where the entry a finding is about came from in the file."""
     if 0 <= finding.index < len(source.origins):
         return source.origins[finding.index]
-    return f"entry {finding.index}"
+    return f"message index {finding.index} (0-based)"
 
 
 def finding_dict(source: Source, finding: Finding) -> dict[str, Any]:
