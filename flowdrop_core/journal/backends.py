@@ -9,13 +9,11 @@ under the slot lock (MEM-12), so their order is the slot's write order.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 import weakref
 from collections import deque
 from typing import Any, Protocol
-from urllib.parse import quote
 
 from redis.exceptions import RedisError
 
@@ -120,6 +118,7 @@ class SQLiteJournal:
     def __init__(self, store: SQLiteStore) -> None:
         self.path = store.path
         self.readonly = bool(getattr(store, "readonly", False))
+        self._store = store
         self._local = threading.local()
         self._ready = False
 
@@ -127,8 +126,8 @@ class SQLiteJournal:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             if self.readonly:
-                uri = f"file:{quote(os.fspath(self.path))}?mode=ro"
-                conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
+                # The store's own read-only connection: it creates nothing beside the file.
+                return self._readonly_conn()
             else:
                 conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             self._local.conn = conn
@@ -143,6 +142,14 @@ class SQLiteJournal:
                 conn.execute(_JOURNAL_SCHEMA)
             self._ready = True
         return conn
+
+    def _readonly_conn(self) -> sqlite3.Connection:
+        """The read-only store's connection, or an empty journal when the file has none."""
+        conn = self._store._conn()
+        found = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='journal'"
+        ).fetchone()
+        return conn if found else _EMPTY
 
     def close(self) -> None:
         """Close this thread's connection (the store's own are closed by the store)."""

@@ -248,6 +248,7 @@ class SQLiteStore:
                 conn = self._conn()
                 self._check_readable(conn)
                 return
+            self._check_ours()  # before any change: a file that is not our store stays as is
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.lock_dir.mkdir(exist_ok=True)
             conn = self._conn()
@@ -260,6 +261,80 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({os.fspath(self.path)!r})"
+
+    def _probe(self) -> tuple[int, set[str]]:
+        """``user_version`` and table names, read without changing or creating anything."""
+        conn = sqlite3.connect(self._ro_uri(immutable=True), uri=True)
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = {
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+        finally:
+            conn.close()
+        return int(version), tables
+
+    def _check_ours(self) -> None:
+        """Refuse a writable open of a file that is not a FlowDrop store, before any change.
+
+        Ours: an empty file or database, the current layout, or a version-1 file
+        (its ``slots`` table is migrated). Anything else (another program's
+        database, a text file) would get our tables, WAL mode and a lock folder.
+        """
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        if not self.path.is_file():
+            raise StorageError("not a SQLite store (not a regular file)", path=self.path)
+        try:
+            version, tables = self._probe()
+        except sqlite3.Error as exc:
+            raise StorageError(
+                f"not a FlowDrop store ({exc}); nothing was changed", path=self.path
+            ) from exc
+        ours = (version == _VERSION and {"slot", "entry"} <= tables) or (
+            version in (0, 1) and tables <= {"slots"}
+        )
+        if not ours:
+            names = ", ".join(sorted(tables)) or "none"
+            raise StorageError(
+                f"not a FlowDrop store (layout version {version}, tables: {names}); "
+                "opening it writable would change it, so nothing was changed",
+                path=self.path,
+            )
+
+    def _ro_uri(self, *, immutable: bool) -> str:
+        """The read-only URI; ``immutable`` makes SQLite create nothing (no ``-shm``)."""
+        return f"file:{quote(os.fspath(self.path))}?mode=ro" + ("&immutable=1" if immutable else "")
+
+    def _ro_connect(self) -> tuple[sqlite3.Connection, bool]:
+        """A read-only connection that leaves the file and its folder untouched.
+
+        A WAL file at rest (no ``-wal`` beside it) is opened ``immutable``: a plain
+        read-only open would create ``-shm`` and ``-wal``, and fails outright on a
+        read-only filesystem. While a writer is live (``-wal`` and ``-shm`` exist)
+        the normal read-only open shares them and sees its commits. A ``-wal``
+        without ``-shm`` (a writer that died) needs SQLite to build the ``-shm``;
+        where it cannot (read-only folder), the file is read ``immutable`` (its last
+        checkpoint). Returns the connection and whether it is immutable.
+        """
+        wal = self.path.with_name(self.path.name + "-wal")
+        immutable = not wal.exists()
+        kwargs: dict[str, Any] = {
+            "uri": True,
+            "timeout": self.busy_timeout,
+            "isolation_level": None,
+            "check_same_thread": False,
+        }
+        try:
+            conn = sqlite3.connect(self._ro_uri(immutable=immutable), **kwargs)
+            if not immutable:
+                conn.execute("PRAGMA user_version").fetchone()  # opens the WAL index now
+        except sqlite3.OperationalError:
+            if immutable:
+                raise
+            immutable = True
+            conn = sqlite3.connect(self._ro_uri(immutable=True), **kwargs)
+        return conn, immutable
 
     def _check_readable(self, conn: sqlite3.Connection) -> None:
         """A read-only file must already have the current layout (it cannot be migrated)."""
@@ -310,15 +385,21 @@ class SQLiteStore:
         if self._pid != fork_generation():
             self._after_fork()
         conn = getattr(self._local, "conn", None)
+        if (
+            conn is not None
+            and getattr(self._local, "immutable", False)
+            and self.path.with_name(self.path.name + "-wal").exists()
+        ):
+            # A writer started since: an immutable connection would not see its commits
+            # (nor notice a checkpoint rewriting pages under it). Reconnect normally.
+            with self._conns_guard:
+                if conn in self._conns:
+                    self._conns.remove(conn)
+            conn.close()
+            conn = None
         if conn is None:
             if self.readonly:
-                conn = sqlite3.connect(
-                    f"file:{quote(os.fspath(self.path))}?mode=ro",
-                    uri=True,
-                    timeout=self.busy_timeout,
-                    isolation_level=None,
-                    check_same_thread=False,
-                )
+                conn, self._local.immutable = self._ro_connect()
             else:
                 conn = sqlite3.connect(
                     self.path,
