@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from flowdrop_core.context import Scope
 from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
@@ -23,6 +23,7 @@ from flowdrop_core.journal.replay import JournalReplay, journal_scenario, replay
 from flowdrop_core.scenario import Scenario
 from flowdrop_core.storage import MemoryStore, Slot, SQLiteStore, StorageError, Store
 from flowdrop_core.storage.redis_store import RedisStore
+from flowdrop_core.storage.urls import mask_url, plain_redis_url
 
 __all__ = [
     "REDIS_SCHEMES",
@@ -77,13 +78,17 @@ def open_browser(target: str, *, writable: bool = False) -> StoreBrowser:
     """A browser over a Redis URL (``redis://``, ``rediss://``, ``unix://``) or a SQLite file.
 
     A SQLite file must exist (browsing never creates one); without
-    ``writable`` it is opened read-only.
+    ``writable`` it is opened read-only. A Redis URL keeps only where it points
+    (:func:`~flowdrop_core.storage.urls.plain_redis_url`: no connection options,
+    no control characters); the browser's :attr:`StoreBrowser.target` shows it
+    with the password masked.
     """
     target = target.strip()
     if not target:
         raise ValueError("no store given: a SQLite file path or a Redis URL (redis://host:port/db)")
     if target.startswith(REDIS_SCHEMES):
-        return StoreBrowser(RedisStore(target), writable=writable, target=target)
+        url = plain_redis_url(target)
+        return StoreBrowser(RedisStore(url), writable=writable, target=mask_url(url))
     path = Path(target).expanduser()
     if not path.is_file():
         raise StorageError(f"no SQLite store at {target!r} (not a file)", path=path)
@@ -98,7 +103,7 @@ class StoreBrowser:
     def __init__(self, store: Store, *, writable: bool = False, target: str = "") -> None:
         self.store = store
         self.writable = writable
-        self.target = target or repr(store)
+        self.target = mask_url(target) if target else repr(store)
         self.journal = journal_for(store)
 
     @property
@@ -133,7 +138,7 @@ class StoreBrowser:
             counts = store.counts([slot for slot, _ in times])
             return {slot: (n, at) for (slot, at), n in zip(times, counts, strict=True)}
         if isinstance(store, SQLiteStore):
-            return _sqlite_slot_rows(store.path)
+            return _sqlite_slot_rows(store)
         if isinstance(store, MemoryStore):
             rows: dict[Slot, tuple[int | None, float | None]] = {}
             for slot in store.slots():
@@ -185,15 +190,64 @@ class StoreBrowser:
         return self.store.delete(*slot)
 
 
-def _sqlite_slot_rows(path: Path) -> dict[Slot, tuple[int | None, float | None]]:
-    """The SQLite store's ``slot`` table (count and last write) through a read-only connection."""
-    uri = f"file:{quote(os.fspath(path))}?mode=ro"
+#: Bounds on listing a store's slots: a hostile or huge file cannot hold the page.
+MAX_SLOTS = 10_000
+READ_SECONDS = 5.0
+
+
+def _sqlite_slot_rows(store: SQLiteStore) -> dict[Slot, tuple[int | None, float | None]]:
+    """The SQLite store's ``slot`` table (count and last write), bounded in rows and time.
+
+    Read through the store's own read-only connection (which creates nothing beside
+    the file). Only a real table is read, never a view of that name (a recursive
+    view would run forever); past :data:`READ_SECONDS` the read is interrupted.
+    """
+    path = store.path
     try:
-        conn = sqlite3.connect(uri, uri=True)
+        conn = store._conn()
+        kind = conn.execute("SELECT type FROM sqlite_master WHERE name='slot'").fetchone()
+        if kind is None:
+            raise StorageError("not a FlowDrop store: it has no 'slot' table", path=path)
+        if kind[0] != "table":
+            raise StorageError(
+                f"not a FlowDrop store: 'slot' is a {kind[0]}, not a table", path=path
+            )
+        deadline = time.monotonic() + READ_SECONDS
+        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
         try:
-            rows = conn.execute("SELECT scope, scope_id, key, count, updated_at FROM slot")
-            return {(a, b, c): (n, at) for a, b, c, n, at in rows}
+            rows = conn.execute(
+                "SELECT scope, scope_id, key, count, updated_at FROM slot LIMIT ?", (MAX_SLOTS + 1,)
+            ).fetchall()
         finally:
-            conn.close()
+            conn.set_progress_handler(None, 0)
+    except sqlite3.OperationalError as exc:
+        if "interrupted" in str(exc):
+            raise StorageError(
+                f"listing the slots took over {READ_SECONDS:g} s and was stopped", path=path
+            ) from exc
+        raise StorageError(f"cannot list the slots ({exc})", path=path) from exc
     except sqlite3.Error as exc:
         raise StorageError(f"cannot list the slots ({exc})", path=path) from exc
+    if len(rows) > MAX_SLOTS:
+        raise StorageError(
+            f"the store holds more than {MAX_SLOTS:,} slots; this browser lists at most that many",
+            path=path,
+        )
+    out: dict[Slot, tuple[int | None, float | None]] = {}
+    for n, (a, b, c, count, at) in enumerate(rows):
+        if not all(isinstance(v, str) for v in (a, b, c)):
+            raise StorageError(
+                f"bad stored entry: slot row {n + 1} has a scope, scope id or key that is not "
+                f"text ({a!r}, {b!r}, {c!r})",
+                path=path,
+            )
+        if count is not None and not isinstance(count, int):
+            raise StorageError.for_slot(
+                f"bad stored entry: count {count!r} is not a number", (a, b, c), path
+            )
+        if at is not None and not isinstance(at, int | float):
+            raise StorageError.for_slot(
+                f"bad stored entry: last write {at!r} is not a time", (a, b, c), path
+            )
+        out[(a, b, c)] = (count, at)
+    return out

@@ -59,7 +59,7 @@ def browser_id() -> str | None:
     """This browser session's id, or ``None`` when the request carried no XSRF cookie."""
     try:
         cookie = st.context.cookies.get(XSRF_COOKIE)
-    except Exception:  # noqa: BLE001 - no request context (bare mode)
+    except Exception:  # no request context (bare mode)
         return None
     if not cookie:
         return None

@@ -54,6 +54,7 @@ from flowdrop_core.storage.base import (
     new_revision,
     slot_label,
 )
+from flowdrop_core.storage.urls import mask_url
 
 _log = logging.getLogger("flowdrop_core")
 
@@ -266,7 +267,7 @@ class RedisStore:
                 health_check_interval=0,
             )
         except (ValueError, RedisError) as exc:
-            raise StorageError(f"not a usable Redis URL {url!r} ({exc})") from exc
+            raise StorageError(f"not a usable Redis URL {mask_url(url)!r} ({exc})") from exc
         kwargs = self.client.connection_pool.connection_kwargs
         self.server = (
             kwargs.get("path") or f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
