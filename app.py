@@ -25,19 +25,13 @@ from flowdrop_core import InvalidMessagesError
 from flowdrop_core.context import resolve_scope
 from flowdrop_core.engine import as_batch
 from flowdrop_core.importers import ConversationFormatError
+from flowdrop_core.importers.paste import InputProblem, parse_pasted_with_notes
 from flowdrop_core.messages import read_messages
 from flowdrop_core.replay import ReplayError, Timeline, conversation_to_scenario
 from flowdrop_core.scenario import SCOPES, Scenario, ScenarioConfig, ScenarioStep, dump_scenario
-from flowdrop_core.view import (
-    CONTEXT_PRESETS,
-    SAMPLE_DIR,
-    InputProblem,
-    compose_message,
-    context_from_fields,
-    parse_pasted_with_notes,
-)
 from inspector_ui import session as session_ui
 from inspector_ui.cache import cached_conversation, cached_replay, samples
+from inspector_ui.display import CONTEXT_PRESETS, compose_message, context_from_fields
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
 from inspector_ui.notes import show_import_notes
@@ -48,6 +42,7 @@ from inspector_ui.playground_state import (
     empty_recipe,
     load_scenario_into_playground,
 )
+from inspector_ui.samples import SAMPLE_DIR
 from inspector_ui.shell import page_shell
 from inspector_ui.urlparams import (
     MAX_STEP,

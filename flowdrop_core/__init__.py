@@ -10,7 +10,10 @@ MEM-6/7/8/13), :mod:`~flowdrop_core.storage` and
 :mod:`~flowdrop_core.conversation` (stored, serialized appends, MEM-12),
 :mod:`~flowdrop_core.replay` (timelines), plus the provider view
 (:mod:`~flowdrop_core.provider`, MEM-5) and text to message (MEM-16).
+Every error raised on purpose is a :class:`FlowdropError` (:mod:`~flowdrop_core.errors`).
 """
+
+from typing import TYPE_CHECKING, Any
 
 from flowdrop_core.context import (
     ExecutionContext,
@@ -26,13 +29,16 @@ from flowdrop_core.conversation import (
     read_memory,
 )
 from flowdrop_core.engine import AppendResult, Buffer, append_messages
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.events import Event, EventKind, apply_events
 from flowdrop_core.ids import usable_id
 from flowdrop_core.messages import InvalidMessagesError, Message, ToolCall, read_call_id
 from flowdrop_core.provider import Finding, NormalizeReport, lint, normalize, normalize_report
 from flowdrop_core.storage import MemoryStore, SQLiteStore, StorageError, Store
-from flowdrop_core.storage.redis_store import RedisStore
 from flowdrop_core.text import text_to_message
+
+if TYPE_CHECKING:
+    from flowdrop_core.storage.redis_store import RedisStore
 
 __all__ = [
     "AppendResult",
@@ -42,6 +48,7 @@ __all__ = [
     "EventKind",
     "ExecutionContext",
     "Finding",
+    "FlowdropError",
     "InvalidMessagesError",
     "MemoryReadResult",
     "MemoryStore",
@@ -67,3 +74,16 @@ __all__ = [
     "text_to_message",
     "usable_id",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``RedisStore`` is imported on first use: ``import flowdrop_core`` needs no ``redis``.
+
+    The Redis client is the optional extra ``redis``; without it, only using
+    ``RedisStore`` fails (with the ``ImportError`` naming the missing package).
+    """
+    if name == "RedisStore":
+        from flowdrop_core.storage.redis_store import RedisStore
+
+        return RedisStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,6 +27,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.ids import usable_id
 
 __all__ = [
@@ -113,7 +114,7 @@ class MessageProblem(NamedTuple):
         return f"{self.where}[{self.index}]: {self.problem}"
 
 
-class InvalidMessagesError(ValueError):
+class InvalidMessagesError(FlowdropError, ValueError):
     """Raised before any work when one or more messages are malformed.
 
     The message names the index of each bad message and what is wrong, and

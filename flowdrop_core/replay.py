@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from flowdrop_core.context import ExecutionContext, ScopeResolution, as_context
 from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult, fast_model
 from flowdrop_core.engine import as_batch
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.events import Event, EventKind
 from flowdrop_core.importers import ImportedConversation
 from flowdrop_core.messages import InvalidMessagesError, read_messages
@@ -74,7 +75,7 @@ _ADDS = (EventKind.APPENDED, EventKind.PLACEHOLDER_INSERTED)
 _APPENDED, _INSERTED, _EVICTED = (*_ADDS, EventKind.EVICTED)
 
 
-class ReplayError(ValueError):
+class ReplayError(FlowdropError, ValueError):
     """A scenario step holds a malformed message; raised before any step runs."""
 
 

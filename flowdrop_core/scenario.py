@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.text import text_to_message
 
 __all__ = [
@@ -52,7 +53,7 @@ Scope = Literal["global", "workflow", "pipeline", "execution", "session", "user"
 Count = Annotated[int, Field(ge=0, strict=True)]
 
 
-class ScenarioError(ValueError):
+class ScenarioError(FlowdropError, ValueError):
     """A scenario file that cannot be used: each problem names the file and a JSON path.
 
     ``problems`` holds the problems without the file name (``"steps[0].apend:
@@ -270,7 +271,7 @@ def step_context(scenario: Scenario, step: ScenarioStep) -> dict[str, Any] | Non
     return {**(scenario.context or {}), **(step.context or {})}
 
 
-class JSONProblem(ValueError):
+class JSONProblem(FlowdropError, ValueError):
     """Text that is not JSON this library can read, with the reason and place."""
 
 

@@ -31,7 +31,7 @@ from flowdrop_core.replay import (
     replay_conversation,
 )
 from flowdrop_core.scenario import Scenario, ScenarioConfig, load_scenario, parse_scenario
-from flowdrop_core.view import SAMPLE_DIR, SampleScenario, sample_scenarios
+from inspector_ui.samples import SAMPLE_DIR, SampleScenario, sample_scenarios
 
 T = TypeVar("T")
 

@@ -27,8 +27,8 @@ from flowdrop_core.inspect.compare import (
 )
 from flowdrop_core.replay import Timeline
 from flowdrop_core.scenario import Scenario, dump_scenario
-from flowdrop_core.view import clip_frame
 from inspector_ui.cache import cached_conversation, cached_conversation_replay, cached_replay
+from inspector_ui.display import clip_frame
 from inspector_ui.navigator import select_step
 from inspector_ui.plain import md
 from inspector_ui.urlparams import (

@@ -7,7 +7,7 @@ from typing import Any
 import streamlit as st
 
 from flowdrop_core.inspect.labels import entry_calls
-from flowdrop_core.view import ROLE_AVATARS, clip_text, entry_call_ids, entry_text, focus
+from inspector_ui.display import ROLE_AVATARS, clip_text, entry_call_ids, entry_text, focus
 from inspector_ui.plain import clip_value, md, show_text
 
 #: Tag colours for st.badge (fixed vocabulary from Timeline.tagged).
@@ -57,7 +57,7 @@ def show_entries(tagged: list[tuple[Any, str]], mode: str, empty: str, key: str)
     show_focused(focus(tagged), mode, empty, key)
 
 
-#: An item of :func:`flowdrop_core.view.focus`: ``(position, entry, tag)`` or a skipped count.
+#: An item of :func:`inspector_ui.display.focus`: ``(position, entry, tag)`` or a skipped count.
 Focused = tuple[int, Any, str] | int
 
 

@@ -17,8 +17,8 @@ import streamlit as st
 
 from flowdrop_core.replay import Timeline
 from flowdrop_core.scenario import dump_scenario
-from flowdrop_core.view import timeline_frame
 from inspector_ui.cache import rows_of
+from inspector_ui.display import timeline_frame
 
 #: Past this many entries summed over every step's buffer, no export carries the buffers.
 BUFFER_EXPORT_ENTRIES = 200_000

@@ -26,7 +26,7 @@ from flowdrop_core.inspect.decisions import KIND_LABELS, Decision, DecisionIndex
 from flowdrop_core.inspect.labels import step_label
 from flowdrop_core.inspect.rows import NAV_COLUMNS, nav_rows
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import clip_frame, page_count
+from inspector_ui.display import clip_frame, page_count
 from inspector_ui.plain import show_text
 
 PAGE_SIZE = 25

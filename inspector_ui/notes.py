@@ -3,7 +3,7 @@
 The notes come from the library (:class:`flowdrop_core.importers.ImportNote`);
 this view only counts them and lists them as plain text: a caption through
 :func:`~inspector_ui.plain.md` and a table whose cells are clipped
-(:func:`~flowdrop_core.view.clip_frame`).
+(:func:`~inspector_ui.display.clip_frame`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from flowdrop_core.view import clip_frame
+from inspector_ui.display import clip_frame
 from inspector_ui.plain import md
 
 __all__ = ["NOTE_COLUMNS", "notes_caption", "show_import_notes"]

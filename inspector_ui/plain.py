@@ -2,10 +2,10 @@
 
 The rule (issue 9): everything that came from input is drawn with
 ``st.text`` / ``st.code`` / ``st.json`` / dataframe cells, or, inside an
-alert, caption or markdown, through :func:`flowdrop_core.view.md_escape`
+alert, caption or markdown, through :func:`inspector_ui.display.md_escape`
 (re-exported here as :func:`md`), the one helper that neutralises every
 Markdown and HTML meaning. A value longer than
-:data:`~flowdrop_core.view.CLIP` characters is drawn clipped, with a note of
+:data:`~inspector_ui.display.CLIP` characters is drawn clipped, with a note of
 how much is missing and a download of the whole.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from flowdrop_core.view import CLIP, clip_text, clip_value, md_escape
+from inspector_ui.display import CLIP, clip_text, clip_value, md_escape
 
 __all__ = ["clip_value", "md", "show_text"]
 

@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from flowdrop_core.scenario import Scenario
-from flowdrop_core.view import CONTEXT_PRESETS
+from inspector_ui.display import CONTEXT_PRESETS
 
 #: Sidebar text box key -> execution context field.
 FIELD_OF = {"session": "session_id", "user": "user_id", "owner": "session_owner_id"}

@@ -10,8 +10,8 @@ import streamlit as st
 from flowdrop_core import normalize_report
 from flowdrop_core.provider import Finding
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import clip_value, findings_frame, lint_of
 from inspector_ui.cache import per_step
+from inspector_ui.display import clip_value, findings_frame, lint_of
 
 PROVIDER_TAIL = 50  # normalized messages drawn in the provider view
 
@@ -31,7 +31,7 @@ def provider_view(timeline: Timeline, step: int) -> ProviderView:
     """The step's MEM-5 view, from one buffer rebuild and one normalization.
 
     ``lint`` is the report's findings in buffer order
-    (:func:`flowdrop_core.view.lint_of`), so the buffer is normalized once,
+    (:func:`inspector_ui.display.lint_of`), so the buffer is normalized once,
     not twice. Only what is drawn is kept (the memo holds a few steps).
     """
     entries = timeline.buffer_after(step)

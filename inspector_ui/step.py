@@ -9,8 +9,8 @@ import streamlit as st
 from flowdrop_core.events import Event
 from flowdrop_core.inspect.labels import step_label
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import clip_text, event_frame, focus
 from inspector_ui.cache import per_step
+from inspector_ui.display import clip_text, event_frame, focus
 from inspector_ui.entries import Focused, show_entries, show_focused
 from inspector_ui.plain import md, show_text
 

@@ -19,7 +19,7 @@ from flowdrop_core.storage import Slot, StorageError
 from flowdrop_core.storage.urls import mask_url
 from flowdrop_core.store_browser import ReadOnlyError, SlotInfo, StoreBrowser, open_browser
 from flowdrop_core.store_targets import StoreTargetsError, configured_targets, path_entry_enabled
-from flowdrop_core.view import clip_text
+from inspector_ui.display import clip_text
 from inspector_ui.entries import show_entries
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector

@@ -9,8 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from flowdrop_core.replay import Timeline
-from flowdrop_core.view import chart_frame
 from inspector_ui.cache import per_step, rows_of
+from inspector_ui.display import chart_frame
 
 CHART_POINTS = 2_000  # steps drawn per line at most
 

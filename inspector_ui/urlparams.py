@@ -17,7 +17,7 @@ from typing import Any
 
 import streamlit as st
 
-from flowdrop_core.view import clip_text, md_escape
+from inspector_ui.display import clip_text, md_escape
 
 _INT = re.compile(r"[0-9]{1,15}")
 

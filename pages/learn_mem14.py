@@ -11,10 +11,10 @@ import streamlit as st
 
 from flowdrop_core.replay import RULE_SUMMARIES, new_timeline
 from flowdrop_core.scenario import load_scenario, step_context
-from flowdrop_core.view import SAMPLE_DIR
 from inspector_ui.entries import show_entries
 from inspector_ui.plain import md
 from inspector_ui.playground_state import load_scenario_into_playground
+from inspector_ui.samples import SAMPLE_DIR
 from inspector_ui.shell import follow_goto_playground, page_shell
 
 EXAMPLES = {

@@ -9,7 +9,6 @@ import streamlit as st
 from flowdrop_core.importers import ConversationFormatError
 from flowdrop_core.replay import ReplayError, Timeline
 from flowdrop_core.scenario import dump_scenario
-from flowdrop_core.view import SAMPLE_DIR, conversation_samples
 from inspector_ui.cache import (
     cached_conversation,
     cached_conversation_replay,
@@ -25,6 +24,7 @@ from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
 from inspector_ui.notes import show_import_notes
 from inspector_ui.plain import md
+from inspector_ui.samples import SAMPLE_DIR, conversation_samples
 from inspector_ui.shell import page_shell
 from inspector_ui.urlparams import (
     MAX_STEP,

@@ -11,11 +11,11 @@ import streamlit as st
 from flowdrop_core.inspect.spec import field_checks, rule_index
 from flowdrop_core.replay import CheckResult
 from flowdrop_core.scenario import Scenario
-from flowdrop_core.view import group_by_rule, rule_summary
 from inspector_ui.cache import cached_check, samples
 from inspector_ui.entries import show_entries
 from inspector_ui.plain import md, show_text
 from inspector_ui.playground_state import load_scenario_into_playground
+from inspector_ui.samples import group_by_rule, rule_summary
 from inspector_ui.shell import follow_goto_playground, page_shell
 
 RULE_ID = re.compile(r"[A-Z]+-[0-9]+")

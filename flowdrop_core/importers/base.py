@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.messages import read_call_function, read_call_id
 from flowdrop_core.scenario import _json_type
 
@@ -116,7 +117,7 @@ class ImportNote:
         }
 
 
-class Problem(Exception):
+class Problem(FlowdropError):
     """The first problem a reader hit: where in the file, and what."""
 
     def __init__(self, where: str, what: str) -> None:

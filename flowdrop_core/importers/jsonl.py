@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from flowdrop_core.importers.base import TOP_LEVEL, Out, Problem
+from flowdrop_core.importers.detect import detect_value, json_formats
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "jsonl"
@@ -47,8 +48,6 @@ _TOP_INDEX = re.compile(r"(^|\+)\[(\d+)\](\.?)")
 
 def read_text(text: str, out: Out) -> None:
     """Read every line (blank lines skipped)."""
-    from flowdrop_core.importers.registry import JSON_FORMATS, detect_value
-
     lines: list[tuple[int, Any]] = []
     # split on "\n" only: str.splitlines would also split inside JSON strings at U+2028.
     for number, line in enumerate(text.split("\n"), start=1):
@@ -71,7 +70,7 @@ def read_text(text: str, out: Out) -> None:
         if _is_conversation(value):
             flush()
             try:
-                got = detect_value(value, JSON_FORMATS, "")
+                got = detect_value(value, json_formats(), "")
             except Problem as problem:
                 inner = f": {problem.where}" if problem.where else ""
                 raise Problem(f"line {number}{inner}", problem.what) from None

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowdrop_core.importers.base import Out, Problem, json_type, last_call
+from flowdrop_core.importers.detect import detect_value, json_formats
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "langfuse"
@@ -88,14 +89,12 @@ def _decoded(value: Any) -> Any:
 
 
 def _trace_io(trace: dict[str, Any], prefix: str) -> Out | None:
-    from flowdrop_core.importers.registry import JSON_FORMATS, detect_value
-
     for key in ("output", "input"):
         value = _decoded(trace.get(key))
         if isinstance(value, dict | list) and value:
             where = f"{prefix}.{key}" if prefix else key
             try:
-                return detect_value(value, JSON_FORMATS, where)
+                return detect_value(value, json_formats(), where)
             except Problem:
                 continue
     return None
@@ -107,8 +106,6 @@ def _generation(generation: dict[str, Any], where: str) -> Out:
     A value no format reads (a framework's own argument list, say) is a note
     with its JSON, so a trace never fails on one odd observation.
     """
-    from flowdrop_core.importers.registry import JSON_FORMATS, detect_value
-
     call = Out()
     for key, role in (("input", "user"), ("output", "assistant")):
         value = _unwrap(_decoded(generation.get(key)))
@@ -120,7 +117,7 @@ def _generation(generation: dict[str, Any], where: str) -> Out:
         if value in (None, [], {}):
             continue
         try:
-            got = detect_value([value] if _one_message(value) else value, JSON_FORMATS, at)
+            got = detect_value([value] if _one_message(value) else value, json_formats(), at)
         except Problem as problem:
             call.note(
                 at,

@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.ids import usable_id
 from flowdrop_core.importers import (
     anthropic,
     bedrock,
     claude_code,
+    detect,
     gemini,
     jsonl,
     langchain,
@@ -89,7 +91,7 @@ FORMATS: tuple[str, ...] = tuple(f.name for f in REGISTRY)
 JSON_FORMATS: tuple[str, ...] = tuple(f.name for f in REGISTRY if f.read is not None)
 
 
-class ConversationFormatError(ValueError):
+class ConversationFormatError(FlowdropError, ValueError):
     """A recorded conversation that could not be imported.
 
     ``problems`` maps each format tried to the first problem it hit
@@ -366,3 +368,7 @@ def _check_orphans(messages: list[Message], origins: list[str]) -> None:
                 raise Problem(
                     origin, f"tool result for call {call_id!r} whose call never appears before it"
                 )
+
+
+# The nested readers (jsonl, langfuse) reach detection through .detect, not back here.
+detect.install(detect_value, JSON_FORMATS)

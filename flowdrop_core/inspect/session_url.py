@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.scenario import ScenarioConfig, ScenarioStep
 
 __all__ = [
@@ -52,7 +53,7 @@ MAX_URL_MESSAGES = 2_000
 _RECIPE_KEYS = ("name", "title", "rules", "description", "buffer", "steps", "extra_context")
 
 
-class SessionUrlError(ValueError):
+class SessionUrlError(FlowdropError, ValueError):
     """A session link that cannot be read; the message says what and where."""
 
 

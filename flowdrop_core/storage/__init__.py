@@ -13,6 +13,9 @@ One protocol, several backends (a small registry of modules):
 - :mod:`~flowdrop_core.storage.sqlite`: :class:`SQLiteStore`, a real SQLite
   file in WAL mode with one row per entry, the embedded default for anything
   that must survive a restart.
+- :mod:`~flowdrop_core.storage.redis_store`: :class:`RedisStore`, shared by
+  processes; imported on first use (``flowdrop_core.storage.RedisStore``), so
+  the ``redis`` package is an optional extra.
 
 ``lock()`` is the MEM-12 slot lock; every write can be conditional on the
 revision it read (compare and set), which is what makes an unserialized
@@ -21,6 +24,8 @@ the README.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from flowdrop_core.storage.base import (
     ANY,
@@ -41,12 +46,16 @@ from flowdrop_core.storage.delta import delta_from_events
 from flowdrop_core.storage.memory import MemoryStore
 from flowdrop_core.storage.sqlite import DB_ENV, SQLiteStore, default_db_path
 
+if TYPE_CHECKING:
+    from flowdrop_core.storage.redis_store import RedisStore
+
 __all__ = [
     "ANY",
     "DB_ENV",
     "Delta",
     "MemoryStore",
     "Op",
+    "RedisStore",
     "RevisionConflict",
     "SQLiteStore",
     "Slot",
@@ -61,3 +70,12 @@ __all__ = [
     "new_revision",
     "slot_label",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``RedisStore`` is imported on first use, so the ``redis`` package stays optional."""
+    if name == "RedisStore":
+        from flowdrop_core.storage.redis_store import RedisStore
+
+        return RedisStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,39 +14,24 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["MASK", "UnsafeUrlError", "mask_url", "plain_redis_url"]
+from flowdrop_core.storage.base import mask_url
 
-#: What a password is shown as.
-MASK = "****"
+__all__ = ["MASK", "UnsafeUrlError", "mask_url", "plain_redis_url", "plain_store_url"]
+
+#: What a password is shown as (by :func:`~flowdrop_core.storage.base.mask_url`).
+MASK = "***"
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SCHEMES = ("redis", "rediss", "unix")
+_POSTGRES = ("postgresql", "postgres")
 
 
 class UnsafeUrlError(ValueError):
     """A store URL that cannot be used as given (control characters, a bad port, ...)."""
 
 
-def mask_url(url: str) -> str:
-    """``url`` with its password replaced by ``****`` (a path or a URL without one: as is).
-
-    Works on anything with ``scheme://user:password@``, whether or not it parses
-    otherwise, so an error message quoting a broken URL leaks nothing either.
-    """
-    text = str(url)
-    match = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)@", text)
-    if not match:
-        return text
-    userinfo = match.group(2)
-    user, sep, _password = userinfo.partition(":")
-    shown = f"{user}:{MASK}" if sep else (MASK if user else "")
-    if not sep and user:  # redis://secret@host: a lone user part is the password in redis-py
-        shown = MASK
-    return f"{match.group(1)}{shown}@{text[match.end() :]}"
-
-
 def plain_redis_url(url: str) -> str:
-    """The Redis URL with only scheme, credentials, host, port and database kept.
+    """The Redis (or Postgres) URL with only scheme, credentials, host, port and database kept.
 
     The query (connection options) and fragment are dropped, except ``db`` for a
     ``unix://`` socket (its only way to name a database). Control characters
@@ -61,10 +46,14 @@ def plain_redis_url(url: str) -> str:
         port = parts.port  # validates
     except ValueError as exc:
         raise UnsafeUrlError(f"not a usable store URL {mask_url(text)!r} ({exc})") from exc
-    if parts.scheme not in _SCHEMES:
-        raise UnsafeUrlError(f"not a Redis URL {mask_url(text)!r} (redis://, rediss://, unix://)")
+    if parts.scheme not in _SCHEMES + _POSTGRES:
+        raise UnsafeUrlError(
+            f"not a store URL {mask_url(text)!r} (redis://, rediss://, unix://, postgresql://)"
+        )
     query = ""
-    if parts.scheme == "unix":
+    if parts.scheme in _POSTGRES:
+        pass  # libpq options (host=, sslmode=, options=...) in the query are the operator's
+    elif parts.scheme == "unix":
         db = [p for p in parts.query.split("&") if p.startswith("db=")]
         query = db[0] if db and db[0][3:].isdigit() else ""
     elif parts.path not in ("", "/") and not parts.path.lstrip("/").isdigit():
@@ -72,3 +61,7 @@ def plain_redis_url(url: str) -> str:
     if port is not None and not 0 < port < 65536:
         raise UnsafeUrlError(f"the store URL {mask_url(text)!r}: port out of range")
     return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+
+#: The same reduction for any store URL (Redis or Postgres).
+plain_store_url = plain_redis_url

@@ -201,12 +201,12 @@ def hostile_scenario(name: str) -> dict:
 
 def test_hostile_sample_files_never_become_markup_on_spec_examples_and_learn(tmp_path, monkeypatch):
     """Spec examples and Learn MEM-14 show only sample files: point them at hostile ones."""
-    import flowdrop_core.view
     import inspector_ui.cache
+    import inspector_ui.samples
 
     for name in ("mem-14-full-window", "mem-14-refired-result"):
         (tmp_path / f"{name}.json").write_text(json.dumps(hostile_scenario(name)))
-    monkeypatch.setattr(flowdrop_core.view, "SAMPLE_DIR", tmp_path)
+    monkeypatch.setattr(inspector_ui.samples, "SAMPLE_DIR", tmp_path)
     monkeypatch.setattr(inspector_ui.cache, "SAMPLE_DIR", tmp_path)
     at = start("pages/spec_examples.py")
     assert_data_is_text(at)

@@ -331,7 +331,7 @@ def test_table_cells_are_clipped_under_the_string_dtype():
     """clip_frame clipped only object columns; pandas 3 gives text columns the str dtype."""
     import pandas as pd
 
-    from flowdrop_core.view import CLIP, clip_frame
+    from inspector_ui.display import CLIP, clip_frame
 
     frame = pd.DataFrame({"incoming": ["x" * (CLIP + 500)], "step": [1]})
     clipped = clip_frame(frame)["incoming"][0]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from flowdrop_core.view import sample_scenarios
+from inspector_ui.samples import sample_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

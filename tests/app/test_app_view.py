@@ -1,4 +1,4 @@
-"""Plain pytest for ``flowdrop_core.view``: the inspector's UI-free presentation helpers."""
+"""Plain pytest for ``inspector_ui.display`` and ``inspector_ui.samples``: Streamlit-free helpers."""
 
 from __future__ import annotations
 
@@ -8,37 +8,35 @@ from pathlib import Path
 
 import pytest
 
+from flowdrop_core.importers.paste import InputProblem, parse_pasted
 from flowdrop_core.replay import replay
 from flowdrop_core.scenario import load_scenario
-from flowdrop_core.view import (
-    SAMPLE_DIR,
+from inspector_ui.display import (
     TIMELINE_COLUMNS,
-    InputProblem,
     chart_frame,
     clip_text,
     clip_value,
     compose_message,
     context_from_fields,
-    conversation_samples,
     entry_call_ids,
     entry_text,
     event_frame,
     focus,
-    group_by_rule,
     md_escape,
     page_count,
     page_of,
-    parse_pasted,
-    sample_scenarios,
     tagged_frame,
     timeline_frame,
 )
+from inspector_ui.samples import SAMPLE_DIR, conversation_samples, group_by_rule, sample_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_view_module_imports_no_ui_framework():
-    tree = ast.parse((ROOT / "flowdrop_core" / "view.py").read_text())
+@pytest.mark.parametrize("module", ["display.py", "samples.py"])
+def test_display_helpers_import_no_ui_framework(module):
+    """Plain helpers stay plain: they are tested here without Streamlit."""
+    tree = ast.parse((ROOT / "inspector_ui" / module).read_text())
     imported = {
         alias.name.split(".")[0]
         for node in ast.walk(tree)

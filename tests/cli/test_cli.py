@@ -703,7 +703,7 @@ def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
 def test_no_progress_bar_when_stderr_is_not_a_terminal(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "PROGRESS_MIN_STEPS", 1)
+    monkeypatch.setattr(cli.output, "PROGRESS_MIN_STEPS", 1)
     code, _, err = run(capsys, "replay", SAMPLES / "recorded-redelivery.json", "--json")
     assert (code, err) == (0, "")
 
@@ -717,7 +717,7 @@ def test_progress_bar_on_a_terminal(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     terminal = FakeTerminal()
-    monkeypatch.setattr(cli, "PROGRESS_MIN_STEPS", 1)
+    monkeypatch.setattr(cli.output, "PROGRESS_MIN_STEPS", 1)
     monkeypatch.setattr(sys, "stderr", terminal)
     code = main(["replay", str(SAMPLES / "recorded-redelivery.json"), "--json"])
     out, _ = capsys.readouterr()

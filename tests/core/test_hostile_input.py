@@ -20,6 +20,7 @@ from flowdrop_core.cli import INTERNAL_ERROR, main
 from flowdrop_core.context import resolve_scope
 from flowdrop_core.ids import read_id, usable_id
 from flowdrop_core.importers import ConversationFormatError, parse_conversation
+from flowdrop_core.importers.paste import InputProblem, parse_pasted
 from flowdrop_core.scenario import (
     MAX_JSON_DEPTH,
     JSONProblem,
@@ -29,7 +30,6 @@ from flowdrop_core.scenario import (
     parse_scenario,
 )
 from flowdrop_core.text import text_to_message
-from flowdrop_core.view import InputProblem, parse_pasted
 
 ROOT = Path(__file__).resolve().parents[2]
 OPENAI_CHAT = ROOT / "sample_data" / "imports" / "openai_chat.json"

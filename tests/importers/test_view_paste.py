@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from flowdrop_core.view import InputProblem, parse_pasted, parse_pasted_with_notes
+from flowdrop_core.importers.paste import InputProblem, parse_pasted, parse_pasted_with_notes
 
 OTEL = [
     {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]},

@@ -82,7 +82,7 @@ def test_read_only_file_of_an_old_layout_asks_to_be_opened_writable(tmp_path: Pa
     with pytest.raises(StorageError) as err:
         SQLiteStore(path, readonly=True)
     assert str(err.value) == (
-        "the file has layout version 1, this version reads 2; open it once writable to migrate "
+        "the file has layout version 1, this version reads 2 and 3; open it once writable to migrate "
         f"it [file '{path}']"
     )
 

@@ -1,8 +1,10 @@
 """``flowdrop-buffer store``: browse the store a runtime writes (SQLite file or Redis URL).
 
-Its own module so the command line's main module only registers it. Every
-action goes through :mod:`flowdrop_core.store_browser`; this module parses
-options and prints what the library returns. Read-only unless ``--write``.
+Every action goes through :mod:`flowdrop_core.store_browser`; this module
+parses options and prints what the library returns, escaped like every other
+command's output (:mod:`flowdrop_core.cli.output`): a stored U+202E or
+U+009B is shown as its escape, never sent to the terminal. Read-only unless
+``--write``.
 """
 
 from __future__ import annotations
@@ -13,14 +15,14 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from flowdrop_core.messages import InvalidMessagesError
+from flowdrop_core.cli.output import INPUT_ERRORS, error, say, say_json
+from flowdrop_core.cli.replay import format_table
 from flowdrop_core.scenario import dump_scenario
-from flowdrop_core.storage import StorageError
-from flowdrop_core.store_browser import ReadOnlyError, SlotInfo, StoreBrowser, open_browser
+from flowdrop_core.store_browser import SlotInfo, StoreBrowser, open_browser
 
-__all__ = ["cmd_store", "register"]
+__all__ = ["NAME", "register", "run"]
 
-PROG = "flowdrop-buffer"
+NAME = "store"
 
 DESCRIPTION = """\
 Connect to a store (a SQLite file, or a Redis URL such as redis://host:6379/0) and list
@@ -33,9 +35,9 @@ saves the journal as a scenario file 'check' accepts. The store is opened read-o
 """
 
 
-def register(sub: Any) -> None:
-    """Add the ``store`` command to the CLI's subparsers."""
-    p = sub.add_parser(
+def register(subparsers: Any) -> None:
+    """Add ``store`` to the command line's subparsers."""
+    p = subparsers.add_parser(
         "store",
         help="list a SQLite or Redis store's slots, show a buffer, replay its journal",
         description=DESCRIPTION,
@@ -53,11 +55,11 @@ def register(sub: Any) -> None:
     p.add_argument("--clear", action="store_true", help="empty the slot (needs --write)")
     p.add_argument("--write", action="store_true", help="allow --append and --clear")
     p.add_argument("--json", action="store_true", help="JSON output")
-    p.set_defaults(handler=cmd_store)
+    p.set_defaults(handler=run)
 
 
 def _error(message: str) -> int:
-    print(f"{PROG} store: error: {message}", file=sys.stderr)
+    error(message, NAME)
     return 2
 
 
@@ -71,7 +73,7 @@ def _list(browser: StoreBrowser, args: argparse.Namespace) -> int:
     infos = browser.slots(args.filter)
     if args.json:
         for info in infos:
-            print(json.dumps(_info_dict(info), ensure_ascii=False))
+            say_json(json.dumps(_info_dict(info), ensure_ascii=False))
         return 0
     rows = [("scope", "scope_id", "key", "count", "last write", "journal")]
     rows += [
@@ -87,10 +89,10 @@ def _list(browser: StoreBrowser, args: argparse.Namespace) -> int:
     ]
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
     for n, row in enumerate(rows):
-        print("  ".join(f"{c:<{w}}" for c, w in zip(row, widths, strict=True)).rstrip())
+        say("  ".join(f"{c:<{w}}" for c, w in zip(row, widths, strict=True)).rstrip())
         if n == 0:
-            print("  ".join("-" * w for w in widths))
-    print(f"{len(infos)} slot{'' if len(infos) == 1 else 's'} in {browser.target}")
+            say("  ".join("-" * w for w in widths))
+    say(f"{len(infos)} slot{'' if len(infos) == 1 else 's'} in {browser.target}")
     return 0
 
 
@@ -106,8 +108,6 @@ def _info_dict(info: SlotInfo) -> dict[str, Any]:
 
 
 def _slot(browser: StoreBrowser, args: argparse.Namespace) -> int:
-    from flowdrop_core.cli import format_table  # the replay table; cli imports this module
-
     slot = (args.slot[0], args.slot[1], args.slot[2])
     if args.append is not None or args.clear:
         if not args.write:
@@ -116,14 +116,14 @@ def _slot(browser: StoreBrowser, args: argparse.Namespace) -> int:
                 "add --write to allow it (nothing was written)"
             )
         if args.clear:
-            print("cleared" if browser.clear(slot) else "the slot was already empty")
+            say("cleared" if browser.clear(slot) else "the slot was already empty")
             return 0
         try:
             messages = json.loads(args.append)
         except ValueError as exc:
             return _error(f"--append: not JSON ({exc}); nothing was written")
         res = browser.append(slot, messages, max_messages=args.max_messages)
-        print(
+        say_json(
             json.dumps(
                 {"count": res.count, "appended": res.appended, "appended_any": res.appended_any}
             )
@@ -137,39 +137,39 @@ def _slot(browser: StoreBrowser, args: argparse.Namespace) -> int:
         except OSError as exc:
             return _error(f"cannot write {args.export}: {exc.strerror or exc}")
         for note in notes:
-            print(f"note: {note}", file=sys.stderr)
-        print(f"saved {args.export} ({len(scenario.steps)} steps)", file=sys.stderr)
+            say(f"note: {note}", sys.stderr)
+        say(f"saved {args.export} ({len(scenario.steps)} steps)", sys.stderr)
         return 0
     if args.journal:
         replayed = browser.replay(slot)
         for note in replayed.notes:
-            print(f"note: {note}", file=sys.stderr)
+            say(f"note: {note}", sys.stderr)
         if args.json:
             for line in replayed.timeline.to_json_lines(include_messages=False):
-                print(line)
+                say_json(line)
         else:
-            print(format_table(replayed.timeline))
+            say(format_table(replayed.timeline))
         for mismatch in replayed.check.mismatches:
-            print(f"differs from the record: {mismatch}")
+            say(f"differs from the record: {mismatch}")
         return 0 if replayed.check.passed else 1
     value = browser.buffer(slot)
     if args.json:
-        print(json.dumps(value, ensure_ascii=False))
+        say_json(json.dumps(value, ensure_ascii=False))
     elif isinstance(value, list):
         for n, entry in enumerate(value):
-            print(f"{n:>4}  {json.dumps(entry, ensure_ascii=False)}")
-        print(f"{len(value)} entr{'y' if len(value) == 1 else 'ies'} in slot {slot!r}")
+            say_json(f"{n:>4}  {json.dumps(entry, ensure_ascii=False)}")
+        say(f"{len(value)} entr{'y' if len(value) == 1 else 'ies'} in slot {slot!r}")
     else:
-        print(json.dumps(value, ensure_ascii=False))
+        say_json(json.dumps(value, ensure_ascii=False))
     return 0
 
 
-def cmd_store(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """``store STORE [...]``: exit 0 fine, 1 a replayed journal differs, 2 an error."""
     if (args.journal or args.export or args.append is not None or args.clear) and not args.slot:
         return _error("--journal, --export, --append and --clear need --slot SCOPE SCOPE_ID KEY")
     try:
         browser = open_browser(args.target, writable=args.write)
         return _slot(browser, args) if args.slot else _list(browser, args)
-    except (StorageError, ReadOnlyError, InvalidMessagesError, ValueError) as exc:
+    except INPUT_ERRORS as exc:
         return _error(str(exc))

@@ -1,10 +1,11 @@
-"""Presentation helpers for the inspector: pure functions, no UI framework.
+"""Presentation helpers for the inspector: plain functions the Streamlit views call.
 
-The Streamlit pages call these to turn what the library returns (timelines,
-events, findings, scenarios) into tables and chart data, and to read what a
-person typed. Nothing here decides a buffer rule: every number shown comes
-from :mod:`flowdrop_core.replay` and the engine's events. Keeping these
-functions free of Streamlit means they are tested with plain pytest.
+They turn what the library returns (timelines, events, findings) into tables
+and chart data (pandas), escape data for Streamlit's Markdown, clip long
+values, pick icons, and build a message or a context from the playground's
+fields. Nothing here decides a buffer rule: every number shown comes from
+:mod:`flowdrop_core.replay` and the engine's events. No Streamlit import, so
+these are tested with plain pytest.
 """
 
 from __future__ import annotations
@@ -12,63 +13,39 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from flowdrop_core.events import Event
-from flowdrop_core.importers import (
-    ConversationFormatError,
-    ImportNote,
-    loads_or_problem,
-    parse_conversation,
-)
-from flowdrop_core.importers.base import CONTENT_KEYS
 from flowdrop_core.inspect.labels import id_note
-from flowdrop_core.messages import InvalidMessagesError, read_call_id, read_messages
+from flowdrop_core.messages import read_call_id
 from flowdrop_core.provider import Finding, NormalizeReport
-from flowdrop_core.replay import RULE_SUMMARIES
-from flowdrop_core.scenario import Scenario, ScenarioError, load_scenario
 from flowdrop_core.text import text_to_message
 
 __all__ = [
     "CLIP",
     "CONTEXT_PRESETS",
     "ROLE_AVATARS",
-    "SAMPLE_DIR",
     "TIMELINE_COLUMNS",
-    "InputProblem",
-    "PastedInput",
-    "SampleScenario",
     "chart_frame",
     "clip_frame",
     "clip_text",
     "clip_value",
     "compose_message",
     "context_from_fields",
-    "conversation_samples",
     "entry_call_ids",
     "entry_text",
     "event_frame",
     "findings_frame",
     "focus",
-    "group_by_rule",
     "lint_of",
     "md_escape",
     "page_count",
     "page_of",
-    "parse_pasted",
-    "parse_pasted_with_notes",
-    "rule_summary",
-    "sample_scenarios",
     "tagged_frame",
     "timeline_frame",
 ]
-
-#: Where the sample scenarios and recorded conversations live.
-SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
 
 #: One-click execution contexts for the playground sidebar (session, user, owner).
 #: "the no-user id 0" is what a runtime sends when nobody is signed in (MEM-6): user and
@@ -104,10 +81,6 @@ TIMELINE_COLUMNS = [
     "resolved_scope_id",
     "label",
 ]
-
-
-class InputProblem(ValueError):
-    """Pasted text that is not a message, a list of messages or a known conversation format."""
 
 
 # --------------------------------------------------------------------------- text
@@ -189,160 +162,6 @@ def clip_frame(frame: pd.DataFrame, limit: int = CLIP) -> pd.DataFrame:
 # --------------------------------------------------------------------------- input
 
 
-@dataclass(frozen=True, slots=True)
-class PastedInput:
-    """What a paste reads as: the batch to append, and what an importer left out of it.
-
-    ``format`` is the importer that read it, or ``None`` when the messages are
-    passed on verbatim (then there are no notes: nothing was left out).
-    """
-
-    messages: list[Any]
-    notes: list[ImportNote]
-    format: str | None = None
-
-    def notes_as_dicts(self) -> list[dict[str, Any]]:
-        """The notes as rows (``where``, ``what``, ``why``, ``content``, ``unknown``)."""
-        return [note.to_dict() for note in self.notes]
-
-
-def parse_pasted(text: str, source: str = "pasted text") -> list[Any]:
-    """The batch of :func:`parse_pasted_with_notes` (for callers that show no notes)."""
-    return parse_pasted_with_notes(text, source).messages
-
-
-#: Content keys the engine itself reads; any other key of ``CONTENT_KEYS`` is one it would lose.
-_ENGINE_KEYS = frozenset({"content", "tool_calls", "tool_call_id"})
-
-
-def _engine_loses(message: Any) -> bool:
-    """Whether the engine, given ``message`` verbatim, would not read some of its content.
-
-    True when a dict carries a content key the engine does not read (``parts``,
-    ``additional_kwargs``, ``function_call``, ``toolUse``, ...), content that is
-    an object, or a content list with anything but text parts
-    (``{"type": "text", "text": str}``): tool_use / tool_result blocks, images,
-    Bedrock ``{"text": ...}`` blocks. Role problems are not counted: the
-    engine names those itself.
-    """
-    if not isinstance(message, dict):
-        return False
-    if (message.keys() & CONTENT_KEYS) - _ENGINE_KEYS:
-        return True
-    content = message.get("content")
-    if isinstance(content, dict):
-        return True
-    if isinstance(content, list):
-        return not all(
-            isinstance(part, dict)
-            and part.get("type") == "text"
-            and isinstance(part.get("text"), str)
-            and not ((part.keys() & CONTENT_KEYS) - {"text"})
-            for part in content
-        )
-    return False
-
-
-def parse_pasted_with_notes(text: str, source: str = "pasted text") -> PastedInput:
-    """Read what a person pasted into the playground into a batch of messages and notes.
-
-    - A JSON object with a ``role``, or a JSON list holding any object with a
-      ``role``, is passed on *verbatim* when every object in it is already
-      engine-shaped, so the engine judges it and names a bad entry
-      (``incoming[1]: missing 'role'``). Engine-shaped: no content key the
-      engine does not read (``parts``, ``additional_kwargs``, ``function_call``,
-      ``toolUse``...), and content text, null or a list of text parts; calls
-      under ``tool_calls``. A wrong or missing role does not count: the engine
-      names it.
-    - Otherwise such role objects (OpenTelemetry ``parts``, Anthropic
-      ``tool_use`` / ``tool_result`` blocks, LangChain ``additional_kwargs``,
-      Gemini, Bedrock) go through the importers' detection, which reads what
-      the verbatim path would lose; a single object is read as a one-item
-      list (origins ``[0]...``). If no importer reads them, they are passed on
-      verbatim (the engine keeps unknown fields in the stored row) as before.
-    - Anything else is tried as a recorded conversation in every importable
-      format (OpenAI chat / responses, Anthropic, LangChain, OTel, scenario,
-      JSONL, ...).
-
-    Imported batches carry the importer's notes (what it left out, where,
-    why; issue 13). The JSON is strict (``NaN``, lone surrogates and nesting
-    past :data:`~flowdrop_core.scenario.MAX_JSON_DEPTH` are refused with their
-    JSON path, issue 9). Raises :class:`InputProblem` naming the problem and
-    where it is, and nothing else.
-    """
-    if not isinstance(text, str):
-        raise InputProblem(f"{source} is not text (got {type(text).__name__})")
-    if not text or not text.strip():
-        raise InputProblem(
-            f"{source} is empty: paste a message, a list of messages or a conversation"
-        )
-    try:
-        document = loads_or_problem(text)
-    except ConversationFormatError as exc:
-        document = None
-        json_problem: str | None = str(exc)
-    else:
-        json_problem = None
-    batch: list[Any] | None = None
-    if isinstance(document, dict) and "role" in document:
-        batch = [document]
-    elif isinstance(document, list) and any(isinstance(m, dict) and "role" in m for m in document):
-        batch = document
-    if batch is not None:
-        if not any(_engine_loses(m) for m in batch):
-            return PastedInput(batch, [])
-        try:
-            imported = parse_conversation(
-                text if batch is document else json.dumps(batch), source_name=source
-            )
-        except (ConversationFormatError, RecursionError, ValueError):
-            return PastedInput(batch, [])  # no reader for it: the engine judges it as before
-        if imported.messages:
-            return PastedInput(imported.messages, imported.notes, imported.format)
-        return PastedInput(batch, [])
-    if isinstance(document, list) and not document:
-        raise InputProblem(f"{source} is an empty list: there is nothing to append")
-    try:
-        conversation = parse_conversation(text, source_name=source)
-    except ConversationFormatError as exc:
-        if json_problem is not None and "\n" not in text.strip():
-            raise InputProblem(f"{source}: {json_problem}") from None
-        cause = _message_problem(document)
-        if cause is not None:  # it looks like messages: the cause first, the guesses after
-            raise InputProblem(
-                f"{source}: {cause}. It is not a recorded conversation either:\n{exc}"
-            ) from None
-        raise InputProblem(str(exc)) from None
-    if not conversation.messages:
-        raise InputProblem(f"{source} ({conversation.format}) holds no messages")
-    return PastedInput(conversation.messages, conversation.notes, conversation.format)
-
-
-#: Top-level keys of the recorded formats: a pasted object with one of them is a document.
-_DOCUMENT_KEYS = frozenset({"messages", "input", "output", "steps"})
-
-
-def _message_problem(document: Any) -> str | None:
-    """What the engine says is wrong with pasted JSON that looks like messages, if it does.
-
-    An object without a format's top-level key, or a list of objects, is read
-    as the message(s) it looks like, so ``{"content": "hi"}`` is reported as
-    ``incoming[0]: missing 'role'`` before any format guess (the same words a
-    pasted list gets).
-    """
-    if isinstance(document, dict) and not (_DOCUMENT_KEYS & document.keys()):
-        batch: list[Any] = [document]
-    elif isinstance(document, list) and document and all(isinstance(m, dict) for m in document):
-        batch = document
-    else:
-        return None
-    try:
-        read_messages(batch)
-    except InvalidMessagesError as exc:
-        return "; ".join(str(p) for p in exc.problems)
-    return None
-
-
 def compose_message(
     role: str, content: str, tool_call_id: str = "", declare: str = ""
 ) -> dict[str, Any] | None:
@@ -383,62 +202,6 @@ def context_from_fields(
     }
     context = {name: value for name, value in fields.items() if value is not None and value != ""}
     return context or None
-
-
-# --------------------------------------------------------------------------- samples
-
-
-@dataclass(frozen=True)
-class SampleScenario:
-    """A scenario file from ``sample_data/`` (or the problem reading it)."""
-
-    path: Path
-    scenario: Scenario | None
-    error: str | None = None
-
-    @property
-    def name(self) -> str:
-        return self.scenario.name if self.scenario else self.path.stem
-
-    @property
-    def rules(self) -> list[str]:
-        return list(self.scenario.rules) if self.scenario else []
-
-
-def sample_scenarios(folder: Path = SAMPLE_DIR) -> list[SampleScenario]:
-    """Every ``*.json`` scenario directly in ``folder``, sorted by file name."""
-    out = []
-    for path in sorted(folder.glob("*.json")):
-        try:
-            out.append(SampleScenario(path, load_scenario(path)))
-        except (ScenarioError, OSError) as exc:
-            out.append(SampleScenario(path, None, str(exc)))
-    return out
-
-
-def _rule_key(rule: str) -> tuple[str, int]:
-    family, _, number = rule.rpartition("-")
-    return (family, int(number)) if number.isdigit() else (rule, 0)
-
-
-def group_by_rule(samples: Iterable[SampleScenario]) -> dict[str, list[SampleScenario]]:
-    """Scenarios that cite a rule, grouped under the first rule each cites, rules in order."""
-    groups: dict[str, list[SampleScenario]] = {}
-    for sample in samples:
-        if sample.rules:
-            groups.setdefault(sample.rules[0], []).append(sample)
-    return {rule: groups[rule] for rule in sorted(groups, key=_rule_key)}
-
-
-def rule_summary(rule: str) -> str:
-    """The rule in one sentence (from the library), or a plain fallback."""
-    return RULE_SUMMARIES.get(rule, f"{rule} (see the GR-MEM specification)")
-
-
-def conversation_samples(folder: Path = SAMPLE_DIR) -> list[Path]:
-    """Recorded conversations to replay: ``sample_data/imports/*`` and ``*.jsonl``."""
-    imports = sorted(p for p in (folder / "imports").glob("*") if p.is_file())
-    return imports + sorted(folder.glob("*.jsonl"))
 
 
 # --------------------------------------------------------------------------- timeline

@@ -1,0 +1,136 @@
+"""The ``flowdrop-buffer`` command line (``python -m flowdrop_core``).
+
+Every subcommand is a thin layer over the library, one module each:
+
+- :mod:`~flowdrop_core.cli.replay` ``replay PATH``: the timeline of a scenario
+  or a recorded conversation, one row (or JSON line) per append, MEM-14 rows
+  marked.
+- :mod:`~flowdrop_core.cli.check` ``check PATH...``: each scenario step against
+  its ``expect``; every mismatch, then ``N passed, M failed``.
+- :mod:`~flowdrop_core.cli.normalize` ``normalize PATH``: the MEM-5 provider
+  view and every entry it dropped, with where it came from.
+- :mod:`~flowdrop_core.cli.lint` ``lint PATH``: what a provider would reject,
+  with locations.
+- :mod:`~flowdrop_core.cli.store` ``store STORE``: browse a SQLite or Redis
+  store, show a slot, replay its journal.
+
+Shared parts: :mod:`~flowdrop_core.cli.loading` (reading the input file),
+:mod:`~flowdrop_core.cli.options` (option types) and
+:mod:`~flowdrop_core.cli.output` (all printing, escaped the same way for every
+command, and the errors).
+
+Adding a command is adding a module with ``NAME``, ``register(subparsers)``
+(which adds its parser and sets ``handler``) and its handler, and naming it
+in :data:`COMMANDS`.
+
+Exit codes: 0 fine; 1 ``check`` found a mismatch, ``lint`` found something, or
+a replayed store journal differs from its record; 2 bad input (missing file,
+bad JSON, unknown format, bad message, bad option), reported on stderr in one
+message and never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from flowdrop_core.cli import check, lint, normalize, replay, store
+from flowdrop_core.cli.options import EPILOG
+from flowdrop_core.cli.output import (
+    INPUT_ERRORS,
+    INTERNAL_ERROR,
+    PROG,
+    CliError,
+    Progress,
+    error,
+)
+
+__all__ = [
+    "COMMANDS",
+    "INTERNAL_ERROR",
+    "PROG",
+    "CliError",
+    "Command",
+    "Progress",
+    "build_parser",
+    "main",
+]
+
+
+class Command(Protocol):
+    """What a command module provides (each module of :data:`COMMANDS` is one)."""
+
+    NAME: str
+
+    def register(self, subparsers: Any) -> None:
+        """Add the command's parser; set ``handler`` (``args -> exit status``) on it."""
+
+    def run(self, args: argparse.Namespace) -> int:
+        """Run the command on parsed arguments; return the exit status."""
+
+
+#: The commands, in the order ``--help`` lists them.
+COMMANDS: tuple[Command, ...] = (replay, check, normalize, lint, store)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser; ``prog`` is ``flowdrop-buffer`` however it is started."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Replay, check and lint FlowDrop conversation buffers (GR-MEM, MEM-14).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(sub)
+    return parser
+
+
+def _paths(args: argparse.Namespace) -> str:
+    paths = getattr(args, "paths", None) or [getattr(args, "path", "")]
+    return ", ".join(str(p) for p in paths)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (never raises for bad input)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: bad option (2) or --help (0)
+        return int(exc.code) if isinstance(exc.code, int) else 2
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    # Runtime warnings (MEM-7 refusals, MEM-12 unserialized appends) go to stderr,
+    # unless the command says otherwise (``check``: a refusal is what it checks).
+    warnings: logging.Handler
+    if getattr(args, "log_warnings", True):
+        warnings = logging.StreamHandler(sys.stderr)
+        warnings.setFormatter(logging.Formatter(f"{PROG}: warning: %(message)s"))
+    else:
+        warnings = logging.NullHandler()
+    logger = logging.getLogger("flowdrop_core")
+    logger.addHandler(warnings)
+    try:
+        return handler(args)
+    except INPUT_ERRORS as exc:
+        error(str(exc))
+        return 2
+    except BrokenPipeError:
+        # The reader went away (| head): stop quietly, without a traceback at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a bug, not bad input: still one message, never a traceback
+        error(
+            f"{_paths(args)}: {INTERNAL_ERROR} ({type(exc).__name__}: {exc}); "
+            "please report it with the file"
+        )
+        return 2
+    finally:
+        logger.removeHandler(warnings)

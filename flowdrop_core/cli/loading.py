@@ -1,0 +1,185 @@
+"""Reading the file a command is given: a scenario, or a recorded conversation to import.
+
+Shared by ``replay``, ``check``, ``normalize`` and ``lint``: every problem is a
+:class:`~flowdrop_core.cli.output.CliError` or a library error naming the
+file and the JSON path where it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flowdrop_core.cli.output import CliError
+from flowdrop_core.importers import (
+    FORMATS,
+    ConversationFormatError,
+    ImportedConversation,
+    ImportNote,
+    loads_or_problem,
+    parse_conversation,
+)
+from flowdrop_core.messages import read_message
+from flowdrop_core.provider import Finding
+from flowdrop_core.scenario import Scenario, parse_scenario
+
+__all__ = [
+    "Source",
+    "check_messages",
+    "finding_dict",
+    "load_source",
+    "note_lines",
+    "notes_json",
+    "origin",
+    "read_json",
+    "read_text",
+    "scenario_entries",
+]
+
+
+@dataclass
+class Source:
+    """A file read for a command: a scenario, or an imported recorded conversation.
+
+    ``entries`` and ``origins`` are every message in the file in order (a
+    scenario's starting buffer, then its steps' messages, verbatim), for
+    ``normalize`` and ``lint``. ``notes`` is what the import left out (issue 13).
+    """
+
+    path: str
+    scenario: Scenario | None
+    conversation: ImportedConversation | None
+    entries: list[Any]
+    origins: list[str]
+    notes: list[ImportNote] = field(default_factory=list)
+
+
+def read_text(path: str) -> str:
+    """The file as text; a missing or unreadable file is a :class:`CliError`."""
+    try:
+        raw = Path(path).read_bytes()
+    except IsADirectoryError:
+        raise CliError(f"cannot read {path}: is a directory") from None
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def read_json(text: str, path: str) -> Any:
+    """The file's JSON; JSON the json module refuses (in any way) is a :class:`CliError`.
+
+    The message reads like the scenario reader's: ``PATH: not JSON (...)``.
+    """
+    try:
+        return loads_or_problem(text)
+    except ConversationFormatError as exc:
+        raise CliError(f"{path}: {exc}") from None
+
+
+def _is_scenario(text: str, path: str) -> bool:
+    """A JSON object with ``steps``: read it as a scenario, so its errors name its fields.
+
+    Text that names ``"steps"`` but is not JSON is a broken scenario, and where
+    it broke is reported here, unless it imports as a recorded conversation
+    (a JSONL file whose lines are scenarios).
+    """
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        data = loads_or_problem(text)
+    except ConversationFormatError as problem:
+        if '"steps"' not in text:
+            return False  # the importers say why, format by format
+        try:
+            parse_conversation(text, source_name=path)
+        except ConversationFormatError:
+            raise CliError(f"{path}: {problem}") from None
+        return False
+    return isinstance(data, dict) and "steps" in data
+
+
+def _check_format(fmt: str | None) -> None:
+    if fmt is not None and fmt not in FORMATS:
+        raise CliError(f"unknown format {fmt!r}; known formats: {', '.join(FORMATS)}")
+
+
+def load_source(path: str, fmt: str | None = None) -> Source:
+    """Read ``path`` as a scenario file or, failing that, a recorded conversation.
+
+    A JSON object with ``steps`` is a scenario (``--format scenario`` forces
+    it); anything else goes to the importers, auto-detected unless ``fmt``.
+    """
+    _check_format(fmt)
+    text = read_text(path)
+    if fmt == "scenario" or (fmt is None and _is_scenario(text, path)):
+        scenario = parse_scenario(text, source=path)
+        entries, origins = scenario_entries(scenario)
+        return Source(path, scenario, None, entries, origins)
+    conv = parse_conversation(text, format=fmt, source_name=path)
+    return Source(path, None, conv, list(conv.messages), list(conv.origins), list(conv.notes))
+
+
+def note_lines(notes: Sequence[ImportNote]) -> list[str]:
+    """The import notes as text: a heading, then ``where: what: why`` per note."""
+    if not notes:
+        return []
+    return [
+        f"import notes ({len(notes)}): left out of the imported messages",
+        *(f"  {note}" for note in notes),
+    ]
+
+
+def notes_json(notes: Sequence[ImportNote]) -> list[dict[str, str]]:
+    return [note.to_dict() for note in notes]
+
+
+def scenario_entries(scenario: Scenario) -> tuple[list[Any], list[str]]:
+    """The starting buffer, then every step's messages, verbatim, with importer-style origins."""
+    entries: list[Any] = list(scenario.buffer)
+    origins = [f"buffer[{i}]" for i in range(len(entries))]
+    for s, step in enumerate(scenario.steps):
+        if step.text is not None:  # MEM-16: the message the text made, if any
+            made = step.append if isinstance(step.append, list) else [step.append]
+            entries.extend(made)
+            origins.extend(f"steps[{s}].text" for _ in made)
+        elif isinstance(step.append, list):
+            entries.extend(step.append)
+            origins.extend(f"steps[{s}].append[{k}]" for k in range(len(step.append)))
+        else:
+            entries.append(step.append)
+            origins.append(f"steps[{s}].append")
+    return entries, origins
+
+
+def check_messages(path: str, entries: Sequence[Any], origins: Sequence[str]) -> None:
+    """Every message ``replay`` would append or start from is a message, or one located error.
+
+    Each problem names the file and the JSON path the entry came from
+    (``rec.json: steps[0].append[1]: unknown role 'bogus' ...``), so bad input
+    is found where it is written, before any step runs.
+    """
+    problems = []
+    for entry, origin in zip(entries, origins, strict=True):
+        problem = read_message(entry)
+        if isinstance(problem, str):
+            problems.append(f"{path}: {origin}: {problem}")
+    if problems:
+        more = f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise CliError("\n".join(problems[:20]) + more)
+
+
+def origin(source: Source, finding: Finding) -> str:
+    """Where the entry a finding is about came from in the file."""
+    if 0 <= finding.index < len(source.origins):
+        return source.origins[finding.index]
+    return f"entry {finding.index}"
+
+
+def finding_dict(source: Source, finding: Finding) -> dict[str, Any]:
+    """A finding as JSON, with its origin."""
+    return {**finding.model_dump(mode="json"), "origin": origin(source, finding)}

@@ -1,0 +1,34 @@
+"""One error tree: every exception the library and its command line raise on purpose.
+
+Each class below subclasses :class:`FlowdropError`, so a caller (the command
+line, the inspector) catches ``FlowdropError`` for "bad input or a refused
+operation, reported as one clear message" instead of keeping a hand list.
+Each also keeps the builtin base it always had, so code that catches
+``ValueError``, ``RuntimeError`` or ``PermissionError`` still works.
+
+This module is a leaf (standard library only): every module that defines an
+error imports the base from here, and nothing here imports back::
+
+    FlowdropError (Exception)
+    ├── CliError                    flowdrop_core.cli.output: bad input the CLI itself found
+    ├── InvalidMessagesError        flowdrop_core.messages (ValueError): MEM-11 entries refused
+    ├── ScenarioError               flowdrop_core.scenario (ValueError): a bad scenario file
+    ├── JSONProblem                 flowdrop_core.scenario (ValueError): strict JSON refused
+    ├── ReplayError                 flowdrop_core.replay (ValueError): a replay cannot run
+    ├── ConversationFormatError     flowdrop_core.importers.registry (ValueError): no format reads it
+    ├── Problem                     flowdrop_core.importers.base: where a reader stopped, and why
+    ├── InputProblem                flowdrop_core.importers.paste (ValueError): a bad paste
+    ├── SessionUrlError             flowdrop_core.inspect.session_url (ValueError): a bad link
+    ├── ReadOnlyError               flowdrop_core.store_browser (PermissionError): no --write
+    └── StorageError                flowdrop_core.storage.base (RuntimeError): a store failed
+        ├── RevisionConflict        a conditional write lost the race (MEM-12)
+        └── StoreBusyError          the slot lock timed out (MEM-12)
+"""
+
+from __future__ import annotations
+
+__all__ = ["FlowdropError"]
+
+
+class FlowdropError(Exception):
+    """The base of every error flowdrop_core raises on purpose (see the tree above)."""

@@ -1,0 +1,75 @@
+"""One error tree: every error the library raises on purpose is a ``FlowdropError``.
+
+Each keeps the builtin base it had, so callers catching ``ValueError`` still
+work, and the tree drawn in ``flowdrop_core.errors`` names every subclass.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import pytest
+
+import flowdrop_core
+from flowdrop_core import FlowdropError, errors
+from flowdrop_core.cli import CliError
+from flowdrop_core.importers.base import Problem
+from flowdrop_core.importers.paste import InputProblem
+from flowdrop_core.importers.registry import ConversationFormatError
+from flowdrop_core.inspect.session_url import SessionUrlError
+from flowdrop_core.messages import InvalidMessagesError
+from flowdrop_core.replay import ReplayError
+from flowdrop_core.scenario import JSONProblem, ScenarioError
+from flowdrop_core.storage import RevisionConflict, StorageError, StoreBusyError
+from flowdrop_core.store_browser import ReadOnlyError
+
+BUILTIN_BASES: list[tuple[type[Exception], type[Exception]]] = [
+    (CliError, Exception),
+    (ReplayError, ValueError),
+    (ReadOnlyError, PermissionError),
+    (InvalidMessagesError, ValueError),
+    (Problem, Exception),
+    (ConversationFormatError, ValueError),
+    (ScenarioError, ValueError),
+    (JSONProblem, ValueError),
+    (StorageError, RuntimeError),
+    (RevisionConflict, StorageError),
+    (StoreBusyError, StorageError),
+    (SessionUrlError, ValueError),
+    (InputProblem, ValueError),
+]
+
+
+@pytest.mark.parametrize(("cls", "builtin"), BUILTIN_BASES, ids=lambda c: c.__name__)
+def test_every_error_is_a_flowdrop_error_and_keeps_its_builtin_base(
+    cls: type[Exception], builtin: type[Exception]
+) -> None:
+    assert issubclass(cls, FlowdropError)
+    assert issubclass(cls, builtin)
+
+
+def _all_subclasses(cls: type) -> set[type]:
+    out: set[type] = set()
+    for sub in cls.__subclasses__():
+        out |= {sub, *_all_subclasses(sub)}
+    return out
+
+
+def test_the_tree_in_the_docstring_names_every_subclass() -> None:
+    for info in pkgutil.walk_packages(flowdrop_core.__path__, "flowdrop_core."):
+        importlib.import_module(info.name)
+    doc = errors.__doc__ or ""
+    names = {
+        cls.__name__
+        for cls in _all_subclasses(FlowdropError)
+        if cls.__module__.startswith("flowdrop_core")
+    }
+    assert names >= {cls.__name__ for cls, _ in BUILTIN_BASES}
+    missing = sorted(name for name in names if f"── {name} " not in doc)
+    assert not missing, f"not drawn in flowdrop_core.errors: {missing}"
+
+
+def test_flowdrop_error_is_exported() -> None:
+    assert "FlowdropError" in flowdrop_core.__all__
+    assert flowdrop_core.FlowdropError is errors.FlowdropError
