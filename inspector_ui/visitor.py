@@ -47,9 +47,10 @@ def _xsrf_token_bytes(cookie: str) -> bytes | None:
         if value.startswith("2|"):
             _, mask_hex, masked_hex, _stamp = value.split("|")
             mask, masked = bytes.fromhex(mask_hex), bytes.fromhex(masked_hex)
-            if len(mask) != len(masked) or not mask:
+            if not mask or not masked:
                 return None
-            return bytes(a ^ b for a, b in zip(mask, masked, strict=True))
+            # The mask (4 bytes in Streamlit and Tornado) repeats over the token.
+            return bytes(b ^ mask[i % len(mask)] for i, b in enumerate(masked))
         return bytes.fromhex(value) or None
     except ValueError:
         return None

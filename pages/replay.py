@@ -90,9 +90,11 @@ with source_col:
         if isinstance(was, tuple) and len(was) == 2:
             upload = was
             note = st.container(horizontal=True, vertical_alignment="center")
+            size = len(was[1])
+            shown_size = f"{size / 1e6:,.1f} MB" if size >= 100_000 else f"{size / 1e3:,.1f} KB"
             note.caption(
-                f":material/upload_file: Showing your upload {md(was[0])} "
-                f"({len(was[1]) / 1e6:,.1f} MB), kept for this browser session."
+                f":material/upload_file: Showing your upload {md(was[0])} ({shown_size}), "
+                "kept for this browser session."
             )
             note.button(
                 "Forget it",

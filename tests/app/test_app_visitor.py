@@ -46,8 +46,11 @@ def test_xsrf_cookie_token_bytes():
     mask, token = bytes(range(1, 17)), bytes(range(100, 116))
     masked = bytes(a ^ b for a, b in zip(mask, token, strict=True))
     assert _xsrf_token_bytes(f"2|{mask.hex()}|{masked.hex()}|1700000000") == token
+    short_mask = bytes([7, 1, 9, 3])
+    masked = bytes(b ^ short_mask[i % 4] for i, b in enumerate(token))
+    assert _xsrf_token_bytes(f"2|{short_mask.hex()}|{masked.hex()}|1") == token
     assert _xsrf_token_bytes("2|zz|zz|1") is None
-    assert _xsrf_token_bytes("2|00|0000|1") is None
+    assert _xsrf_token_bytes("2||0000|1") is None
     assert _xsrf_token_bytes("garbage") is None
 
 
