@@ -36,13 +36,14 @@ from inspector_ui.samples import SAMPLE_DIR, SampleScenario, sample_scenarios
 T = TypeVar("T")
 
 
-#: Steps of timelines a session keeps (its replays and what-if replays together): two
-#: 20,002-step recordings side by side fit, with room for a third.
-SESSION_STEP_BUDGET = 100_000
+#: Steps of timelines a session keeps (its replays and what-if replays together): a
+#: 20,002-step recording and its what-if replay fit side by side (~4 KB a step: ~200 MB).
+SESSION_STEP_BUDGET = 50_000
 #: Parsed recordings (and scenario files) a session keeps.
 SESSION_IMPORTS = 2
 #: Messages one recording may replay: past it the page says so instead of replaying
-#: (at ~4 KB of server memory per replayed step, 100,000 steps is ~400 MB).
+#: (at ~4 KB of server memory per replayed step, 100,000 steps is ~400 MB; compare
+#: is offered while both replays fit :data:`SESSION_STEP_BUDGET`).
 MAX_REPLAY_MESSAGES = 100_000
 
 
@@ -177,7 +178,7 @@ class _TimelineLRU:
 def replays() -> _TimelineLRU:
     """This session's store of replayed timelines (key: :func:`replay_key`), bounded in
     steps (:data:`SESSION_STEP_BUDGET`); other sessions have their own."""
-    return session_slot("_fd_replays", lambda: _TimelineLRU(size=6, max_steps=SESSION_STEP_BUDGET))
+    return session_slot("_fd_replays", lambda: _TimelineLRU(size=4, max_steps=SESSION_STEP_BUDGET))
 
 
 def fits_in_session(*steps: int) -> bool:
