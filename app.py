@@ -32,6 +32,7 @@ from flowdrop_core.scenario import SCOPES, Scenario, ScenarioConfig, ScenarioSte
 from inspector_ui import session as session_ui
 from inspector_ui.cache import cached_conversation, cached_replay, samples
 from inspector_ui.display import CONTEXT_PRESETS, compose_message, context_from_fields
+from inspector_ui.health import show_health_panel
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
 from inspector_ui.notes import show_import_notes
@@ -424,6 +425,8 @@ if not timeline.steps:
         "or load the sample conversation.",
         icon=":material/arrow_upward:",
     )
+if timeline.steps:
+    show_health_panel(timeline, "step", "pg")
 step = step_selector(timeline, "step")
 if other is not None:
     session_ui.show_compare(timeline, other, made, now, step, "step")

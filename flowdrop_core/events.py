@@ -66,7 +66,9 @@ class Event(NamedTuple):
     def reason(self) -> str:
         """A one-sentence, human-readable explanation citing the rule."""
         cid = f" {self.tool_call_id!r}" if self.tool_call_id else ""
-        where = f" at position {self.position}" if self.position is not None else ""
+        where = (
+            f" at buffer position {self.position} (0-based)" if self.position is not None else ""
+        )
         match self.kind:
             case EventKind.APPENDED:
                 role = (self.entry or {}).get("role", "message")

@@ -392,6 +392,14 @@ class Timeline:
 
     # -- reading ------------------------------------------------------------------------
 
+    def starting_buffers(self) -> dict[Slot, list[dict[str, Any]]]:
+        """Per slot ``(scope, resolved_scope_id, key)``, what it held before its first step.
+
+        Read-only views for a pass over the whole timeline (the call
+        lifecycle, the health report); do not modify them.
+        """
+        return dict(self._start)
+
     def _buffer_of(self, slot: Slot, step: int) -> list[dict[str, Any]]:
         """The buffer of ``slot`` after ``step`` (0 = the start): checkpoint + events."""
         touched = self._slot_steps.get(slot, [])

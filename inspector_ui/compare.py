@@ -34,6 +34,7 @@ from inspector_ui.cache import (
     cached_replay,
     fits_in_session,
 )
+from inspector_ui.calls import show_what_if
 from inspector_ui.display import clip_frame
 from inspector_ui.navigator import select_step
 from inspector_ui.plain import md
@@ -144,9 +145,8 @@ def show_call_fates(
     # made this quadratic: 14 s at 2,000 calls).
     differ, same = [], []
     for f in every:
-        (differ if (f.in_base, f.answered_base) != (f.in_other, f.answered_other) else same).append(
-            f
-        )
+        fared = (f.in_base, f.answered_base) != (f.in_other, f.answered_other)
+        (differ if fared else same).append(f)
     fates = (differ + same)[:FATE_ROWS]
     st.markdown(f"**Tool calls in the buffer after step {step}**")
     more = (
@@ -284,6 +284,11 @@ def show_replay_compare(
             args=(other_window, other_refire),
             icon=":material/done:",
             disabled=(other_window, other_refire) == (window, refire),
+        )
+        show_what_if(
+            timeline,
+            other,
+            f"window {other_window or 'none'}, {REFIRE_LABELS.get(other_refire, other_refire)}",
         )
         if comparison.differences:
             show_differences(comparison, step, "rstep", "r")

@@ -5,13 +5,14 @@ from __future__ import annotations
 import streamlit as st
 
 from flowdrop_core.replay import Timeline
+from inspector_ui.calls import show_calls
 from inspector_ui.export import show_exports
 from inspector_ui.navigator import show_nav_table, show_navigator
 from inspector_ui.provider import show_provider_view
 from inspector_ui.step import show_metrics, show_step_detail
 from inspector_ui.timeline import show_chart
 
-TABS = ["Timeline", "Step before / after", "Provider view", "Export"]
+TABS = ["Timeline", "Step before / after", "Tool calls", "Provider view", "Export"]
 
 
 def show_inspector(timeline: Timeline, step: int, *, prefix: str, name: str, key: str) -> None:
@@ -25,7 +26,7 @@ def show_inspector(timeline: Timeline, step: int, *, prefix: str, name: str, key
     """
     show_metrics(timeline, step)
     kind = show_navigator(timeline, step, key, prefix) if timeline.steps else None
-    tab_timeline, tab_step, tab_provider, tab_export = st.tabs(
+    tab_timeline, tab_step, tab_calls, tab_provider, tab_export = st.tabs(
         TABS, key=f"{prefix}_tab", on_change="rerun"
     )
     if tab_timeline.open:
@@ -36,6 +37,9 @@ def show_inspector(timeline: Timeline, step: int, *, prefix: str, name: str, key
     if tab_step.open:
         with tab_step:
             show_step_detail(timeline, step, prefix)
+    if tab_calls.open:
+        with tab_calls:
+            show_calls(timeline, key, prefix)
     if tab_provider.open:
         with tab_provider:
             show_provider_view(timeline, step)

@@ -24,30 +24,37 @@ import streamlit as st
 
 from flowdrop_core.inspect.decisions import KIND_LABELS, Decision, DecisionIndex, decision_cells
 from flowdrop_core.inspect.labels import step_label
-from flowdrop_core.inspect.rows import NAV_COLUMNS, nav_rows
+from flowdrop_core.inspect.rows import NAV_COLUMNS, count_flag, nav_rows
 from flowdrop_core.replay import Timeline
-from inspector_ui.display import clip_frame, page_count
-from inspector_ui.plain import show_text
+from inspector_ui.display import clip_frame, clip_text, page_count
+from inspector_ui.plain import md, show_text
 
 PAGE_SIZE = 25
 ROW_HEIGHT = 35
 SELECTED = "background-color: #cfe2ff; font-weight: 600"
 FLAGGED = "background-color: #fff3cd"
 
-#: Widths chosen so the ten columns (772 px) fit a 1280 px window next to the sidebar
+#: Widths chosen so the eleven columns (780 px) fit a 1280 px window next to the sidebar
 #: (about 820 px of main area), row-selection column included.
 COLUMN_CONFIG: dict[str, Any] = {
-    "step": st.column_config.NumberColumn("step", width=48, pinned=True),
-    "incoming": st.column_config.TextColumn("incoming", width=150),
+    "step": st.column_config.NumberColumn("step", width=48, pinned=True, help="Step, 1-based"),
+    "incoming": st.column_config.TextColumn("incoming", width=120),
     "count": st.column_config.NumberColumn("count", width=50),
     "change": st.column_config.NumberColumn(
         "Δ", format="%+d", width=36, help="Change in count: NOT what was appended (MEM-14)"
+    ),
+    "parts": st.column_config.TextColumn(
+        "= a + p - e",
+        width=78,
+        help="The change in count, in parts: appended + placeholders inserted - evicted. "
+        "Highlighted rows are those where the count says something the incoming messages did "
+        "not do: a heal's growth, a replaced or dropped result's zero (MEM-14).",
     ),
     "appended": st.column_config.NumberColumn("appended", width=66),
     "appended_any": st.column_config.CheckboxColumn("any", width=36, help="appended_any"),
     "decisions": st.column_config.TextColumn("decisions", width=120),
     "rules": st.column_config.TextColumn("rules", width=60),
-    "reason": st.column_config.TextColumn("reason", width=150),
+    "reason": st.column_config.TextColumn("reason", width=120),
     "origin": st.column_config.TextColumn(
         "from", width=56, help="Where the step came from in the file, or its label"
     ),
@@ -160,32 +167,98 @@ def _typed(key: str, goto_key: str, n: int) -> None:
         select_step(key, max(0, min(int(value), n)))
 
 
+_LABEL_TO_KIND = {label: kind for kind, label in KIND_LABELS.items()}
+
+
+def kind_from_url(raw: str) -> Decision | None:
+    """A decision kind named in a link: its id (``duplicate_result``), or a label as older
+    links stored it, with or without its count (``duplicate result · 1``); ``None`` if neither."""
+    text = raw.strip()
+    if text in Decision.__members__.values():
+        return Decision(text)
+    label = text.split(" · ")[0].strip()
+    return _LABEL_TO_KIND.get(label)
+
+
+def _seed_kind(kind_key: str) -> None:
+    """On a page's first run, take the filter from the URL by kind id; a notice if unknown.
+
+    The filter is not bound to the URL by Streamlit (a bound pill stores its
+    label with its count, which a later count breaks); it is read here and
+    written back as the kind id by :func:`_mirror_kind`.
+    """
+    seeded = f"_{kind_key}_seeded"
+    if st.session_state.get(seeded):
+        return
+    st.session_state[seeded] = True
+    raw = st.query_params.get(kind_key)
+    if raw is None:
+        return
+    kind = kind_from_url(raw)
+    if kind is None:
+        del st.query_params[kind_key]
+        known = ", ".join(str(k) for k in Decision)
+        st.session_state[f"{kind_key}_notice"] = (
+            f"URL: {kind_key}={md(clip_text(raw, 60)[0])} is not a decision kind "
+            f"(known: {known}); showing every step."
+        )
+        return
+    st.session_state[kind_key] = str(kind)
+
+
+def _mirror_kind(kind_key: str, kind: str | None) -> None:
+    """Keep the URL's filter the kind id (or nothing)."""
+    if kind:
+        if st.query_params.get(kind_key) != kind:
+            st.query_params[kind_key] = kind
+    elif kind_key in st.query_params:
+        del st.query_params[kind_key]
+
+
+def _kind_picked(key: str, kind_key: str, timeline: Timeline) -> None:
+    """Picking a filter jumps to the first step holding that kind (if any)."""
+    kind = st.session_state.get(kind_key)
+    if not kind:
+        return
+    found = decision_index(timeline).steps_with(kind)
+    if found:
+        select_step(key, found[0])
+
+
 def show_navigator(timeline: Timeline, step: int, key: str, prefix: str) -> Decision | None:
     """Counts of every decision kind (also the filter), previous / next, and a step box.
 
-    Returns the kind chosen (``None``: every step).
+    Returns the kind chosen (``None``: every step). The filter is in the URL
+    as the kind id (``?r_kind=duplicate_result``).
     """
     index = decision_index(timeline)
     counts = {c.kind: c for c in index.counts()}
     kind_key = f"{prefix}_kind"
+    _seed_kind(kind_key)
+    notice = st.session_state.pop(f"{kind_key}_notice", None)
+    if notice:
+        st.warning(notice, icon=":material/link_off:")
     if st.session_state.get(kind_key) not in (None, *[str(k) for k in Decision]):
-        st.session_state[kind_key] = None  # a link with an unknown kind: show every step
+        st.session_state[kind_key] = None  # a stale value: show every step
 
     def label(value: str) -> str:
         c = counts[Decision(value)]
         return f"{KIND_LABELS[c.kind]} · {c.decisions}"
 
     kind = st.pills(
-        "Decisions in this timeline (pick one to filter the table and jump between its steps)",
+        "Decisions in this timeline (pick one to filter the table and jump to its first step)",
         [str(k) for k in Decision],
         format_func=label,
         key=kind_key,
-        bind="query-params",
+        on_change=_kind_picked,
+        args=(key, kind_key, timeline),
         help=(
             "Every kind of decision the engine can make, with how many this timeline holds. "
-            "Counts are decisions (events); a step can hold several."
+            "Counts are decisions (events); a step can hold several. A link keeps the kind's "
+            "id, e.g. ?r_kind=duplicate_result."
         ),
     )
+    _mirror_kind(kind_key, kind)
     n = len(timeline.steps)
     chosen = Decision(kind) if kind else None
     bar = st.container(horizontal=True, vertical_alignment="bottom", key=f"{prefix}_navbar")
@@ -250,7 +323,8 @@ def _show_reasons(timeline: Timeline, step: int, prefix: str) -> None:
     more = len(lines) - REASON_LINES
     shown = lines[:REASON_LINES] + ([f"… and {more} more in the step's tab"] if more > 0 else [])
     with st.container(key="nav_reasons"):
-        st.caption(f"Step {step}: {cells['decisions']} ({cells['rules'] or 'no rule'})")
+        rules = [r for r in cells["rules"].split(", ") if r and f"({r})" not in cells["decisions"]]
+        st.caption(f"Step {step}: {cells['decisions']} ({', '.join(rules) or 'no other rule'})")
         show_text(step_label(record.incoming, width=None), f"{prefix}_nav_incoming")
         if shown:
             st.text("\n".join(shown))
@@ -301,7 +375,7 @@ def show_nav_table(
         st.info("No step holds this decision.", icon=":material/filter_alt_off:")
         return
     frame = nav_frame(timeline, shown)
-    flagged = {r.step for r in (timeline.steps[s - 1] for s in shown) if r.mem14_flag}
+    flagged = {r.step for r in (timeline.steps[s - 1] for s in shown) if count_flag(r)}
 
     def mark(row: pd.Series) -> list[str]:
         if row["step"] == step:

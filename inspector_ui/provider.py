@@ -54,13 +54,21 @@ def show_provider_view(timeline: Timeline, step: int) -> None:
     cols[2].metric("dropped (MEM-5)", view.dropped)
     st.markdown("**Lint findings** (what a provider would reject, and the repair)")
     if view.findings:
-        st.dataframe(findings_frame(view.findings), hide_index=True, alt="MEM-5 lint findings")
+        frame = findings_frame(view.findings).rename(columns={"entry": "buffer position (0-based)"})
+        st.dataframe(frame, hide_index=True, alt="MEM-5 lint findings")
     else:
-        st.success("No findings: a provider accepts this buffer as is.", icon=":material/check:")
+        st.success(
+            f"No findings: a provider accepts the buffer GR-MEM built, as it stands after step "
+            f"{step}. What is wrong with the recording itself is in the Recording health panel "
+            "above.",
+            icon=":material/check:",
+        )
     shown = view.tail
     st.markdown(
         "**Normalized messages** (provider-flat"
         + (f", last {len(shown)} of {view.sent}" if len(shown) < view.sent else "")
         + ")"
     )
-    st.json(clip_value(shown), expanded=2 if len(shown) <= 20 else 1)
+    first = view.sent - len(shown)
+    labelled = {f"provider message {first + k} (0-based)": m for k, m in enumerate(shown)}
+    st.json(clip_value(labelled), expanded=2 if len(shown) <= 20 else 1)

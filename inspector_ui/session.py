@@ -20,6 +20,7 @@ import streamlit as st
 from flowdrop_core.inspect.compare import Comparison
 from flowdrop_core.inspect.session_url import PARAM, SessionUrlError, decode_session, encode_session
 from flowdrop_core.replay import Timeline
+from inspector_ui.calls import show_what_if
 from inspector_ui.compare import cached_comparison, show_call_fates, show_differences
 from inspector_ui.plain import md
 
@@ -206,6 +207,7 @@ def show_compare(
             on_click=restore_made,
             icon=":material/undo:",
         )
+        show_what_if(made, other, describe(now))
         if comparison.differences:
             show_differences(comparison, step, key, "pg")
         if step > 0 and step <= min(len(made.steps), len(other.steps)):

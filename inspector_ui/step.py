@@ -8,6 +8,7 @@ import streamlit as st
 
 from flowdrop_core.events import Event
 from flowdrop_core.inspect.labels import step_label
+from flowdrop_core.inspect.rows import count_flag, count_parts
 from flowdrop_core.replay import Timeline
 from inspector_ui.cache import per_step
 from inspector_ui.display import clip_text, event_frame, focus
@@ -50,13 +51,23 @@ def show_metrics(timeline: Timeline, step: int) -> None:
             "The buffer reads empty; count 0, appended 0 (MEM-7, MEM-14 point 4).",
             icon=":material/block:",
         )
-    elif record.mem14_flag:
-        st.warning(
-            f"MEM-14: {record.mem14_flag}. The count changed by {record.count_delta:+d} "
-            f"while {record.appended} incoming message(s) became new entries; only "
-            "`appended` tells whether the turn landed.",
-            icon=":material/visibility:",
+    else:
+        parts = count_parts(record)
+        st.caption(
+            f"Δcount {record.count_delta:+d} = {parts.appended} appended + {parts.inserted} "
+            f"placeholder(s) inserted - {parts.evicted} evicted"
+            + (f"; {parts.replaced} replaced in place" if parts.replaced else "")
+            + (f"; {parts.dropped} duplicate(s) dropped" if parts.dropped else "")
+            + "."
         )
+        flag = count_flag(record)
+        if flag:
+            st.warning(
+                f"MEM-14: {md(flag)}. The count changed by {record.count_delta:+d} while "
+                f"{record.appended} incoming message(s) became new entries; only `appended` "
+                "tells whether the turn landed.",
+                icon=":material/visibility:",
+            )
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from flowdrop_core.journal.replay import JournalReplay
+from flowdrop_core.journal.truth import journal_gap
 from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.storage import Slot, StorageError
 from flowdrop_core.storage.urls import mask_url
@@ -30,6 +31,10 @@ from inspector_ui.visitor import keep_value, kept
 TYPE_OWN = "\u2026 type a SQLite path or a Redis URL"
 #: Addresses that mean "this machine only".
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+#: Records kept per slot by the Write tab's appends unless the person changes it.
+WRITE_JOURNAL = 1_000
 
 
 def served_locally() -> bool:
@@ -230,6 +235,29 @@ def _replay(_browser: StoreBrowser, target: str, slot: Slot, newest_seq: int) ->
     return _browser.replay(slot, name=f"journal-{slot[0]}-{slot[1]}-{slot[2]}")
 
 
+def show_journal_truth(browser: StoreBrowser, slot: Slot) -> None:
+    """As soon as a slot is read: does it hold what its journal's last record left?
+
+    One O(1) revision read and the journal's records; a write made outside
+    the journal is named here, not only after the next journaled append.
+    """
+    try:
+        records = browser.records(slot)
+        if not records:
+            return
+        value = browser.buffer(slot)
+        gap = journal_gap(
+            browser.store.revision(*slot),
+            records,
+            len(value) if isinstance(value, list) else None,
+        )
+    except StorageError as exc:
+        st.error(md(exc), icon=":material/error:")
+        return
+    if gap is not None:
+        st.warning(md(gap), icon=":material/sync_problem:")
+
+
 def show_journal(browser: StoreBrowser, slot: Slot) -> None:
     """The slot's journal replayed in the timeline, each step checked against its record."""
     records = browser.records(slot)
@@ -247,7 +275,13 @@ def show_journal(browser: StoreBrowser, slot: Slot) -> None:
         return
     for note in replayed.notes:
         st.warning(md(note), icon=":material/info:")
-    if replayed.check.passed:
+    if replayed.check.passed and journal_gap(browser.store.revision(*slot), records) is not None:
+        st.info(
+            f"Records {replayed.first_seq}..{records[-1].seq} replayed: every step reports what "
+            "was recorded, but the slot changed after the last record (see above).",
+            icon=":material/info:",
+        )
+    elif replayed.check.passed:
         st.success(
             f"Records {replayed.first_seq}..{records[-1].seq} replayed: every step reports "
             "what was recorded.",
@@ -277,6 +311,9 @@ def show_writes(browser: StoreBrowser, slot: Slot) -> None:
     window = st.number_input(
         "Window (max_messages, 0 = no cap)", min_value=0, step=1, key="s_window"
     )
+    # Journaled by default: an append made here without a record is the write outside the
+    # journal the Journal tab has to warn about.
+    st.session_state.setdefault("s_journal", WRITE_JOURNAL)
     journal = st.number_input(
         "Journal (records kept per slot, 0 = off)", min_value=0, step=1, key="s_journal"
     )
@@ -324,6 +361,7 @@ def show_store_page() -> None:
     if slot is None:
         st.info("No slot matches.", icon=":material/search_off:")
         return
+    show_journal_truth(browser, slot)
     # Only the open tab runs: replaying a journal costs O(records), reading a buffer O(entries).
     tab_buffer, tab_journal, tab_write = st.tabs(
         ["Buffer", "Journal", "Write"], key="s_tab", on_change="rerun"

@@ -7,6 +7,8 @@ from pathlib import Path
 import streamlit as st
 
 from flowdrop_core.importers import ConversationFormatError
+from flowdrop_core.inspect.compare import plan_keys, scenario_appends
+from flowdrop_core.inspect.rows import count_flag
 from flowdrop_core.replay import ReplayError, Timeline
 from flowdrop_core.scenario import dump_scenario
 from inspector_ui.cache import (
@@ -20,6 +22,7 @@ from inspector_ui.cache import (
     replays,
 )
 from inspector_ui.compare import REFIRE_LABELS, show_replay_compare
+from inspector_ui.health import show_health_panel
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
 from inspector_ui.notes import show_import_notes
@@ -221,9 +224,20 @@ with source_col:
 st.success(
     f"{md(Path(name).name)}: {len(timeline.steps)} step(s), "
     f"{sum(r.appended for r in timeline.steps)} appended, "
-    f"{sum(1 for r in timeline.steps if r.mem14_flag)} marked for MEM-14.",
+    f"{sum(1 for r in timeline.steps if count_flag(r))} highlighted for MEM-14 (a heal's "
+    "growth, a replaced or dropped result's zero).",
     icon=":material/check_circle:",
 )
+if scenario is not None:
+    appends: list[object] = scenario_appends(scenario)
+else:
+    conv = cached_conversation(data, name)
+    appends = (
+        list(conv.messages)
+        if per != "turn"
+        else [[conv.messages[k] for k in g] for g in conv.turns]
+    )
+show_health_panel(timeline, "rstep", "r", plan_keys(appends, refire or "none"))  # type: ignore[arg-type]
 step = step_selector(timeline, "rstep", label="Step (travel through the timeline)")
 if st.toggle(
     "Compare with other settings",

@@ -11,6 +11,8 @@ Every subcommand is a thin layer over the library, one module each:
   view and every entry it dropped, with where it came from.
 - :mod:`~flowdrop_core.cli.lint` ``lint PATH``: what a provider would reject,
   with locations.
+- :mod:`~flowdrop_core.cli.doctor` ``doctor PATH``: what is wrong with a
+  recording, where (message index and step), and what GR-MEM did about it.
 - :mod:`~flowdrop_core.cli.store` ``store STORE``: browse a SQLite or Redis
   store, show a slot, replay its journal.
 
@@ -23,7 +25,8 @@ Adding a command is adding a module with ``NAME``, ``register(subparsers)``
 (which adds its parser and sets ``handler``) and its handler, and naming it
 in :data:`COMMANDS`.
 
-Exit codes: 0 fine; 1 ``check`` found a mismatch, ``lint`` found something, or
+Exit codes: 0 fine; 1 ``check`` found a mismatch, ``lint`` found something,
+``doctor`` found what a provider would reject, or
 a replayed store journal differs from its record; 2 bad input (missing file,
 bad JSON, unknown format, bad message, bad option), reported on stderr in one
 message and never as a traceback.
@@ -38,7 +41,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from flowdrop_core.cli import check, lint, normalize, replay, store
+from flowdrop_core.cli import check, doctor, lint, normalize, replay, store
 from flowdrop_core.cli.options import EPILOG
 from flowdrop_core.cli.output import (
     INPUT_ERRORS,
@@ -74,7 +77,7 @@ class Command(Protocol):
 
 
 #: The commands, in the order ``--help`` lists them.
-COMMANDS: tuple[Command, ...] = (replay, check, normalize, lint, store)
+COMMANDS: tuple[Command, ...] = (replay, check, normalize, lint, doctor, store)
 
 
 def build_parser() -> argparse.ArgumentParser:

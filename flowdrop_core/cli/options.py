@@ -35,7 +35,8 @@ def non_blank(text: str) -> str:
 
 
 EPILOG = """\
-exit status: 0 fine; 1 check found a mismatch or lint found something;
+exit status: 0 fine; 1 check found a mismatch, lint found something or doctor found
+what a provider would reject;
 2 bad input (missing file, bad JSON, unknown format, bad message, bad option).
 """
 

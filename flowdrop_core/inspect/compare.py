@@ -276,13 +276,21 @@ class CallFate:
 
     @property
     def verdict(self) -> str:
+        """The call's fate in words that tell the two window fates apart.
+
+        A call evicted with its result is gone cleanly ("evicted with its
+        result"); a call evicted while its result stays leaves a result a
+        provider rejects ("result left orphaned").
+        """
         if self.in_base == self.in_other:
             return "kept under both" if self.in_base else "gone under both"
-        return (
-            "kept only under the other settings"
-            if self.in_other
-            else "lost under the other settings"
-        )
+        if self.in_other:
+            return "kept only under the other settings"
+        if self.answered_other:
+            return "result left orphaned under the other settings (its call evicted)"
+        if self.answered_base:
+            return "evicted with its result under the other settings"
+        return "evicted under the other settings"
 
 
 def _calls(entries: Iterable[Any]) -> tuple[list[str], set[str]]:

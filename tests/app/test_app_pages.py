@@ -16,6 +16,11 @@ SAMPLES = ROOT / "sample_data"
 TIMEOUT = 60
 
 
+def nav_table(at: AppTest):
+    """The timeline table (the health panel's findings table may come before it)."""
+    return next(df.value for df in at.dataframe if "incoming" in df.value.columns)
+
+
 def shown(markdown: str) -> str:
     """An alert's text as a reader sees it: escapes, hard breaks and word joiners read back."""
     text = markdown.replace("\u2060", "").replace("\u00a0", " ").replace("\\\n", "\n")
@@ -41,7 +46,7 @@ def test_replay_renders_a_sample_by_default():
     at = open_page("pages/replay.py")
     assert at.success and "step(s)" in shown(at.success[0].value)
     assert metrics(at)["count"] != "0"
-    assert len(at.dataframe[0].value) > 0
+    assert len(nav_table(at)) > 0
 
 
 def test_replay_upload_per_message_then_per_turn_and_refire():
@@ -51,7 +56,7 @@ def test_replay_upload_per_message_then_per_turn_and_refire():
     assert not at.exception, at.exception
     assert shown(at.success[0].value).startswith("openai_chat.json: 13 step(s)")
     # The recording re-fires a tool result: one step is a dropped duplicate.
-    frame = at.dataframe[0].value
+    frame = nav_table(at)
     assert (frame["decisions"] == "duplicate result").sum() == 1
 
     at.segmented_control(key="r_per").set_value("turn").run()
@@ -60,7 +65,7 @@ def test_replay_upload_per_message_then_per_turn_and_refire():
 
     at.selectbox(key="r_refire").select("steps").run()
     assert shown(at.success[0].value).startswith("openai_chat.json: 8 step(s)")
-    frame = at.dataframe[0].value
+    frame = nav_table(at)
     # Re-fired tool results and assistant calls are dropped; only plain turns land again.
     refired = frame.iloc[4:]
     assert refired["decisions"].str.contains("duplicate").sum() > 0
@@ -117,10 +122,10 @@ def test_replay_upload_json_refuses_is_an_error_not_a_traceback(data, problem):
 def test_replay_window_changes_results():
     at = open_page("pages/replay.py")
     at.selectbox(key="r_sample").select("imports/openai_chat.json").run()
-    assert at.dataframe[0].value["count"].max() == 13
+    assert nav_table(at)["count"].max() == 13
     at.number_input(key="r_window").set_value(3).run()
     assert not at.exception
-    frame = at.dataframe[0].value
+    frame = nav_table(at)
     assert frame["count"].max() == 3
     assert frame["decisions"].str.contains("hidden append").any()
 
@@ -130,12 +135,12 @@ def test_replay_long_conversation_travels_and_stays_paged():
     at.selectbox(key="r_sample").select("long_conversation.jsonl").run()
     assert not at.exception, at.exception
     assert shown(at.success[0].value).startswith("long_conversation.jsonl: 5002 step(s)")
-    assert len(at.dataframe[0].value) == 5002 - 200 * 25  # the last page of 25-row pages
+    assert len(nav_table(at)) == 5002 - 200 * 25  # the last page of 25-row pages
     assert at.number_input(key="r_page").value == 201  # the page of the last step
     at.slider(key="rstep").set_value(2500).run()
     assert not at.exception
     assert at.number_input(key="r_page").value == 100
-    assert at.dataframe[0].value["step"].tolist()[-1] == 2500
+    assert nav_table(at)["step"].tolist()[-1] == 2500
     # The selected step's buffer is drawn around its changes, not whole.
     at.session_state["r_tab"] = "Step before / after"
     at.run()

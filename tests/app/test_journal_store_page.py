@@ -11,7 +11,9 @@ import pytest
 from store_fixture import SLOTS, make_store_file
 from streamlit.testing.v1 import AppTest
 
+from flowdrop_core.journal.truth import journal_gap
 from flowdrop_core.storage import SQLiteStore
+from flowdrop_core.store_browser import open_browser
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -159,3 +161,36 @@ def test_browses_a_redis_server_too(redis_url: str) -> None:
     assert "3 slot(s), redis store, read-only." in at.caption[1].value
     open_tab(at, "Journal")
     assert any("Records 1..9 replayed" in shown(s.value) for s in at.success)
+
+
+def test_a_write_outside_the_journal_shows_as_soon_as_the_slot_is_read(store_file: Path) -> None:
+    slot = ("session", "demo", "chat_history")
+    at = open_store_page(str(store_file))
+    at.selectbox(key="s_slot").set_value(slot).run()
+    assert not any("outside the journal" in shown(w.value) for w in at.warning)  # in step
+    store = SQLiteStore(store_file)
+    value, _ = store.get(*slot)
+    store.set(*slot, [*value, {"role": "user", "content": "written by hand", "metadata": {}}])
+    store.close()
+    at.run()  # the Buffer tab: the slot is read, and its revision is not the journal's last
+    said = [shown(w.value) for w in at.warning if "outside the journal" in w.value]
+    assert said and "after record 9" in said[0] and "holds 5 entries" in said[0]
+    assert "with count 4" in said[0]
+    open_tab(at, "Journal")
+    assert not any("replayed" in shown(s.value) for s in at.success)
+    assert any("the slot changed after the last record" in shown(i.value) for i in at.info)
+
+
+def test_the_write_tab_journals_by_default(store_file: Path) -> None:
+    slot = ("workflow", "wf-1", "notes")
+    at = open_store_page(str(store_file))
+    at.toggle(key="s_write").set_value(True).run()
+    at.selectbox(key="s_slot").set_value(slot).run()
+    open_tab(at, "Write")
+    assert at.number_input(key="s_journal").value > 0
+    at.button(key="s_append").click().run()
+    assert not at.exception, at.exception
+    browser = open_browser(str(store_file))
+    records = browser.records(slot)
+    assert [r.seq for r in records] == [1] and records[0].count == 3
+    assert journal_gap(browser.store.revision(*slot), records) is None  # the slot is in step

@@ -680,7 +680,7 @@ def test_blank_config_key_exits_2(
         (
             ["frobnicate"],
             "flowdrop-buffer: error: argument COMMAND: invalid choice: 'frobnicate' (choose "
-            "from replay, check, normalize, lint, store)",
+            "from replay, check, normalize, lint, doctor, store)",
         ),
     ],
 )

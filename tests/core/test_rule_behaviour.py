@@ -122,7 +122,7 @@ def test_duplicate_turn_names_its_first_call_and_where_that_call_was_declared() 
     )
     assert event.reason == (
         "MEM-2: assistant turn dropped as a duplicate; every call it declares is already "
-        "declared (first at position 2). Counts 0."
+        "declared (first at buffer position 2 (0-based)). Counts 0."
     )
 
 

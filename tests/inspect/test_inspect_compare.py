@@ -103,7 +103,7 @@ def test_would_a_window_have_kept_this_call() -> None:
     made = replay(with_settings(sc, base))
     fates = call_fates(made.buffer_after(5), other.buffer_after(5))
     assert [(f.call_id, f.in_base, f.in_other) for f in fates] == [("c1", True, False)]
-    assert fates[0].verdict == "lost under the other settings"
+    assert fates[0].verdict == "evicted with its result under the other settings"
     assert fates[0].answered_base and not fates[0].answered_other
     early = call_fates(made.buffer_after(2), other.buffer_after(2))
     assert early[0].verdict == "kept under both"

@@ -37,7 +37,7 @@ def test_call_fates_read_both_shapes_and_skip_what_is_not_a_call() -> None:
         CallFate("c2", in_base=False, in_other=True, answered_base=False, answered_other=False),
     ]
     assert [f.verdict for f in fates] == [
-        "lost under the other settings",
+        "evicted with its result under the other settings",
         "kept only under the other settings",
     ]
 
@@ -45,3 +45,10 @@ def test_call_fates_read_both_shapes_and_skip_what_is_not_a_call() -> None:
 def test_a_call_in_both_or_in_neither() -> None:
     assert CallFate("c", True, True, True, False).verdict == "kept under both"
     assert CallFate("c", False, False, False, False).verdict == "gone under both"
+
+
+def test_the_two_window_fates_have_two_names() -> None:
+    orphaned = CallFate("c", in_base=True, in_other=False, answered_base=True, answered_other=True)
+    assert orphaned.verdict == "result left orphaned under the other settings (its call evicted)"
+    never = CallFate("c", in_base=True, in_other=False, answered_base=False, answered_other=False)
+    assert never.verdict == "evicted under the other settings"

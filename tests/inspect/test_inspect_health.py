@@ -1,0 +1,212 @@
+"""Recording health: every finding with both numberings, GR-MEM's action and the verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flowdrop_core.importers import load_conversation
+from flowdrop_core.inspect.compare import plan_keys
+from flowdrop_core.inspect.health import health, recording_of
+from flowdrop_core.replay import replay_conversation
+from flowdrop_core.scenario import ScenarioConfig
+
+IMPORTS = Path(__file__).resolve().parents[2] / "sample_data" / "imports"
+BROKEN = IMPORTS / "broken_history.json"
+
+
+def _rows(path: Path, **kwargs: object) -> tuple[list[tuple[object, ...]], bool]:
+    report = health(replay_conversation(load_conversation(path), **kwargs))  # type: ignore[arg-type]
+    rows = [(f.kind, f.rule, f.index, f.step, f.call_id, f.action) for f in report.findings]
+    return rows, report.provider_rejects
+
+
+def test_every_kind_of_trouble_is_found_where_the_file_has_it() -> None:
+    report = health(replay_conversation(load_conversation(BROKEN)))
+    assert [f.to_dict() for f in report.findings] == [
+        {
+            "kind": "duplicate_result",
+            "rule": "MEM-1",
+            "index": 3,
+            "step": 4,
+            "call_id": "call_a1",
+            "action": "dropped",
+            "message": "second result for call 'call_a1'; GR-MEM dropped it as a duplicate at "
+            "step 4 (the first is at buffer position 2, 0-based)",
+        },
+        {
+            "kind": "unanswered_call",
+            "rule": "MEM-3",
+            "index": 4,
+            "step": 5,
+            "call_id": "call_Rf4m",
+            "action": "healed",
+            "message": "call 'call_Rf4m' has no result in the recording; GR-MEM healed it at "
+            "step 6 with a placeholder at buffer position 4 (0-based), before the next user turn",
+        },
+        {
+            "kind": "orphan_result",
+            "rule": "MEM-5",
+            "index": 6,
+            "step": 7,
+            "call_id": "call_zz9",
+            "action": "nothing",
+            "message": "result for call 'call_zz9' with no call declared before it; GR-MEM kept "
+            "it; MEM-5's provider view has to repair it",
+        },
+        {
+            "kind": "duplicate_call",
+            "rule": "MEM-2",
+            "index": 7,
+            "step": 8,
+            "call_id": "call_a1",
+            "action": "dropped",
+            "message": "tool_calls[0] repeats call id 'call_a1', already declared by an earlier "
+            "turn; GR-MEM dropped it as a duplicate at step 8 (the first is at buffer position "
+            "1, 0-based)",
+        },
+        {
+            "kind": "empty_turn",
+            "rule": "MEM-5",
+            "index": 7,
+            "step": 8,
+            "call_id": "call_a1",
+            "action": "dropped",
+            "message": "assistant turn with no content and no usable tool call; GR-MEM dropped "
+            "it as a duplicate at step 8 (the first is at buffer position 1, 0-based)",
+        },
+        {
+            "kind": "idless_result",
+            "rule": "MEM-11",
+            "index": 8,
+            "step": 9,
+            "call_id": None,
+            "action": "nothing",
+            "message": "tool result with no usable tool_call_id (MEM-11); GR-MEM appended it "
+            "anyway, with a warning: it cannot be deduplicated",
+        },
+        {
+            "kind": "late_result",
+            "rule": "MEM-10",
+            "index": 12,
+            "step": 13,
+            "call_id": "call_late",
+            "action": "replaced",
+            "message": "result for call 'call_late' comes after another turn, not right after "
+            "its call; GR-MEM had healed the call, and this result replaced its placeholder in "
+            "place at step 13 (buffer position 10, 0-based)",
+        },
+    ]
+    assert report.provider_rejects is True
+    assert report.to_dict()["provider_rejects"] is True
+    healed = report.findings[1]
+    assert healed.jump_step == 6 and healed.position == 4
+    assert (
+        healed.where
+        == "message index 4 (0-based, messages[4]) · step 5 · buffer position 4 (0-based)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "rows", "rejects"),
+    [
+        (
+            "openai_chat.json",
+            [
+                ("duplicate_result", "MEM-1", 5, 6, "call_Lq3aW0xTn9", "dropped"),
+                ("unanswered_call", "MEM-3", 8, 9, "call_Pz7mD4eR1c", "healed"),
+            ],
+            True,
+        ),
+        (
+            "anthropic_messages.json",
+            [
+                ("duplicate_result", "MEM-1", 5, 6, "toolu_01LqW3aXn9TsA", "dropped"),
+                ("unanswered_call", "MEM-3", 8, 9, "toolu_01Pz7mDe4R1cK", "healed"),
+            ],
+            True,
+        ),
+        (
+            "conversation.jsonl",
+            [
+                ("unanswered_call", "MEM-3", 7, 8, "call_Pz7mD4eR1c", "healed"),
+                ("duplicate_result", "MEM-1", 8, 9, "call_Lq3aW0xTn9", "dropped"),
+            ],
+            True,
+        ),
+        (
+            "langchain_dumpd.json",
+            [
+                ("unanswered_call", "MEM-3", 0, 1, "baz", "nothing"),
+                ("unanswered_call", "MEM-3", 0, 1, "booz", "nothing"),
+            ],
+            True,
+        ),
+        (
+            "openai_chat_completion.json",
+            [("unanswered_call", "MEM-3", 0, 1, "call_abc123", "nothing")],
+            True,
+        ),
+        (
+            "anthropic_server_tools.json",
+            [("unanswered_call", "MEM-3", 0, 1, "toolu_01XYZ789", "nothing")],
+            True,
+        ),
+        ("bedrock_converse.json", [], False),
+        ("gemini_function_calling.json", [], False),
+        ("claude_code_session.jsonl", [], False),
+        ("sharegpt_glaive.json", [], False),
+        ("langfuse_openai_agents_trace.json", [], False),
+        ("otel_genai_otlp.json", [], False),
+    ],
+)
+def test_real_imports(name: str, rows: list[tuple[object, ...]], rejects: bool) -> None:
+    got, verdict = _rows(IMPORTS / name)
+    assert got == rows
+    assert verdict is rejects
+
+
+def test_per_turn_keeps_the_recording_index_and_numbers_steps_by_turn() -> None:
+    conv = load_conversation(BROKEN)
+    report = health(replay_conversation(conv, per="turn"))
+    first = report.findings[0]
+    assert (first.kind, first.index) == ("duplicate_result", 3)
+    # messages 0-3 are one turn of the recording (the user asks, the call, two results)
+    assert first.step == next(k for k, turn in enumerate(conv.turns, start=1) if 3 in turn)
+
+
+def test_a_refire_mode_does_not_count_its_own_resends_as_the_recordings() -> None:
+    conv = load_conversation(BROKEN)
+    timeline = replay_conversation(conv, refire="results")
+    keys = plan_keys(conv.messages, "results")
+    messages, _, places = recording_of(timeline, keys)
+    assert messages == conv.messages
+    report = health(timeline, keys)
+    assert [f.index for f in report.findings] == [3, 4, 6, 7, 7, 8, 12]
+    # without the keys, the re-sent results would be findings of the recording
+    assert len(health(timeline).findings) > len(report.findings)
+    assert places[3].step is not None and places[3].step > 4  # re-fires shift the steps
+
+
+def test_a_window_leaves_a_result_orphaned_in_the_buffer() -> None:
+    conv = load_conversation(IMPORTS / "openai_chat.json")
+    report = health(replay_conversation(conv, config=ScenarioConfig(max_messages=2)))
+    orphaned = report.of_kind("orphaned_by_window")
+    assert orphaned, "a window of 2 evicts a call while its result stays"
+    # only what the buffer still holds after the last step; the three results orphaned for a
+    # while and then evicted too are the lifecycle's (and the what-if line's), not findings
+    assert [(f.call_id, f.index) for f in orphaned] == [("call_Hk2sN8wQ5t", 11)]
+    assert len(report.lifecycle.orphaned()) == 4
+    one = orphaned[0]
+    assert one.source == "buffer" and one.action == "evicted" and one.rejects is False
+    life = report.lifecycle.get(one.call_id or "")
+    assert life is not None and one.jump_step == life.orphaned_step
+    assert conv.messages[one.index or 0]["tool_call_id"] == one.call_id
+    assert "still there after the last step" in one.message
+
+
+def test_a_clean_recording_says_so() -> None:
+    report = health(replay_conversation(load_conversation(IMPORTS / "bedrock_converse.json")))
+    assert report.findings == [] and not report.provider_rejects
+    assert report.summary().startswith("No findings")
