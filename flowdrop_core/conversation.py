@@ -496,15 +496,23 @@ class ConversationBuffer:
             )
             result = buf.append(messages)  # validates first: raises with ``buf`` unchanged
             delta = delta_from_events(result.events, result.count)
-            if not delta.ops:  # a call that changed nothing writes nothing
+            if not delta.ops and rec is None:  # a call that changed nothing writes nothing
                 if not fresh and self.store.revision(*slot) != token:
                     continue  # the cached copy is stale: read again, run again
-                if rec is not None:  # the append journal (off by default)
-                    rec.finish(messages, context, result, token, serialized=serialized)
                 self._cache_put(slot, (token, buf, base, log))
                 return result, _LazyMessages(base, log, len(log))
             try:
-                token = self.store.apply(*slot, delta, expected=token, timeout=self.lock_timeout)
+                if rec is None:
+                    token = self.store.apply(
+                        *slot, delta, expected=token, timeout=self.lock_timeout
+                    )
+                else:  # the journal record goes in with the change, or neither does
+                    entry = rec.entry(
+                        messages, context, result, changed=bool(delta.ops), serialized=serialized
+                    )
+                    token = self.store.apply(
+                        *slot, delta, expected=token, timeout=self.lock_timeout, journal=entry
+                    )
             except RevisionConflict:
                 conflicts += 1
                 if conflicts >= _MAX_CONFLICTS:
@@ -524,8 +532,6 @@ class ConversationBuffer:
                 if now - still_since < max(2 * self.lock_timeout, STALL_FLOOR):
                     continue
                 raise
-            if rec is not None:
-                rec.finish(messages, context, result, token, serialized=serialized)
             log.extend(delta.ops)
             lazy = _LazyMessages(base, log, len(log))
             if len(log) > max(64, 2 * result.count):  # start a new base: O(1) per op amortized

@@ -1,7 +1,10 @@
 """Browse the store a runtime writes: its slots, a slot's buffer, its journal replayed.
 
 The library behind the inspector's Store page and ``flowdrop-buffer store``.
-:func:`open_browser` connects to a SQLite file or a Redis URL. A browser is
+:func:`open_browser` connects to a SQLite file, a Redis URL or a Postgres
+URL (the client library of the one used is imported only then). The browser
+itself knows no backend: listing and journal come from the store
+(:class:`~flowdrop_core.storage.base.JournalStore`). A browser is
 **read-only** unless opened with ``writable=True``: a SQLite file is then
 opened read-only at the file level, and every write method raises
 :class:`ReadOnlyError` before touching anything.
@@ -10,12 +13,9 @@ opened read-only at the file level, and every write method raises
 from __future__ import annotations
 
 import os
-import sqlite3
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard
-from urllib.parse import quote
+from typing import Any
 
 from flowdrop_core.context import Scope
 from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
@@ -23,22 +23,25 @@ from flowdrop_core.errors import FlowdropError
 from flowdrop_core.journal import JournalRecord, journal_for
 from flowdrop_core.journal.replay import JournalReplay, journal_scenario, replay_journal
 from flowdrop_core.scenario import Scenario
-from flowdrop_core.storage import MemoryStore, Slot, SQLiteStore, StorageError, Store
-
-if TYPE_CHECKING:
-    from flowdrop_core.storage.redis_store import RedisStore
+from flowdrop_core.storage import Slot, SQLiteStore, StorageError, Store
+from flowdrop_core.storage.base import mask_url
+from flowdrop_core.storage.urls import plain_store_url
 
 __all__ = [
+    "POSTGRES_SCHEMES",
     "REDIS_SCHEMES",
     "ReadOnlyError",
     "SlotInfo",
     "StoreBrowser",
     "context_for_slot",
     "open_browser",
+    "open_store",
 ]
 
 #: URL schemes that name a Redis server; anything else is a SQLite file path.
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+#: URL schemes that name a Postgres server.
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 #: The context field each scope's id comes from (``global`` has none).
 _ID_FIELD: dict[str, str | None] = {
@@ -77,36 +80,54 @@ def context_for_slot(scope: str, scope_id: str) -> dict[str, Any]:
     return {} if field is None or scope_id == "" else {field: scope_id}
 
 
-def open_browser(target: str, *, writable: bool = False) -> StoreBrowser:
-    """A browser over a Redis URL (``redis://``, ``rediss://``, ``unix://``) or a SQLite file.
-
-    A SQLite file must exist (browsing never creates one); without
-    ``writable`` it is opened read-only.
-    """
+def open_store(target: str, *, writable: bool = False) -> Store:
+    """The store a target names: a Redis URL, a Postgres URL or an existing SQLite file."""
     target = target.strip()
     if not target:
-        raise ValueError("no store given: a SQLite file path or a Redis URL (redis://host:port/db)")
+        raise ValueError(
+            "no store given: a SQLite file path, a Redis URL (redis://host:port/db) or a "
+            "Postgres URL (postgresql://user@host/db)"
+        )
+    if target.startswith(REDIS_SCHEMES + POSTGRES_SCHEMES):
+        # Where to connect, never how: no options from the URL, no control characters.
+        target = plain_store_url(target)
     if target.startswith(REDIS_SCHEMES):
         try:
             from flowdrop_core.storage.redis_store import RedisStore  # the optional extra
         except ImportError as exc:
             raise StorageError(
-                f"{target}: a Redis store needs the redis package, which is not installed "
-                f"({exc}); install the 'redis' extra"
+                f"{mask_url(target)}: a Redis store needs the redis package, which is not "
+                f"installed ({exc}); install the 'redis' extra"
             ) from None
-        return StoreBrowser(RedisStore(target), writable=writable, target=target)
+        return RedisStore(target)
+    if target.startswith(POSTGRES_SCHEMES):
+        try:
+            from flowdrop_core.storage.postgres import PostgresStore  # the optional extra
+        except ImportError as exc:
+            raise StorageError(
+                f"{mask_url(target)}: a Postgres store needs the psycopg package, which is not "
+                f"installed ({exc}); install the 'postgres' extra"
+            ) from None
+        return PostgresStore(target, create=writable)
     path = Path(target).expanduser()
     if not path.is_file():
         raise StorageError(f"no SQLite store at {target!r} (not a file)", path=path)
-    return StoreBrowser(
-        SQLiteStore(path, readonly=not writable), writable=writable, target=os.fspath(path)
-    )
+    return SQLiteStore(path, readonly=not writable)
 
 
-def _is_redis(store: Store) -> TypeGuard[RedisStore]:
-    """Whether ``store`` is a RedisStore, without importing redis when none was made."""
-    module = sys.modules.get("flowdrop_core.storage.redis_store")
-    return module is not None and isinstance(store, module.RedisStore)
+def open_browser(target: str, *, writable: bool = False) -> StoreBrowser:
+    """A browser over a Redis URL (``redis://``, ``rediss://``, ``unix://``), a Postgres URL
+    (``postgresql://``) or a SQLite file.
+
+    A SQLite file must exist (browsing never creates one); without
+    ``writable`` it is opened read-only. A URL's password is never shown.
+    """
+    target = target.strip()
+    if target.startswith(REDIS_SCHEMES + POSTGRES_SCHEMES):
+        store = open_store(target, writable=writable)
+        return StoreBrowser(store, writable=writable, target=mask_url(plain_store_url(target)))
+    store = open_store(target, writable=writable)
+    return StoreBrowser(store, writable=writable, target=os.fspath(Path(target).expanduser()))
 
 
 class StoreBrowser:
@@ -115,15 +136,13 @@ class StoreBrowser:
     def __init__(self, store: Store, *, writable: bool = False, target: str = "") -> None:
         self.store = store
         self.writable = writable
-        self.target = target or repr(store)
+        self.target = mask_url(target) if target else repr(store)
         self.journal = journal_for(store)
 
     @property
     def kind(self) -> str:
-        """``redis``, ``sqlite`` or ``memory``."""
-        if _is_redis(self.store):
-            return "redis"
-        return "sqlite" if isinstance(self.store, SQLiteStore) else "memory"
+        """The backend's name: ``memory``, ``sqlite``, ``redis``, ``postgres``, ..."""
+        return str(getattr(self.store, "kind", type(self.store).__name__))
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -143,21 +162,8 @@ class StoreBrowser:
         return out
 
     def _slot_rows(self) -> dict[Slot, tuple[int | None, float | None]]:
-        """Slot -> (count, last write) from the backend's own index."""
-        store = self.store
-        if _is_redis(store):
-            times = store.slot_times()
-            counts = store.counts([slot for slot, _ in times])
-            return {slot: (n, at) for (slot, at), n in zip(times, counts, strict=True)}
-        if isinstance(store, SQLiteStore):
-            return _sqlite_slot_rows(store.path)
-        if isinstance(store, MemoryStore):
-            rows: dict[Slot, tuple[int | None, float | None]] = {}
-            for slot in store.slots():
-                value, _ = store.get(*slot)
-                rows[slot] = (len(value) if isinstance(value, list) else None, None)
-            return rows
-        return {slot: (None, None) for slot in getattr(store, "slots", list)()}
+        """Slot -> (count, last write) from the backend's own listing."""
+        return dict(self.store.listing())  # type: ignore[attr-defined]
 
     def buffer(self, slot: Slot) -> Any:
         """The slot's value (a buffer is a list of entries); ``[]`` for an empty slot."""
@@ -200,17 +206,3 @@ class StoreBrowser:
         """Empty the slot (its journal stays); return whether it held a value."""
         self._check_writable("clear", slot)
         return self.store.delete(*slot)
-
-
-def _sqlite_slot_rows(path: Path) -> dict[Slot, tuple[int | None, float | None]]:
-    """The SQLite store's ``slot`` table (count and last write) through a read-only connection."""
-    uri = f"file:{quote(os.fspath(path))}?mode=ro"
-    try:
-        conn = sqlite3.connect(uri, uri=True)
-        try:
-            rows = conn.execute("SELECT scope, scope_id, key, count, updated_at FROM slot")
-            return {(a, b, c): (n, at) for a, b, c, n, at in rows}
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise StorageError(f"cannot list the slots ({exc})", path=path) from exc

@@ -1,54 +1,24 @@
-"""Where each store keeps its journal: a deque (memory), a table (SQLite), a stream (Redis).
+"""The journal of any store that keeps one: a thin reader over the :class:`JournalStore` protocol.
 
-Every backend keeps the newest ``limit`` records per slot and answers three
-questions: the slot's last ``seq``, its records in order, and which slots
-have a journal. Records are written by :class:`~flowdrop_core.conversation.ConversationBuffer`
-under the slot lock (MEM-12), so their order is the slot's write order.
+Each backend owns its journal (a deque in memory, a table in SQLite and
+Postgres, a stream in Redis) and writes a record in the same transaction or
+script as the change it records (see :class:`~flowdrop_core.storage.base.JournalWrite`).
+This module only reads those records back as :class:`JournalRecord` objects;
+it knows no backend, so a new backend needs no change here.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
-import sys
 import threading
 import weakref
-from collections import deque
-from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import quote
+from typing import Any
 
 from flowdrop_core.journal.record import JournalRecord
-from flowdrop_core.storage import MemoryStore, Slot, SQLiteStore, StorageError, Store
+from flowdrop_core.storage import Slot, StorageError, Store
+from flowdrop_core.storage.base import JournalStore
 
-if TYPE_CHECKING:
-    from flowdrop_core.storage.redis_store import RedisStore
-
-__all__ = ["Journal", "MemoryJournal", "RedisJournal", "SQLiteJournal", "journal_for"]
-
-
-class Journal(Protocol):
-    """The journal of one store."""
-
-    def last_seq(self, slot: Slot) -> int:
-        """The slot's newest record's ``seq`` (0: none yet)."""
-        ...
-
-    def add(self, record: JournalRecord, limit: int) -> None:
-        """Append ``record`` and keep only the slot's newest ``limit`` records."""
-        ...
-
-    def read(self, slot: Slot) -> list[JournalRecord]:
-        """The slot's kept records, oldest first."""
-        ...
-
-    def slots(self) -> list[Slot]:
-        """Every slot with at least one record, sorted."""
-        ...
-
-    def counts(self) -> dict[Slot, int]:
-        """How many records each journaled slot keeps."""
-        ...
+__all__ = ["Journal", "journal_for"]
 
 
 def _parse(text: Any, where: str) -> JournalRecord:
@@ -60,255 +30,39 @@ def _parse(text: Any, where: str) -> JournalRecord:
         raise StorageError(f"journal record {where} is corrupt ({exc})") from exc
 
 
-class MemoryJournal:
-    """A bounded deque of records per slot, living as long as its :class:`MemoryStore`."""
+class Journal:
+    """The append journal of one store: last record number, records, journaled slots."""
 
-    def __init__(self) -> None:
-        self._records: dict[Slot, deque[JournalRecord]] = {}
-        self._guard = threading.Lock()
+    def __init__(self, store: JournalStore) -> None:
+        self.store = store
+        path = getattr(store, "path", None)
+        self._where = f"in {path}" if path is not None else f"on {store!r}"
 
     def last_seq(self, slot: Slot) -> int:
-        records = self._records.get(slot)
-        return records[-1].seq if records else 0
-
-    def add(self, record: JournalRecord, limit: int) -> None:
-        with self._guard:
-            records = self._records.get(record.slot)
-            if records is None or records.maxlen != limit:
-                records = self._records[record.slot] = deque(records or (), maxlen=limit)
-            records.append(record)
+        """The slot's newest record's ``seq`` (0: none yet)."""
+        return self.store.journal_last(*slot)
 
     def read(self, slot: Slot) -> list[JournalRecord]:
-        with self._guard:
-            return list(self._records.get(slot, ()))
+        """The slot's kept records, oldest first; a corrupt one is an error naming it."""
+        return [
+            _parse(text, f"{seq} of {slot!r} {self._where}")
+            for seq, text in self.store.journal_records(*slot)
+        ]
 
     def slots(self) -> list[Slot]:
-        with self._guard:
-            return sorted(s for s, r in self._records.items() if r)
+        """Every slot with at least one record, sorted."""
+        return sorted(self.store.journal_counts())
 
     def counts(self) -> dict[Slot, int]:
         """How many records each journaled slot keeps."""
-        with self._guard:
-            return {s: len(r) for s, r in self._records.items() if r}
-
-
-_JOURNAL_SCHEMA = """
-CREATE TABLE IF NOT EXISTS journal (
-    scope    TEXT NOT NULL,
-    scope_id TEXT NOT NULL,
-    key      TEXT NOT NULL,
-    seq      INTEGER NOT NULL,
-    at       REAL NOT NULL,
-    record   TEXT NOT NULL,
-    PRIMARY KEY (scope, scope_id, key, seq)
-) WITHOUT ROWID
-"""
-
-
-#: An in-memory database with an empty journal table: what a read-only file without one reads.
-_EMPTY = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-_EMPTY.execute(_JOURNAL_SCHEMA)
-
-
-class SQLiteJournal:
-    """A ``journal`` table in the store's own SQLite file; one short transaction per record.
-
-    Over a read-only store (``SQLiteStore(readonly=True)``, the inspector's
-    default) it opens the file read-only and never creates the table: a file
-    without one simply has an empty journal.
-    """
-
-    def __init__(self, store: SQLiteStore) -> None:
-        self.path = store.path
-        self.readonly = bool(getattr(store, "readonly", False))
-        self._local = threading.local()
-        self._ready = False
-
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            if self.readonly:
-                uri = f"file:{quote(os.fspath(self.path))}?mode=ro"
-                conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
-            else:
-                conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            self._local.conn = conn
-        if not self._ready:
-            if self.readonly:
-                found = conn.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type='table' AND name='journal'"
-                ).fetchone()
-                if not found:
-                    return _EMPTY
-            else:
-                conn.execute(_JOURNAL_SCHEMA)
-            self._ready = True
-        return conn
+        return self.store.journal_counts()
 
     def close(self) -> None:
-        """Close this thread's connection (the store's own are closed by the store)."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
-            self._ready = False
-
-    def counts(self) -> dict[Slot, int]:
-        """How many records each journaled slot keeps."""
-        try:
-            rows = self._conn().execute(
-                "SELECT scope, scope_id, key, count(*) FROM journal GROUP BY 1, 2, 3"
-            )
-            return {(a, b, c): n for a, b, c, n in rows}
-        except sqlite3.Error as exc:
-            raise self._error("list the journal", None, exc) from exc
-
-    def _error(self, what: str, slot: Slot | None, exc: Exception) -> StorageError:
-        if slot is None:
-            return StorageError(f"cannot {what} ({exc})", path=self.path)
-        return StorageError.for_slot(f"cannot {what} ({exc})", slot, self.path)
-
-    def last_seq(self, slot: Slot) -> int:
-        try:
-            row = (
-                self._conn()
-                .execute(
-                    "SELECT max(seq) FROM journal WHERE scope=? AND scope_id=? AND key=?", slot
-                )
-                .fetchone()
-            )
-        except sqlite3.Error as exc:
-            raise self._error("read the journal", slot, exc) from exc
-        return int(row[0] or 0)
-
-    def add(self, record: JournalRecord, limit: int) -> None:
-        slot = record.slot
-        conn = self._conn()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.execute(
-                    "INSERT INTO journal (scope, scope_id, key, seq, at, record) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (*slot, record.seq, record.at, record.to_json()),
-                )
-                conn.execute(
-                    "DELETE FROM journal WHERE scope=? AND scope_id=? AND key=? AND seq<=?",
-                    (*slot, record.seq - limit),
-                )
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise self._error("write the journal", slot, exc) from exc
-
-    def read(self, slot: Slot) -> list[JournalRecord]:
-        try:
-            rows = (
-                self._conn()
-                .execute(
-                    "SELECT seq, record FROM journal WHERE scope=? AND scope_id=? AND key=? "
-                    "ORDER BY seq",
-                    slot,
-                )
-                .fetchall()
-            )
-        except sqlite3.Error as exc:
-            raise self._error("read the journal", slot, exc) from exc
-        return [_parse(text, f"{seq} of {slot!r} in {self.path}") for seq, text in rows]
-
-    def slots(self) -> list[Slot]:
-        try:
-            rows = self._conn().execute(
-                "SELECT DISTINCT scope, scope_id, key FROM journal ORDER BY 1, 2, 3"
-            )
-            return [tuple(r) for r in rows]  # type: ignore[misc]
-        except sqlite3.Error as exc:
-            raise self._error("list the journal", None, exc) from exc
-
-
-class RedisJournal:
-    """A Redis stream per slot (``…:journal``), trimmed to the newest ``limit`` entries.
-
-    ``<namespace>:journals`` is the set of slots that have one.
-    """
-
-    def __init__(self, store: RedisStore) -> None:
-        # Only a RedisStore gets here, so its module (and the redis package) is loaded.
-        from redis.exceptions import RedisError
-
-        self.store = store
-        self.index_key = f"{store.namespace}:journals"
-        self._errors = RedisError
-
-    def _key(self, slot: Slot) -> str:
-        from flowdrop_core.storage.redis_store import slot_keys
-
-        return slot_keys(slot, self.store.namespace)[2]
-
-    def last_seq(self, slot: Slot) -> int:
-        try:
-            rows = self.store.client.xrevrange(self._key(slot), count=1)
-        except self._errors as exc:
-            raise self.store._error("read the journal", slot, exc) from exc
-        if not rows:
-            return 0
-        return _parse(rows[0][1][b"r"], f"{rows[0][0]!r} of {slot!r}").seq
-
-    def add(self, record: JournalRecord, limit: int) -> None:
-        slot = record.slot
-        try:
-            pipe = self.store.client.pipeline(transaction=True)
-            pipe.xadd(self._key(slot), {"r": record.to_json()}, maxlen=limit, approximate=False)
-            pipe.sadd(self.index_key, json.dumps(list(slot), ensure_ascii=False))
-            pipe.execute()
-        except self._errors as exc:
-            raise self.store._error("write the journal", slot, exc) from exc
-
-    def read(self, slot: Slot) -> list[JournalRecord]:
-        try:
-            rows = self.store.client.xrange(self._key(slot))
-        except self._errors as exc:
-            raise self.store._error("read the journal", slot, exc) from exc
-        return [_parse(fields[b"r"], f"{rid!r} of {slot!r}") for rid, fields in rows]
-
-    def slots(self) -> list[Slot]:
-        try:
-            members = self.store.client.smembers(self.index_key)
-        except self._errors as exc:
-            raise self.store._error("list the journals", None, exc) from exc
-        return sorted(tuple(json.loads(m)) for m in members)  # type: ignore[misc]
-
-    def counts(self) -> dict[Slot, int]:
-        """How many records each journaled slot keeps (one XLEN per slot, pipelined)."""
-        slots = self.slots()
-        try:
-            pipe = self.store.client.pipeline(transaction=False)
-            for slot in slots:
-                pipe.xlen(self._key(slot))
-            return {s: int(n) for s, n in zip(slots, pipe.execute(), strict=True) if n}
-        except self._errors as exc:
-            raise self.store._error("list the journals", None, exc) from exc
+        """Nothing to close: the journal reads through the store's own connections."""
 
 
 _journals: weakref.WeakKeyDictionary[Any, Journal] = weakref.WeakKeyDictionary()
 _guard = threading.Lock()
-
-#: The registry: which journal class serves which store class.
-_KINDS: list[tuple[type, Any]] = [
-    (MemoryStore, lambda store: MemoryJournal()),
-    (SQLiteStore, SQLiteJournal),
-]
-
-
-def _kinds() -> list[tuple[type, Any]]:
-    """:data:`_KINDS`, plus Redis once its module is loaded (a RedisStore exists only then)."""
-    redis_store = sys.modules.get("flowdrop_core.storage.redis_store")
-    if redis_store is None:
-        return _KINDS
-    return [*_KINDS, (redis_store.RedisStore, RedisJournal)]
 
 
 def journal_for(store: Store) -> Journal:
@@ -316,10 +70,11 @@ def journal_for(store: Store) -> Journal:
     with _guard:
         journal = _journals.get(store)
         if journal is None:
-            make = next((m for kind, m in _kinds() if isinstance(store, kind)), None)
-            if make is None:
+            if not isinstance(store, JournalStore):
                 raise TypeError(
-                    f"{type(store).__name__} has no journal (memory, SQLite and Redis stores do)"
+                    f"{type(store).__name__} has no journal (a store keeps one by implementing "
+                    "JournalStore: journal_last, journal_records, journal_counts, listing and "
+                    "apply(..., journal=...))"
                 )
-            journal = _journals[store] = make(store)
+            journal = _journals[store] = Journal(store)
         return journal

@@ -1,8 +1,9 @@
 """The hook :class:`~flowdrop_core.conversation.ConversationBuffer` calls around one append.
 
-Kept out of the buffer so the buffer's change is two lines: :func:`start`
-before the engine runs (it reads the slot's revision and, on a checkpoint
-record, the buffer before), :meth:`Recorder.finish` after the write.
+Kept out of the buffer so the buffer's change is small: :func:`start` before
+the engine runs (it reads the journal's last record number and, on a
+checkpoint record, the buffer before), :meth:`Recorder.entry` after it: the
+record, handed to the store's write so both land in one atomic step.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from typing import Any
 
 from flowdrop_core.context import ExecutionContext
 from flowdrop_core.engine import AppendResult, Buffer, as_batch
-from flowdrop_core.journal.backends import Journal, journal_for
+from flowdrop_core.journal.backends import journal_for
 from flowdrop_core.journal.record import CHECKPOINT_EVERY, JournalRecord
 from flowdrop_core.storage import Slot, Store
+from flowdrop_core.storage.base import JournalWrite, new_revision
 
 __all__ = ["Recorder", "start"]
 
@@ -24,30 +26,35 @@ class Recorder:
 
     def __init__(
         self,
-        journal: Journal,
         limit: int,
         slot: Slot,
         seq: int,
         revision_before: str | None,
         base: list[dict[str, Any]] | None,
     ) -> None:
-        self.journal, self.limit, self.slot, self.seq = journal, limit, slot, seq
+        self.limit, self.slot, self.seq = limit, slot, seq
         self.revision_before, self.base = revision_before, base
 
-    def finish(
+    def entry(
         self,
         messages: Any,
         context: ExecutionContext | None,
         result: AppendResult,
-        revision: str | None,
         *,
+        changed: bool,
         serialized: bool,
-    ) -> None:
-        """Write the record: incoming, context, MEM-14 report, events, revisions."""
+    ) -> JournalWrite:
+        """The record (incoming, context, MEM-14 report, events, revisions) for the write.
+
+        ``changed``: whether the append changes the slot; the record then
+        names the fresh revision the write will leave, else the current one.
+        """
         scope, scope_id, key = self.slot
+        revision = new_revision() if changed else self.revision_before
+        now = time.time()
         record = JournalRecord(
             seq=self.seq,
-            at=time.time(),
+            at=now,
             scope=scope,
             scope_id=scope_id,
             key=key,
@@ -65,14 +72,18 @@ class Recorder:
             ],
             base=self.base,
         )
-        self.journal.add(record, self.limit)
+        return JournalWrite(self.seq, record.to_json(), self.limit, now, revision)
 
 
 def start(store: Store, limit: int, slot: Slot, buf: Buffer, revision: str | None) -> Recorder:
-    """Begin recording an append to ``slot``, whose buffer is ``buf`` at ``revision``."""
-    journal = journal_for(store)
-    seq = journal.last_seq(slot) + 1
+    """Begin recording an append to ``slot``, whose buffer is ``buf`` at ``revision``.
+
+    The record number is the journal's last plus one; the store checks it
+    again in the write (a journal that moved meanwhile is a conflict, and the
+    append is re-read and re-applied), so numbers never collide.
+    """
+    seq = journal_for(store).last_seq(slot) + 1
     # A checkpoint at least every limit/2 records: the newest ``limit`` always hold one.
     every = max(1, min(CHECKPOINT_EVERY, limit // 2))
     base = buf.messages() if (seq - 1) % every == 0 else None
-    return Recorder(journal, limit, slot, seq, revision, base)
+    return Recorder(limit, slot, seq, revision, base)

@@ -27,6 +27,12 @@ backend in. The protocol in one paragraph:
   default.
 - :meth:`Store.lock` is the MEM-12 slot lock: a bounded wait that yields
   whether it was acquired and never raises for a timeout.
+- A store that keeps an append **journal** (:class:`JournalStore`) takes the
+  record with the write (:class:`JournalWrite`, passed to :meth:`Store.apply`)
+  and stores both in one transaction or script, or neither: a record's
+  number must be the journal's last plus one, checked in that same step
+  (:class:`JournalConflict` otherwise), so numbers never collide, repeat or
+  run backwards, and an append that raised left no record and no change.
 
 Entries are treated as immutable: the engine never mutates an entry dict,
 and callers must not mutate the dicts a store or a buffer hands out.
@@ -49,6 +55,9 @@ from flowdrop_core.errors import FlowdropError
 __all__ = [
     "ANY",
     "Delta",
+    "JournalConflict",
+    "JournalStore",
+    "JournalWrite",
     "Op",
     "RevisionConflict",
     "Slot",
@@ -58,11 +67,44 @@ __all__ = [
     "StoreBusyError",
     "apply_ops",
     "check_ops",
+    "mask_url",
     "new_revision",
     "slot_label",
 ]
 
 Slot = tuple[str, str, str]
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (every place that shows a URL uses this).
+
+    ``redis://:secret@host:6379/0`` -> ``redis://:***@host:6379/0``;
+    ``postgresql://me:secret@db/app`` -> ``postgresql://me:***@db/app``. A
+    ``password=`` query parameter is masked too; text that is not a URL with
+    credentials comes back unchanged.
+    """
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        creds, host = netloc.rsplit("@", 1)
+        if ":" in creds:
+            user = creds.split(":", 1)[0]
+            netloc = f"{user}:***@{host}"
+        elif parts.scheme.startswith("redis"):  # redis://secret@host: a bare password
+            netloc = f"***@{host}"
+    query = parts.query
+    if query and "password" in query.lower():
+        pairs = [
+            (k, "***" if k.lower() == "password" else v)
+            for k, v in parse_qsl(query, keep_blank_values=True)
+        ]
+        query = urlencode(pairs, safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def slot_label(scope: str, scope_id: str, key: str) -> str:
@@ -128,6 +170,29 @@ class RevisionConflict(StorageError):
         self.expected, self.actual = expected, actual
 
 
+class JournalConflict(RevisionConflict):
+    """A journaled write found the slot's journal moved on; nothing was written.
+
+    ``expected`` and ``actual`` are the journal's last record numbers (as
+    text) the writer expected and found. The writer re-reads and re-applies,
+    exactly as for a revision conflict.
+    """
+
+    def __init__(
+        self, slot: Slot, expected: str | None, actual: str | None, path: Any = None
+    ) -> None:
+        super().__init__(slot, expected, actual, path)
+        scope, scope_id, key = slot
+        StorageError.__init__(
+            self,
+            f"journal conflict: expected last record {expected}, the journal is at {actual}",
+            scope=scope,
+            scope_id=scope_id,
+            key=key,
+            path=path,
+        )
+
+
 class StoreBusyError(StorageError):
     """The backend's own write lock was not obtained within the write's ``timeout``.
 
@@ -191,6 +256,25 @@ class Snapshot(NamedTuple):
     revision: str | None
 
 
+class JournalWrite(NamedTuple):
+    """A journal record written with a slot's change, in the same atomic step.
+
+    ``seq`` must be the slot journal's last record number plus one (the store
+    checks it in the write and raises :class:`JournalConflict` otherwise);
+    ``text`` is the record's JSON; the store keeps the newest ``limit``
+    records of the slot. ``revision`` is the revision the write leaves (the
+    record names it, so the caller chooses it with :func:`new_revision`);
+    for a record of an append that changed nothing it is the slot's current
+    revision and the slot itself is not touched.
+    """
+
+    seq: int
+    text: str
+    limit: int
+    at: float
+    revision: str | None
+
+
 @runtime_checkable
 class Store(Protocol):
     """What a buffer needs from a backend. ``scope`` is the scope's name (a ``str``)."""
@@ -237,6 +321,7 @@ class Store(Protocol):
         *,
         expected: str | None,
         timeout: float | None = None,
+        journal: JournalWrite | None = None,
     ) -> str:
         """Apply ``delta`` to the buffer at revision ``expected``; return the new revision.
 
@@ -244,7 +329,8 @@ class Store(Protocol):
         slot (an empty buffer). Raises :class:`RevisionConflict` (nothing
         written) when the slot is at another revision, and
         :class:`StorageError` when the slot holds something that is not a
-        buffer or an op's position is out of range.
+        buffer or an op's position is out of range. ``journal`` (only for a
+        :class:`JournalStore`) is stored with the change or not at all.
         """
         ...
 
@@ -265,6 +351,45 @@ class Store(Protocol):
     ) -> AbstractContextManager[bool]:
         """MEM-12 slot lock; yields ``True`` if acquired within ``timeout`` seconds."""
         ...
+
+
+@runtime_checkable
+class JournalStore(Store, Protocol):
+    """A store that owns its append journal and can list its slots (the Store page).
+
+    Records are kept per slot, numbered from 1 by :class:`JournalWrite`,
+    written only through :meth:`Store.apply` and kept when the slot is
+    emptied. ``kind`` names the backend (``memory``, ``sqlite``, ``redis``,
+    ``postgres``).
+    """
+
+    kind: str
+
+    def journal_last(self, scope: str, scope_id: str, key: str) -> int:
+        """The slot's newest record number (0: none yet)."""
+        ...
+
+    def journal_records(self, scope: str, scope_id: str, key: str) -> list[tuple[int, Any]]:
+        """The slot's kept records as ``(seq, JSON text)``, oldest first."""
+        ...
+
+    def journal_counts(self) -> dict[Slot, int]:
+        """How many records each slot with a journal keeps."""
+        ...
+
+    def listing(self) -> dict[Slot, tuple[int | None, float | None]]:
+        """Every non-empty slot: its entry count (``None``: a plain value) and last write.
+
+        The last write is in seconds since the epoch, ``None`` when the
+        backend keeps no time.
+        """
+        ...
+
+
+def check_journal_seq(slot: Slot, journal: JournalWrite, last: int, path: Any = None) -> None:
+    """Raise :class:`JournalConflict` unless ``journal.seq`` follows the journal's ``last``."""
+    if journal.seq != last + 1:
+        raise JournalConflict(slot, str(journal.seq - 1), str(last), path)
 
 
 def apply_ops(entries: MutableSequence[Any], ops: Iterable[Op]) -> None:

@@ -10,11 +10,13 @@ from flowdrop_core.storage.base import (
     ANY,
     Delta,
     Expected,
+    JournalWrite,
     Slot,
     SlotLocks,
     Snapshot,
     StorageError,
     apply_ops,
+    check_journal_seq,
     check_ops,
     check_timeout,
     conflict_check,
@@ -36,11 +38,15 @@ class MemoryStore:
     accepted; only :class:`~flowdrop_core.storage.SQLiteStore` requires JSON.
     Every write is conditional when given ``expected`` (see
     :mod:`flowdrop_core.storage.base`); ``timeout`` is accepted and unused,
-    since a write never waits.
+    since a write never waits. The append journal is a bounded deque of
+    record texts per slot, written under the same guard as the change.
     """
+
+    kind = "memory"
 
     def __init__(self) -> None:
         self._data: dict[Slot, list[Any]] = {}  # slot -> [value (deque for a buffer), revision]
+        self._journal: dict[Slot, deque[tuple[int, str]]] = {}
         self._guard = threading.Lock()
         self._locks = SlotLocks()
 
@@ -91,13 +97,24 @@ class MemoryStore:
         *,
         expected: str | None,
         timeout: float | None = None,
+        journal: JournalWrite | None = None,
     ) -> str:
-        """Apply ``delta`` in place if the slot is at ``expected``; return the new revision."""
+        """Apply ``delta`` in place if the slot is at ``expected``; return the new revision.
+
+        With ``journal``, the record is kept under the same guard, so the
+        change and its record land together or not at all.
+        """
         slot = (str(scope), scope_id, key)
-        token = new_revision()
+        token = new_revision() if journal is None or journal.revision is None else journal.revision
         with self._guard:
             item = self._data.get(slot)
             conflict_check(slot, expected, None if item is None else item[1])
+            if journal is not None:
+                records = self._journal.get(slot)
+                check_journal_seq(slot, journal, records[-1][0] if records else 0)
+                if not delta.ops:  # an append that changed nothing: only its record
+                    self._add_record(slot, journal)
+                    return expected  # type: ignore[return-value]
             if item is None:
                 item = [deque(), token]
             elif type(item[0]) is not deque:
@@ -113,7 +130,41 @@ class MemoryStore:
             apply_ops(entries, delta.ops)
             item[1] = token
             self._data[slot] = item
+            if journal is not None:
+                self._add_record(slot, journal)
         return token
+
+    def _add_record(self, slot: Slot, journal: JournalWrite) -> None:
+        """Keep ``journal`` and only the slot's newest ``limit`` records (under the guard)."""
+        records = self._journal.get(slot)
+        if records is None or records.maxlen != journal.limit:
+            records = self._journal[slot] = deque(records or (), maxlen=journal.limit)
+        records.append((journal.seq, journal.text))
+
+    # -- journal and listing ---------------------------------------------------------------
+
+    def journal_last(self, scope: str, scope_id: str, key: str) -> int:
+        """The slot's newest record number (0: none)."""
+        records = self._journal.get((str(scope), scope_id, key))
+        return records[-1][0] if records else 0
+
+    def journal_records(self, scope: str, scope_id: str, key: str) -> list[tuple[int, Any]]:
+        """The slot's kept records ``(seq, text)``, oldest first."""
+        with self._guard:
+            return list(self._journal.get((str(scope), scope_id, key), ()))
+
+    def journal_counts(self) -> dict[Slot, int]:
+        """How many records each journaled slot keeps."""
+        with self._guard:
+            return {s: len(r) for s, r in self._journal.items() if r}
+
+    def listing(self) -> dict[Slot, tuple[int | None, float | None]]:
+        """Every non-empty slot with its entry count (the memory store keeps no times)."""
+        with self._guard:
+            return {
+                slot: (len(item[0]) if type(item[0]) is deque else None, None)
+                for slot, item in self._data.items()
+            }
 
     def revision(self, scope: str, scope_id: str, key: str) -> str | None:
         """The slot's revision token, ``None`` when it is empty."""

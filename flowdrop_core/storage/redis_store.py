@@ -4,21 +4,34 @@ The shared store the Python agent ecosystem keeps chat history in is Redis;
 this backend lets the runtime and the inspector use the same one. It follows
 the :class:`~flowdrop_core.storage.Store` protocol of the other backends.
 
-Keys (see :func:`slot_keys`). One slot is three keys sharing one prefix,
-``<namespace>:<JSON array of scope, scope_id, key>``: the JSON text of a list
-of three strings is self-delimiting and has exactly one spelling per triple
-(``json.dumps`` escapes quotes, backslashes and control characters such as
-NUL), so no two different triples can name one slot, whatever separators or
-unicode their parts hold. Suffixes: ``:entries`` (a LIST, one JSON entry per
-element), ``:meta`` (a HASH: ``rev``, ``updated_at``, and ``value`` for a
-value that is not a list) and ``:journal`` (a STREAM, the append journal).
-``<namespace>:slots`` is a sorted set of every non-empty slot (its JSON
-triple) scored by its last write time, so listing slots never scans keys.
+Keys (see :func:`slot_keys`). One slot is a few keys sharing one prefix,
+``<namespace>:{<JSON array of scope, scope_id, key>}``: the JSON text of a
+list of three strings is self-delimiting and has exactly one spelling per
+triple (``json.dumps`` escapes quotes, backslashes and control characters
+such as NUL), so no two different triples can name one slot, whatever
+separators or unicode their parts hold. The braces are a Redis Cluster hash
+tag: every key of a slot hashes to the same cluster slot, so one script can
+change them all. Suffixes: ``:entries`` (a LIST, one JSON entry per
+element), ``:meta`` (a HASH: ``kind``, ``rev``, ``count``, ``updated_at``,
+and ``value`` for a value that is not a list), ``:journal`` (a STREAM, the
+append journal, each entry ``s`` = record number and ``r`` = record) and
+``:lock`` (the MEM-12 lease). ``<namespace>:slots`` is a sorted set of every
+non-empty slot (its JSON triple) scored by its last write time, and
+``<namespace>:journals`` the set of slots with a journal, so listing never
+scans keys (on a cluster they are updated right after the slot's script).
+
+Redis must run ``maxmemory-policy noeviction``: an eviction policy drops a
+slot's keys one by one. The store warns at connect when the policy is
+another, and a slot whose keys disagree (meta without entries, a count that
+is not the list's length, a listed slot with no keys) reads as a
+:class:`StorageError` naming the slot, never as an empty buffer.
 
 Writes are Lua scripts: Redis runs a script entirely or not at all, so a
 client killed mid-call (SIGKILL) or a connection dropped mid-write leaves
 either the old value or the new one, never a torn buffer. Every write sets a
-fresh revision token in the same script.
+fresh revision token in the same script, and an append's journal record is
+added (XADD) by the script of its change. Reads are one read-only script
+(``no-writes``), so they work when the server is at ``maxmemory``.
 
 A connection failure or timeout is a :class:`StorageError` naming the slot
 and the server; the client reconnects on the next call, so the caller works
@@ -38,19 +51,22 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 import redis
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from flowdrop_core.storage.base import (
     ANY,
     Delta,
     Expected,
+    JournalConflict,
+    JournalWrite,
     RevisionConflict,
     Slot,
     SlotLocks,
     Snapshot,
     StorageError,
     check_timeout,
+    mask_url,
     new_revision,
     slot_label,
 )
@@ -71,16 +87,19 @@ def _triple(slot: Slot) -> str:
 
 
 def slot_prefix(slot: Slot, namespace: str = NAMESPACE) -> str:
-    """The key prefix of one slot: ``<namespace>:["scope","scope_id","key"]``.
+    """The key prefix of one slot: ``<namespace>:{["scope","scope_id","key"]}``.
 
     Injective: the JSON array is self-delimiting and canonical for a triple of
     strings, so two different triples never share a prefix (nor one a prefix
-    of another's keys: every key adds ``:`` and a fixed suffix after ``]``).
+    of another's keys: every key adds ``:`` and a fixed suffix after ``]}``).
+    The triple sits in braces, a Redis Cluster hash tag, so every key of the
+    slot lands on one cluster node (the tag is what lies between the first
+    ``{`` and the next ``}``: the same text for all keys of one slot).
     """
     scope, scope_id, key = slot
     if not all(isinstance(part, str) for part in slot):
         raise TypeError(f"slot parts must be strings, got {slot!r}")
-    return f"{namespace}:{_triple((scope, scope_id, key))}"
+    return f"{namespace}:{{{_triple((scope, scope_id, key))}}}"
 
 
 def slot_keys(slot: Slot, namespace: str = NAMESPACE) -> tuple[str, str, str]:
@@ -89,10 +108,17 @@ def slot_keys(slot: Slot, namespace: str = NAMESPACE) -> tuple[str, str, str]:
     return f"{prefix}:entries", f"{prefix}:meta", f"{prefix}:journal"
 
 
+def triple_of(prefix_or_member: str | bytes) -> Slot:
+    """The slot named by an index member (its JSON triple)."""
+    scope, scope_id, key = json.loads(prefix_or_member)
+    return (scope, scope_id, key)
+
+
 # -- server-side scripts ----------------------------------------------------------------------
-# Every write is one script. KEYS: entries, meta, index. ARGV[1] is the condition:
-# "*" (any revision), "-" (the slot must be empty) or "=<revision>". A failed condition
-# returns {"conflict", <current revision or "">} and writes nothing.
+# Every write is one script. KEYS: entries, meta, journal, then (unless on a cluster) the
+# slot index and the journal index. ARGV[1] is the condition: "*" (any revision), "-" (the
+# slot must be empty) or "=<revision>". A failed condition returns
+# {"conflict", <current revision or "">} and writes nothing.
 
 _CONDITION = """
 local cur = redis.call('HGET', KEYS[2], 'rev')
@@ -102,6 +128,24 @@ if want ~= '*' then
     if cur then return {'conflict', cur} end
   elseif cur ~= string.sub(want, 2) then
     return {'conflict', cur or ''}
+  end
+end
+"""
+
+#: The slot's keys must agree before a write changes them (an eviction policy may have
+#: dropped one): meta without entries, entries without meta, or a count that is not the
+#: list's length is an error, and nothing is written.
+_CONSISTENT = """
+local kind = redis.call('HGET', KEYS[2], 'kind')
+local size = redis.call('LLEN', KEYS[1])
+if not kind and size > 0 then
+  return {'error', 'the slot has entries but no meta key (evicted?); Redis must run noeviction'}
+end
+if kind == 'list' then
+  local want = redis.call('HGET', KEYS[2], 'count')
+  if want and tonumber(want) ~= size then
+    return {'error', 'the slot says ' .. want .. ' entries, its list holds ' .. size ..
+            ' (keys evicted?); Redis must run noeviction'}
   end
 end
 """
@@ -117,28 +161,50 @@ if ARGV[5] == 'list' then
     redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 3999, #ARGV)))
   end
   redis.call('HDEL', KEYS[2], 'value')
-  redis.call('HSET', KEYS[2], 'kind', 'list', 'rev', ARGV[2], 'updated_at', ARGV[3])
+  redis.call('HSET', KEYS[2], 'kind', 'list', 'rev', ARGV[2], 'updated_at', ARGV[3],
+             'count', #ARGV - 5)
 else
+  redis.call('HDEL', KEYS[2], 'count')
   redis.call('HSET', KEYS[2], 'kind', 'json', 'value', ARGV[6], 'rev', ARGV[2],
              'updated_at', ARGV[3])
 end
-redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+if KEYS[4] then redis.call('ZADD', KEYS[4], ARGV[3], ARGV[4]) end
 return {'ok'}
 """
 )
 
-#: Apply a delta: list operations only, O(ops) plus, for a mid-buffer insert or delete,
-#: the entries after it (the current exchange). ARGV: condition, rev, now, triple, count
-#: after, then per op: kind ("i", "r", "d"), position, entry JSON ("" for a delete).
-#: Every position is checked against the length first, so it is all or nothing.
+#: Apply a delta and add its journal record. List operations only, O(ops) plus, for a
+#: mid-buffer insert or delete, the entries after it (the current exchange). ARGV:
+#: condition, rev, now, triple, count after, journal seq ("" for none), journal record,
+#: journal limit, then per op: kind ("i", "r", "d"), position, entry JSON ("" for a
+#: delete). The condition, the journal's number and every position are checked first, so
+#: it is all or nothing; with no ops only the record is added (the slot is untouched).
 _APPLY = (
     _CONDITION
+    + _CONSISTENT
     + """
-local kind = redis.call('HGET', KEYS[2], 'kind')
 if kind and kind ~= 'list' then return {'error', 'stored value is not a conversation buffer (a plain value)'} end
-local size = redis.call('LLEN', KEYS[1])
+local jseq = ARGV[6]
+if jseq ~= '' then
+  local last = 0
+  local top = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
+  if #top > 0 then
+    local fields = top[1][2]
+    for f = 1, #fields, 2 do
+      if fields[f] == 's' then last = tonumber(fields[f + 1]) end
+    end
+    if last == 0 then  -- a record written before numbers were kept beside it
+      for f = 1, #fields, 2 do
+        if fields[f] == 'r' then last = tonumber(cjson.decode(fields[f + 1]).seq) or 0 end
+      end
+    end
+  end
+  if tonumber(jseq) ~= last + 1 then return {'jconflict', tostring(last)} end
+end
+-- with no ops, a journaled call only adds its record; an unjournaled one still writes
+local touch = #ARGV >= 9 or jseq == ''
 local names = {i = 'insert', r = 'replace', d = 'delete'}
-for i = 6, #ARGV, 3 do
+for i = 9, #ARGV, 3 do
   local op, pos = ARGV[i], tonumber(ARGV[i + 1])
   if op == 'i' then
     if pos < 0 or pos > size then return {'error', 'insert at ' .. pos .. ' in a buffer of ' .. size} end
@@ -150,10 +216,10 @@ for i = 6, #ARGV, 3 do
     if op == 'd' then size = size - 1 end
   end
 end
-if size ~= tonumber(ARGV[5]) then
+if touch and size ~= tonumber(ARGV[5]) then
   return {'error', 'the change leaves ' .. size .. ' entries, its count says ' .. ARGV[5]}
 end
-for i = 6, #ARGV, 3 do
+for i = 9, #ARGV, 3 do
   local op, pos, entry = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2]
   local len = redis.call('LLEN', KEYS[1])
   if op == 'r' then
@@ -173,22 +239,40 @@ for i = 6, #ARGV, 3 do
     for k = (op == 'd') and 2 or 1, #tail do redis.call('RPUSH', KEYS[1], tail[k]) end
   end
 end
-redis.call('HSET', KEYS[2], 'kind', 'list', 'rev', ARGV[2], 'updated_at', ARGV[3])
-redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+if touch then
+  redis.call('HSET', KEYS[2], 'kind', 'list', 'rev', ARGV[2], 'updated_at', ARGV[3],
+             'count', size)
+  if KEYS[4] then redis.call('ZADD', KEYS[4], ARGV[3], ARGV[4]) end
+end
+if jseq ~= '' then
+  redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[8], '*', 's', jseq, 'r', ARGV[7])
+  if KEYS[5] then redis.call('SADD', KEYS[5], ARGV[4]) end
+end
 return {'ok'}
 """
 )
 
-#: Empty the slot. ARGV: condition, triple. Returns {"ok", 1} if it held a value.
+#: Empty the slot (its journal is kept). ARGV: condition, triple. Returns {"ok", 1} if it
+#: held a value.
 _DELETE = (
     _CONDITION
     + """
 local had = redis.call('EXISTS', KEYS[2])
 redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('ZREM', KEYS[3], ARGV[2])
+if KEYS[4] then redis.call('ZREM', KEYS[4], ARGV[2]) end
 return {'ok', had}
 """
 )
+
+#: Read a slot in one step without writing (so it runs at maxmemory): meta fields, the
+#: entries, and whether the index lists the slot. KEYS: entries, meta[, index]. ARGV: triple.
+_READ = """#!lua flags=no-writes
+local meta = redis.call('HMGET', KEYS[2], 'kind', 'rev', 'value', 'count')
+local items = redis.call('LRANGE', KEYS[1], 0, -1)
+local listed = 0
+if KEYS[3] and redis.call('ZSCORE', KEYS[3], ARGV[1]) then listed = 1 end
+return {meta[1] or '', meta[2] or '', meta[3] or '', meta[4] or '', listed, items}
+"""
 
 #: Take over a lease whose holder is gone, only if it is still that holder's.
 #: KEYS: lock. ARGV: the dead holder's value, ours, lease in ms.
@@ -241,7 +325,17 @@ class RedisStore:
     :class:`StorageError` saying the outcome is unknown (the script ran whole
     or not at all), not a :class:`StoreBusyError`, so nobody retries it
     blindly.
+
+    ``cluster``: talk to a Redis Cluster (``redis.cluster.RedisCluster``);
+    ``None`` asks the server (``INFO cluster``). On a cluster the slot
+    index and the journal index are updated right after the slot's script
+    (a script may only touch one cluster slot's keys). ``check_policy``
+    reads ``maxmemory-policy`` at connect and warns unless it is
+    ``noeviction`` (see the module docstring). The URL's password is never
+    shown: :func:`~flowdrop_core.storage.base.mask_url`.
     """
+
+    kind = "redis"
 
     def __init__(
         self,
@@ -249,6 +343,8 @@ class RedisStore:
         *,
         namespace: str = NAMESPACE,
         socket_timeout: float = 5.0,
+        cluster: bool | None = None,
+        check_policy: bool = True,
     ) -> None:
         url = url if url is not None else os.environ.get(REDIS_ENV, "").strip()
         if not url:
@@ -258,30 +354,79 @@ class RedisStore:
         self.url = url
         self.namespace = namespace
         self.index_key = f"{namespace}:slots"
+        self.journals_key = f"{namespace}:journals"
         try:
-            self.client = redis.Redis.from_url(
+            self.client: Any = redis.Redis.from_url(
                 url,
                 socket_timeout=socket_timeout,
                 socket_connect_timeout=socket_timeout,
                 health_check_interval=0,
             )
         except (ValueError, RedisError) as exc:
-            raise StorageError(f"not a usable Redis URL {url!r} ({exc})") from exc
+            raise StorageError(f"not a usable Redis URL {mask_url(url)!r} ({exc})") from None
         kwargs = self.client.connection_pool.connection_kwargs
         self.server = (
             kwargs.get("path") or f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
         ) + f"/{kwargs.get('db', 0)}"
+        if cluster is None:
+            cluster = self._is_cluster()
+        self.cluster = cluster
+        if cluster:
+            from redis.cluster import RedisCluster
+
+            self.client.close()
+            self.client = RedisCluster.from_url(
+                url, socket_timeout=socket_timeout, socket_connect_timeout=socket_timeout
+            )
         self._set = self.client.register_script(_SET)
         self._apply = self.client.register_script(_APPLY)
         self._delete = self.client.register_script(_DELETE)
+        self._read = self.client.register_script(_READ)
         self._unlock = self.client.register_script(_UNLOCK)
         self._steal = self.client.register_script(_STEAL)
         self._locks = SlotLocks()
         self._alive_guard = threading.Lock()
         self._alive: tuple[int, Any, int] | None = None  # (pid, connection, its CLIENT ID)
+        self._no_client = False  # CLIENT is not permitted: leases are not checked for liveness
+        self.policy: str | None = None
+        if check_policy:
+            self.policy = self._check_policy()
+
+    def _is_cluster(self) -> bool:
+        """Whether the server is a cluster node (``INFO cluster``); False when unreachable."""
+        try:
+            info = self.client.info("cluster")
+        except RedisError:
+            return False
+        return bool(info.get("cluster_enabled"))
+
+    def _check_policy(self) -> str | None:
+        """Read ``maxmemory-policy`` and warn unless it is ``noeviction`` (None: unknown)."""
+        try:
+            got = self.client.config_get("maxmemory-policy")
+        except RedisError as exc:
+            _log.info("cannot read maxmemory-policy on Redis %s (%s)", self.server, exc)
+            return None
+        policy = got.get("maxmemory-policy") if isinstance(got, dict) else None
+        if isinstance(policy, bytes):
+            policy = policy.decode()
+        if policy is not None and policy != "noeviction":
+            _log.warning(
+                "Redis %s runs maxmemory-policy %s: an eviction policy drops a slot's keys one "
+                "by one, losing stored turns; FlowDrop needs noeviction "
+                "(CONFIG SET maxmemory-policy noeviction)",
+                self.server,
+                policy,
+            )
+        return policy
 
     def __repr__(self) -> str:
         return f"RedisStore({self.server!r}, namespace={self.namespace!r})"
+
+    @property
+    def display_url(self) -> str:
+        """The URL with any password masked (what every message shows)."""
+        return mask_url(self.url)
 
     def close(self) -> None:
         """Close the pool's connections (reopened on the next call)."""
@@ -310,9 +455,12 @@ class RedisStore:
         return StorageError(message) if slot is None else StorageError.for_slot(message, slot)
 
     def _keys(self, scope: str, scope_id: str, key: str) -> tuple[Slot, list[str]]:
+        """The slot and its script KEYS: entries, meta, journal (+ both indexes off a cluster)."""
         slot = (str(scope), scope_id, key)
-        entries, meta, _journal = slot_keys(slot, self.namespace)
-        return slot, [entries, meta, self.index_key]
+        keys = list(slot_keys(slot, self.namespace))
+        if not self.cluster:
+            keys += [self.index_key, self.journals_key]
+        return slot, keys
 
     def _run(self, script: Any, keys: list[str], args: list[Any], slot: Slot, what: str) -> Any:
         """Run a write script; a conflict is a :class:`RevisionConflict`, nothing written."""
@@ -325,6 +473,8 @@ class RedisStore:
             actual = reply[1].decode("utf-8") or None
             expected = args[0]
             raise RevisionConflict(slot, None if expected == "-" else expected[1:], actual)
+        if status == b"jconflict":
+            raise JournalConflict(slot, str(int(args[5]) - 1), reply[1].decode("utf-8"))
         if status == b"error":
             raise StorageError.for_slot(
                 f"cannot apply the change ({reply[1].decode('utf-8')}); nothing was written", slot
@@ -334,20 +484,43 @@ class RedisStore:
     # -- reading -----------------------------------------------------------------------------
 
     def read(self, scope: str, scope_id: str, key: str) -> Snapshot:
-        """Value and revision read in one MULTI transaction, so they belong together."""
-        slot, (entries, meta, _index) = self._keys(scope, scope_id, key)
+        """Value and revision read by one read-only script, so they belong together.
+
+        The script writes nothing, so it runs at ``maxmemory``. Keys that
+        disagree (an eviction policy dropped some) are a :class:`StorageError`
+        naming the slot, never an empty buffer.
+        """
+        slot, keys = self._keys(scope, scope_id, key)
         try:
-            pipe = self.client.pipeline(transaction=True)
-            pipe.hmget(meta, "kind", "rev", "value")
-            pipe.lrange(entries, 0, -1)
-            (kind, rev, text), items = pipe.execute()
+            kind, rev, text, count, listed, items = self._read(
+                keys=[keys[0], keys[1], *keys[3:4]], args=[_triple(slot)]
+            )
         except RedisError as exc:
             raise self._error("read the slot", slot, exc) from exc
-        if kind is None:
+        if not kind:
+            if items or listed:
+                raise StorageError.for_slot(
+                    "the slot's keys disagree: "
+                    + (
+                        "it has entries but no meta key"
+                        if items
+                        else "it is listed but its keys are gone"
+                    )
+                    + f" on Redis {self.server} (evicted? Redis must run maxmemory-policy "
+                    "noeviction); nothing was read",
+                    slot,
+                )
             return Snapshot(None, False, None)
-        revision = None if rev is None else rev.decode("utf-8")
+        revision = rev.decode("utf-8") if rev else None
         if kind == b"json":
             return Snapshot(_decode(text, slot), True, revision)
+        if count and int(count) != len(items):
+            raise StorageError.for_slot(
+                f"the slot's keys disagree: its meta says {int(count)} entries, its list holds "
+                f"{len(items)} on Redis {self.server} (evicted? Redis must run maxmemory-policy "
+                "noeviction); nothing was read",
+                slot,
+            )
         return Snapshot(_decode_entries(items, slot), True, revision)
 
     def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
@@ -357,7 +530,7 @@ class RedisStore:
 
     def revision(self, scope: str, scope_id: str, key: str) -> str | None:
         """The slot's revision (one HGET; the value is not read)."""
-        slot, (_entries, meta, _index) = self._keys(scope, scope_id, key)
+        slot, (_entries, meta, *_rest) = self._keys(scope, scope_id, key)
         try:
             rev = self.client.hget(meta, "rev")
         except RedisError as exc:
@@ -367,6 +540,12 @@ class RedisStore:
     def slots(self) -> list[Slot]:
         """Every non-empty slot, sorted (for the inspector)."""
         return sorted(slot for slot, _ in self.slot_times())
+
+    def listing(self) -> dict[Slot, tuple[int | None, float | None]]:
+        """Every non-empty slot with its entry count and last write (two round trips)."""
+        times = self.slot_times()
+        counts = self.counts([slot for slot, _ in times])
+        return {slot: (n, at) for (slot, at), n in zip(times, counts, strict=True)}
 
     def slot_times(self) -> list[tuple[Slot, float]]:
         """Every non-empty slot with the time of its last write (seconds since the epoch)."""
@@ -404,9 +583,9 @@ class RedisStore:
 
     def count(self, scope: str, scope_id: str, key: str) -> int | None:
         """The number of entries of a buffer (LLEN), ``None`` for a plain value or empty slot."""
-        slot, (entries, meta, _index) = self._keys(scope, scope_id, key)
+        slot, (entries, meta, *_rest) = self._keys(scope, scope_id, key)
         try:
-            pipe = self.client.pipeline(transaction=True)
+            pipe = self.client.pipeline(transaction=False)  # no MULTI: works at maxmemory
             pipe.hget(meta, "kind")
             pipe.llen(entries)
             kind, size = pipe.execute()
@@ -433,14 +612,28 @@ class RedisStore:
         else:
             args = ["json", _encode(value, slot, "value")]
         token = new_revision()
+        now = repr(time.time())
         self._run(
             self._set,
             keys,
-            [_condition(expected), token, repr(time.time()), _triple(slot), *args],
+            [_condition(expected), token, now, _triple(slot), *args],
             slot,
             "write the slot",
         )
+        if self.cluster:
+            self._index(slot, now)
         return token
+
+    def _index(self, slot: Slot, now: str, journaled: bool = False) -> None:
+        """On a cluster: list the slot (and its journal) after its script, in other keys."""
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            pipe.zadd(self.index_key, {_triple(slot): float(now)})
+            if journaled:
+                pipe.sadd(self.journals_key, _triple(slot))
+            pipe.execute()
+        except RedisError as exc:  # the slot itself is written; only the listing lags
+            _log.warning("cannot list slot %s in %s (%s)", slot_label(*slot), self.index_key, exc)
 
     def apply(
         self,
@@ -451,21 +644,76 @@ class RedisStore:
         *,
         expected: str | None,
         timeout: float | None = None,
+        journal: JournalWrite | None = None,
     ) -> str:
         """Apply ``delta`` as list operations (RPUSH, LPOP, LSET, ...) if the slot is at ``expected``.
 
-        One script: the condition, every position checked, then the ops, so
-        it is all or nothing. Costs O(ops), plus the entries after a
-        mid-buffer insert (a healed placeholder goes into the current exchange).
+        One script: the condition, the journal's record number, every
+        position checked, then the ops and the record (XADD), so it is all or
+        nothing. Costs O(ops), plus the entries after a mid-buffer insert (a
+        healed placeholder goes into the current exchange).
         """
         slot, keys = self._keys(scope, scope_id, key)
-        args: list[Any] = [_condition(expected), "", repr(time.time()), _triple(slot), delta.count]
+        now = repr(time.time())
+        if journal is None:
+            token = new_revision()
+            args: list[Any] = [_condition(expected), token, now, _triple(slot), delta.count]
+            args += ["", "", 0]
+        else:
+            token = journal.revision or new_revision()
+            args = [_condition(expected), token, now, _triple(slot), delta.count]
+            args += [journal.seq, journal.text, journal.limit]
         for kind, position, entry in delta.ops:
             body = "" if kind == "delete" else _encode(entry, slot, f"entry at {position}")
             args += [_OPS[kind], position, body]
-        token = args[1] = new_revision()
         self._run(self._apply, keys, args, slot, "write the change")
+        if self.cluster:
+            self._index(slot, now, journal is not None)
+        if journal is not None and not delta.ops:
+            return expected  # type: ignore[return-value]
         return token
+
+    # -- journal -----------------------------------------------------------------------------
+
+    def _journal_key(self, slot: Slot) -> str:
+        return slot_keys(slot, self.namespace)[2]
+
+    def journal_last(self, scope: str, scope_id: str, key: str) -> int:
+        """The slot's newest record number (0: none)."""
+        slot = (str(scope), scope_id, key)
+        try:
+            rows = self.client.xrevrange(self._journal_key(slot), count=1)
+        except RedisError as exc:
+            raise self._error("read the journal", slot, exc) from exc
+        if not rows:
+            return 0
+        return _record_seq(rows[0][1], slot)
+
+    def journal_records(self, scope: str, scope_id: str, key: str) -> list[tuple[int, Any]]:
+        """The slot's kept records ``(seq, text)``, oldest first."""
+        slot = (str(scope), scope_id, key)
+        try:
+            rows = self.client.xrange(self._journal_key(slot))
+        except RedisError as exc:
+            raise self._error("read the journal", slot, exc) from exc
+        return [(_record_seq(fields, slot), fields.get(b"r")) for _rid, fields in rows]
+
+    def journal_counts(self) -> dict[Slot, int]:
+        """How many records each journaled slot keeps (one XLEN per slot, pipelined)."""
+        try:
+            members = self.client.smembers(self.journals_key)
+            slots = sorted(triple_of(m) for m in members)
+            pipe = self.client.pipeline(transaction=False)
+            for slot in slots:
+                pipe.xlen(self._journal_key(slot))
+            return {s: int(n) for s, n in zip(slots, pipe.execute(), strict=True) if n}
+        except RedisError as exc:
+            raise self._error("list the journals", None, exc) from exc
+        except (ValueError, TypeError) as exc:
+            raise StorageError(
+                f"journal index {self.journals_key!r} holds a member that is not a slot "
+                f"on Redis {self.server} ({exc})"
+            ) from exc
 
     def delete(
         self,
@@ -485,32 +733,56 @@ class RedisStore:
             slot,
             "write (delete) the slot",
         )
+        if self.cluster:
+            with suppress(RedisError):
+                self.client.zrem(self.index_key, _triple(slot))
         return bool(reply[1])
 
     # -- MEM-12 ------------------------------------------------------------------------------
 
-    def _holder_id(self) -> int:
+    def _holder_id(self) -> int | None:
         """This process's liveness connection's CLIENT ID (the connection is opened once).
 
         The connection stays open, idle, for the life of the process: when the
         process dies the kernel closes it and the server forgets the id, which
-        is how a waiter knows a lease's holder is gone.
+        is how a waiter knows a lease's holder is gone. ``None`` when the
+        server's ACL forbids CLIENT (or on a cluster): the lease still
+        serializes, and a dead holder's lease is waited out until it expires
+        (:data:`LEASE_SECONDS`), with a warning once.
         """
+        if self._no_client or self.cluster:
+            return None
         with self._alive_guard:
             pid = os.getpid()
             if self._alive is None or self._alive[0] != pid:
                 conn = self.client.connection_pool.make_connection()
                 conn.connect()
-                conn.send_command("CLIENT", "ID")
-                self._alive = (pid, conn, int(conn.read_response()))
+                try:
+                    conn.send_command("CLIENT", "ID")
+                    self._alive = (pid, conn, int(conn.read_response()))
+                except ResponseError as exc:  # NOPERM: an ACL user without CLIENT
+                    conn.disconnect()
+                    self._no_client = True
+                    _log.warning(
+                        "MEM-12: Redis %s refuses CLIENT (%s): the slot lease still serializes "
+                        "appends, but a killed holder's lease is waited out (up to %.0f s) "
+                        "instead of taken over at once",
+                        self.server,
+                        exc,
+                        LEASE_SECONDS,
+                    )
+                    return None
             return self._alive[2]
 
     def _holder_gone(self, value: bytes) -> bool:
         """Whether the lease ``value`` (``<client id>:<token>``) belongs to a closed connection."""
         holder = value.split(b":", 1)[0]
-        if not holder.isdigit():
+        if not holder.isdigit() or self._no_client:
             return False
-        return not self.client.execute_command("CLIENT", "LIST", "ID", holder.decode())
+        try:
+            return not self.client.execute_command("CLIENT", "LIST", "ID", holder.decode())
+        except ResponseError:  # CLIENT refused after all: wait for the lease to expire
+            return False
 
     @contextmanager
     def lock(self, scope: str, scope_id: str, key: str, timeout: float = 5.0) -> Iterator[bool]:
@@ -528,7 +800,7 @@ class RedisStore:
         A lost connection while waiting yields ``False`` (unserialized: the
         write that follows fails with the connection error instead).
         """
-        slot, (entries, _meta, _index) = self._keys(scope, scope_id, key)
+        slot, (entries, *_rest) = self._keys(scope, scope_id, key)
         lock_key = entries[: -len(":entries")] + ":lock"
         deadline = time.monotonic() + check_timeout(timeout)
         tlock = self._locks.get(slot)
@@ -542,7 +814,8 @@ class RedisStore:
             while got_thread:
                 try:
                     if not token:
-                        token = f"{self._holder_id()}:{uuid.uuid4().hex}"
+                        holder = self._holder_id()
+                        token = f"{'-' if holder is None else holder}:{uuid.uuid4().hex}"
                     got = bool(self.client.set(lock_key, token, nx=True, px=lease))
                     if not got and time.monotonic() >= next_check:
                         next_check = time.monotonic() + _LIVENESS_EVERY
@@ -587,6 +860,16 @@ def _decode(text: Any, slot: Slot, what: str = "stored value") -> Any:
         raise StorageError.for_slot(
             f"{what} is corrupt and cannot be decoded ({exc})", slot
         ) from exc
+
+
+def _record_seq(fields: dict[bytes, bytes], slot: Slot) -> int:
+    """A journal stream entry's record number (``s``; older entries only have it in ``r``)."""
+    try:
+        if b"s" in fields:
+            return int(fields[b"s"])
+        return int(json.loads(fields[b"r"])["seq"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StorageError.for_slot(f"a journal entry has no record number ({exc})", slot) from exc
 
 
 def _decode_entries(items: list[bytes], slot: Slot) -> list[Any]:

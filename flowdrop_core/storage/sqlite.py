@@ -1,6 +1,6 @@
 """The SQLite store: one row per buffer entry, so an append writes only what it changed.
 
-Layout (schema version 2, ``PRAGMA user_version``):
+Layout (schema version 3, ``PRAGMA user_version``):
 
 - ``slot``: one row per non-empty slot with its revision, its entry count
   (``NULL`` for a plain value) and, for a plain value, its JSON.
@@ -8,6 +8,9 @@ Layout (schema version 2, ``PRAGMA user_version``):
   is a gapped integer key (appends step by 2**20), so an entry can be put
   between two others by taking the midpoint, without renumbering the buffer;
   when a gap is used up, the rows from that point on are shifted once.
+- ``journal``: the append journal, one row per record, keyed by
+  ``(scope, scope_id, key, seq)``; a record is written in the transaction of
+  the change it records, or not at all.
 
 An append (:meth:`SQLiteStore.apply`) therefore costs a few indexed
 statements per changed row: an eviction deletes the first row, an append
@@ -39,11 +42,13 @@ from flowdrop_core.storage.base import (
     ANY,
     Delta,
     Expected,
+    JournalWrite,
     Slot,
     SlotLocks,
     Snapshot,
     StorageError,
     StoreBusyError,
+    check_journal_seq,
     check_ops,
     check_timeout,
     conflict_check,
@@ -59,6 +64,10 @@ except ImportError:  # pragma: no cover - non-POSIX: thread-level serialization 
 
 __all__ = ["DB_ENV", "SQLiteStore", "default_db_path"]
 
+#: Bounds on listing a store's slots: a hostile or huge file cannot hold a page or the CLI.
+MAX_LISTED_SLOTS = 10_000
+LIST_SECONDS = 5.0
+
 _log = logging.getLogger("flowdrop_core")
 
 #: Environment variable naming the SQLite file when no path is passed.
@@ -67,7 +76,10 @@ DB_ENV = "FLOWDROP_DB"
 #: Step between the ordering keys of consecutive appended entries.
 GAP = 1 << 20
 
-_VERSION = 2
+_VERSION = 3
+#: Layouts this version reads without migrating (a read-only file cannot be migrated;
+#: version 2 has no journal table, or one made the same way by an earlier version).
+_READABLE = (2, 3)
 _SCHEMA = (
     """
     CREATE TABLE IF NOT EXISTS slot (
@@ -88,6 +100,17 @@ _SCHEMA = (
         ord  INTEGER NOT NULL,
         body TEXT NOT NULL,
         PRIMARY KEY (slot, ord)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS journal (
+        scope    TEXT NOT NULL,
+        scope_id TEXT NOT NULL,
+        key      TEXT NOT NULL,
+        seq      INTEGER NOT NULL,
+        at       REAL NOT NULL,
+        record   TEXT NOT NULL,
+        PRIMARY KEY (scope, scope_id, key, seq)
     ) WITHOUT ROWID
     """,
     *(
@@ -224,6 +247,8 @@ class SQLiteStore:
     just before ``COMMIT``; it exists for crash tests and instrumentation.
     """
 
+    kind = "sqlite"
+
     def __init__(
         self,
         path: str | os.PathLike[str] | None = None,
@@ -248,6 +273,7 @@ class SQLiteStore:
                 conn = self._conn()
                 self._check_readable(conn)
                 return
+            self._check_ours()  # before any change: a file that is not our store stays as is
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.lock_dir.mkdir(exist_ok=True)
             conn = self._conn()
@@ -261,13 +287,88 @@ class SQLiteStore:
     def __repr__(self) -> str:
         return f"SQLiteStore({os.fspath(self.path)!r})"
 
+    def _probe(self) -> tuple[int, set[str]]:
+        """``user_version`` and table names, read without changing or creating anything."""
+        conn = sqlite3.connect(self._ro_uri(immutable=True), uri=True)
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = {
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+        finally:
+            conn.close()
+        return int(version), tables
+
+    def _check_ours(self) -> None:
+        """Refuse a writable open of a file that is not a FlowDrop store, before any change.
+
+        Ours: an empty file or database, the current layout, or a version-1 file
+        (its ``slots`` table is migrated). Anything else (another program's
+        database, a text file) would get our tables, WAL mode and a lock folder.
+        """
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        if not self.path.is_file():
+            raise StorageError("not a SQLite store (not a regular file)", path=self.path)
+        try:
+            version, tables = self._probe()
+        except sqlite3.Error as exc:
+            raise StorageError(
+                f"not a FlowDrop store ({exc}); nothing was changed", path=self.path
+            ) from exc
+        ours = (version == _VERSION and {"slot", "entry"} <= tables) or (
+            version in (0, 1) and tables <= {"slots"}
+        )
+        if not ours:
+            names = ", ".join(sorted(tables)) or "none"
+            raise StorageError(
+                f"not a FlowDrop store (layout version {version}, tables: {names}); "
+                "opening it writable would change it, so nothing was changed",
+                path=self.path,
+            )
+
+    def _ro_uri(self, *, immutable: bool) -> str:
+        """The read-only URI; ``immutable`` makes SQLite create nothing (no ``-shm``)."""
+        return f"file:{quote(os.fspath(self.path))}?mode=ro" + ("&immutable=1" if immutable else "")
+
+    def _ro_connect(self) -> tuple[sqlite3.Connection, bool]:
+        """A read-only connection that leaves the file and its folder untouched.
+
+        A WAL file at rest (no ``-wal`` beside it) is opened ``immutable``: a plain
+        read-only open would create ``-shm`` and ``-wal``, and fails outright on a
+        read-only filesystem. While a writer is live (``-wal`` and ``-shm`` exist)
+        the normal read-only open shares them and sees its commits. A ``-wal``
+        without ``-shm`` (a writer that died) needs SQLite to build the ``-shm``;
+        where it cannot (read-only folder), the file is read ``immutable`` (its last
+        checkpoint). Returns the connection and whether it is immutable.
+        """
+        wal = self.path.with_name(self.path.name + "-wal")
+        immutable = not wal.exists()
+        kwargs: dict[str, Any] = {
+            "uri": True,
+            "timeout": self.busy_timeout,
+            "isolation_level": None,
+            "check_same_thread": False,
+        }
+        try:
+            conn = sqlite3.connect(self._ro_uri(immutable=immutable), **kwargs)
+            if not immutable:
+                conn.execute("PRAGMA user_version").fetchone()  # opens the WAL index now
+        except sqlite3.OperationalError:
+            if immutable:
+                raise
+            immutable = True
+            conn = sqlite3.connect(self._ro_uri(immutable=True), **kwargs)
+        return conn, immutable
+
     def _check_readable(self, conn: sqlite3.Connection) -> None:
         """A read-only file must already have the current layout (it cannot be migrated)."""
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if version != _VERSION and tables:
+        if version not in _READABLE and tables:
             raise StorageError(
-                f"the file has layout version {version}, this version reads {_VERSION}; "
+                f"the file has layout version {version}, this version reads "
+                f"{' and '.join(map(str, _READABLE))}; "
                 "open it once writable to migrate it",
                 path=self.path,
             )
@@ -310,15 +411,21 @@ class SQLiteStore:
         if self._pid != fork_generation():
             self._after_fork()
         conn = getattr(self._local, "conn", None)
+        if (
+            conn is not None
+            and getattr(self._local, "immutable", False)
+            and self.path.with_name(self.path.name + "-wal").exists()
+        ):
+            # A writer started since: an immutable connection would not see its commits
+            # (nor notice a checkpoint rewriting pages under it). Reconnect normally.
+            with self._conns_guard:
+                if conn in self._conns:
+                    self._conns.remove(conn)
+            conn.close()
+            conn = None
         if conn is None:
             if self.readonly:
-                conn = sqlite3.connect(
-                    f"file:{quote(os.fspath(self.path))}?mode=ro",
-                    uri=True,
-                    timeout=self.busy_timeout,
-                    isolation_level=None,
-                    check_same_thread=False,
-                )
+                conn, self._local.immutable = self._ro_connect()
             else:
                 conn = sqlite3.connect(
                     self.path,
@@ -521,8 +628,12 @@ class SQLiteStore:
         *,
         expected: str | None,
         timeout: float | None = None,
+        journal: JournalWrite | None = None,
     ) -> str:
-        """Write only the rows ``delta`` changes, if the slot is at ``expected``."""
+        """Write only the rows ``delta`` changes, if the slot is at ``expected``.
+
+        With ``journal``, the record goes in the same transaction: both or neither.
+        """
         slot = (str(scope), scope_id, key)
         bodies = [
             None
@@ -530,10 +641,14 @@ class SQLiteStore:
             else _encode(entry, slot, self.path, f"entry at position {pos}")
             for kind, pos, entry in delta.ops
         ]
-        token = new_revision()
+        token = new_revision() if journal is None or journal.revision is None else journal.revision
         with self._transaction(slot, timeout) as conn:
             row = self._meta(conn, slot)
             conflict_check(slot, expected, None if row is None else row[1], self.path)
+            if journal is not None:
+                self._add_record(conn, slot, journal)
+                if not delta.ops:  # an append that changed nothing: only its record
+                    return expected  # type: ignore[return-value]
             if row is None:
                 sid = conn.execute(
                     "INSERT INTO slot (scope, scope_id, key, rev, count, value, updated_at) "
@@ -563,6 +678,136 @@ class SQLiteStore:
             )
         return token
 
+    def _add_record(self, conn: sqlite3.Connection, slot: Slot, journal: JournalWrite) -> None:
+        """Insert the record (numbered after the journal's last) and trim to ``limit``."""
+        last = conn.execute(
+            "SELECT max(seq) FROM journal WHERE scope=? AND scope_id=? AND key=?", slot
+        ).fetchone()[0]
+        check_journal_seq(slot, journal, int(last or 0), self.path)
+        conn.execute(
+            "INSERT INTO journal (scope, scope_id, key, seq, at, record) VALUES (?, ?, ?, ?, ?, ?)",
+            (*slot, journal.seq, journal.at, journal.text),
+        )
+        conn.execute(
+            "DELETE FROM journal WHERE scope=? AND scope_id=? AND key=? AND seq<=?",
+            (*slot, journal.seq - journal.limit),
+        )
+
+    # -- journal and listing ---------------------------------------------------------------
+
+    def _has_journal(self, conn: sqlite3.Connection) -> bool:
+        """Whether the file has a journal table (a read-only version-2 file may not)."""
+        if not self.readonly:
+            return True
+        return bool(
+            conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='journal'"
+            ).fetchone()
+        )
+
+    def _journal_query(self, what: str, slot: Slot | None, sql: str, args: tuple[Any, ...]) -> Any:
+        conn = self._conn()
+        try:
+            if not self._has_journal(conn):
+                return []
+            return conn.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            if slot is None:
+                raise StorageError(f"cannot {what} ({exc})", path=self.path) from exc
+            raise StorageError.for_slot(f"cannot {what} ({exc})", slot, self.path) from exc
+
+    def journal_last(self, scope: str, scope_id: str, key: str) -> int:
+        """The slot's newest record number (0: none)."""
+        slot = (str(scope), scope_id, key)
+        rows = self._journal_query(
+            "read the journal",
+            slot,
+            "SELECT max(seq) FROM journal WHERE scope=? AND scope_id=? AND key=?",
+            slot,
+        )
+        return int(rows[0][0] or 0) if rows else 0
+
+    def journal_records(self, scope: str, scope_id: str, key: str) -> list[tuple[int, Any]]:
+        """The slot's kept records ``(seq, text)``, oldest first."""
+        slot = (str(scope), scope_id, key)
+        rows = self._journal_query(
+            "read the journal",
+            slot,
+            "SELECT seq, record FROM journal WHERE scope=? AND scope_id=? AND key=? ORDER BY seq",
+            slot,
+        )
+        return [(int(seq), text) for seq, text in rows]
+
+    def journal_counts(self) -> dict[Slot, int]:
+        """How many records each journaled slot keeps."""
+        rows = self._journal_query(
+            "list the journal",
+            None,
+            "SELECT scope, scope_id, key, count(*) FROM journal GROUP BY 1, 2, 3",
+            (),
+        )
+        return {(a, b, c): int(n) for a, b, c, n in rows}
+
+    def listing(self) -> dict[Slot, tuple[int | None, float | None]]:
+        """Every non-empty slot with its entry count and last write time, bounded.
+
+        At most :data:`MAX_LISTED_SLOTS` rows within :data:`LIST_SECONDS`; only a real
+        ``slot`` table is read, never a view of that name (a recursive view would run
+        forever); a row whose ids are not text, or whose count or time is not a
+        number, is a located bad stored entry.
+        """
+        path = self.path
+        try:
+            conn = self._conn()
+            kind = conn.execute("SELECT type FROM sqlite_master WHERE name='slot'").fetchone()
+            if kind is None:
+                raise StorageError("not a FlowDrop store: it has no 'slot' table", path=path)
+            if kind[0] != "table":
+                raise StorageError(
+                    f"not a FlowDrop store: 'slot' is a {kind[0]}, not a table", path=path
+                )
+            deadline = time.monotonic() + LIST_SECONDS
+            conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+            try:
+                rows = conn.execute(
+                    "SELECT scope, scope_id, key, count, updated_at FROM slot LIMIT ?",
+                    (MAX_LISTED_SLOTS + 1,),
+                ).fetchall()
+            finally:
+                conn.set_progress_handler(None, 0)
+        except sqlite3.OperationalError as exc:
+            if "interrupted" in str(exc):
+                raise StorageError(
+                    f"listing the slots took over {LIST_SECONDS:g} s and was stopped", path=path
+                ) from exc
+            raise StorageError(f"cannot list the slots ({exc})", path=path) from exc
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot list the slots ({exc})", path=path) from exc
+        if len(rows) > MAX_LISTED_SLOTS:
+            raise StorageError(
+                f"the store holds more than {MAX_LISTED_SLOTS:,} slots; at most that many "
+                "are listed",
+                path=path,
+            )
+        out: dict[Slot, tuple[int | None, float | None]] = {}
+        for n, (a, b, c, count, at) in enumerate(rows, start=1):
+            if not all(isinstance(v, str) for v in (a, b, c)):
+                raise StorageError(
+                    f"bad stored entry: slot row {n} has a scope, scope id or key that is not "
+                    f"text ({a!r}, {b!r}, {c!r})",
+                    path=path,
+                )
+            if count is not None and (isinstance(count, bool) or not isinstance(count, int)):
+                raise StorageError.for_slot(
+                    f"bad stored entry: count {count!r} is not a number", (a, b, c), path
+                )
+            if at is not None and not isinstance(at, int | float):
+                raise StorageError.for_slot(
+                    f"bad stored entry: last write {at!r} is not a time", (a, b, c), path
+                )
+            out[(a, b, c)] = (count, at)
+        return out
+
     def delete(
         self,
         scope: str,
@@ -572,7 +817,7 @@ class SQLiteStore:
         expected: Expected = ANY,
         timeout: float | None = None,
     ) -> bool:
-        """Empty the slot; return whether it held a value."""
+        """Empty the slot (its journal is kept); return whether it held a value."""
         slot = (str(scope), scope_id, key)
         with self._transaction(slot, timeout) as conn:
             row = self._meta(conn, slot)

@@ -219,7 +219,7 @@ def test_sqlite_migrates_a_version_1_file(tmp_path: Path, with_rev: bool) -> Non
         assert store.get("session", "s1", "chat_history")[0][-1]["content"] == "new"
     raw = sqlite3.connect(path)
     tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert tables == {"slot", "entry"}
+    assert tables == {"slot", "entry", "journal"}
     assert raw.execute("SELECT count(*) FROM entry").fetchone()[0] == 3  # one row per entry
     raw.close()
 

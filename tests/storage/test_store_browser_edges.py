@@ -27,7 +27,8 @@ def test_a_blank_target_names_what_is_expected() -> None:
     with pytest.raises(ValueError) as err:
         open_browser("   ")
     assert (
-        str(err.value) == "no store given: a SQLite file path or a Redis URL (redis://host:port/db)"
+        str(err.value) == "no store given: a SQLite file path, a Redis URL (redis://host:port/db) "
+        "or a Postgres URL (postgresql://user@host/db)"
     )
 
 
@@ -40,7 +41,7 @@ def test_a_sqlite_file_of_another_application_is_refused_by_its_layout(tmp_path:
     with pytest.raises(StorageError) as err:
         open_browser(str(path)).slots()
     assert str(err.value) == (
-        "the file has layout version 0, this version reads 2; open it once writable to "
+        "the file has layout version 0, this version reads 2 and 3; open it once writable to "
         f"migrate it [file '{path}']"
     )
 
@@ -53,4 +54,4 @@ def test_an_empty_sqlite_database_cannot_be_listed(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(StorageError) as err:
         open_browser(str(path)).slots()
-    assert str(err.value) == f"cannot list the slots (no such table: slot) [file '{path}']"
+    assert str(err.value) == f"not a FlowDrop store: it has no 'slot' table [file '{path}']"

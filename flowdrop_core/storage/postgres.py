@@ -1,0 +1,812 @@
+"""PostgresStore: buffers in Postgres, one row per entry, every write conditional on the revision.
+
+The store a team that outgrew SQLite usually already runs. It follows the
+:class:`~flowdrop_core.storage.Store` protocol of the other backends and keeps
+the append journal (:class:`~flowdrop_core.storage.base.JournalStore`).
+psycopg 3 is an optional extra (``pip install flowdrop-buffer-inspector[postgres]``),
+imported only when this module is.
+
+Layout, in the schema ``schema`` (default ``flowdrop``; :meth:`PostgresStore.create_tables`,
+also run automatically the first time a writable store connects):
+
+- ``slot``: one row per non-empty slot: its parts (``bytea``, so NUL and any
+  unicode are kept exactly), revision, entry count (``NULL`` for a plain
+  value), plain value JSON and last write time;
+- ``entry``: one row per buffer entry keyed by ``(slot id, ord)``, ``ord`` a
+  gapped key as in SQLite (appends step by 2**20, an insertion takes the
+  midpoint, a used-up gap shifts the rows after it once);
+- ``journal``: one row per append record, ``(scope, scope_id, key, seq)``.
+
+Every write is one transaction: the slot's row is locked (``FOR UPDATE``),
+its revision compared with the one the writer read (MEM-12 compare and set,
+then ``UPDATE ... WHERE rev = <read>``), the delta's rows written and, for a
+journaled append, its record inserted, or nothing at all. ``lock_timeout``
+bounds every wait for a row lock (:class:`StoreBusyError` past it).
+
+MEM-12's slot lock is a session advisory lock (``pg_advisory_lock``) keyed
+by a 64-bit digest of the slot, waited for at most the lock timeout; past
+it the append runs unserialized with the warning and the event, exactly as
+on the other stores. The server releases a dead client's locks when its
+connection closes, so a killed writer never leaves a slot locked.
+
+A connection failure is a :class:`StorageError` naming the slot and the
+server (never the password); the broken connection is dropped and the next
+call reconnects, so the caller works again once the server is back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+
+from flowdrop_core.storage.base import (
+    ANY,
+    Delta,
+    Expected,
+    JournalConflict,
+    JournalWrite,
+    RevisionConflict,
+    Slot,
+    SlotLocks,
+    Snapshot,
+    StorageError,
+    StoreBusyError,
+    check_journal_seq,
+    check_ops,
+    check_timeout,
+    conflict_check,
+    fork_generation,
+    mask_url,
+    new_revision,
+    slot_label,
+)
+
+__all__ = ["POSTGRES_ENV", "PostgresStore"]
+
+_log = logging.getLogger("flowdrop_core")
+
+#: Environment variable naming the Postgres URL when none is passed.
+POSTGRES_ENV = "FLOWDROP_POSTGRES_URL"
+
+#: Step between the ordering keys of consecutive appended entries.
+GAP = 1 << 20
+
+_VERSION = 1
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+#: Advisory lock key serializing the first-use migration of every FlowDrop schema.
+_MIGRATION_LOCK = 0x466C6F7744726F70  # "FlowDrop"
+
+_SCHEMA = (
+    "CREATE SCHEMA IF NOT EXISTS {s}",
+    """
+    CREATE TABLE IF NOT EXISTS {s}.slot (
+        id         BIGSERIAL PRIMARY KEY,
+        scope      BYTEA NOT NULL,
+        scope_id   BYTEA NOT NULL,
+        key        BYTEA NOT NULL,
+        rev        TEXT NOT NULL,
+        count      BIGINT,
+        value      TEXT,
+        updated_at DOUBLE PRECISION NOT NULL,
+        UNIQUE (scope, scope_id, key)
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS {s}.entry (
+        slot BIGINT NOT NULL REFERENCES {s}.slot (id) ON DELETE CASCADE,
+        ord  BIGINT NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (slot, ord)
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS {s}.journal (
+        scope    BYTEA NOT NULL,
+        scope_id BYTEA NOT NULL,
+        key      BYTEA NOT NULL,
+        seq      BIGINT NOT NULL,
+        at       DOUBLE PRECISION NOT NULL,
+        record   TEXT NOT NULL,
+        PRIMARY KEY (scope, scope_id, key, seq)
+    )
+    """,
+    "CREATE TABLE IF NOT EXISTS {s}.layout (version INTEGER NOT NULL)",
+)
+
+
+def _b(slot: Slot) -> tuple[bytes, bytes, bytes]:
+    """The slot's parts as the exact UTF-8 bytes stored (NUL included)."""
+    try:
+        return tuple(part.encode("utf-8") for part in slot)  # type: ignore[return-value]
+    except UnicodeEncodeError as exc:
+        raise StorageError.for_slot(
+            f"a slot part holds a lone surrogate ({exc}), which cannot be stored as UTF-8", slot
+        ) from None
+
+
+def _slot_of(row: tuple[Any, ...]) -> Slot:
+    scope, scope_id, key = (bytes(part).decode("utf-8") for part in row[:3])
+    return (scope, scope_id, key)
+
+
+def _encode(value: Any, slot: Slot, where: str) -> str:
+    """JSON text; what cannot be stored is an error naming the slot and field."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text.encode("utf-8")
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError (a lone surrogate) included
+        raise StorageError.for_slot(
+            f"{where} cannot be stored as JSON text ({exc}); nothing was written", slot
+        ) from None
+    return text
+
+
+def _decode(text: Any, slot: Slot, what: str = "stored value") -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise StorageError.for_slot(
+            f"{what} is corrupt and cannot be decoded ({exc})", slot
+        ) from exc
+
+
+def _lock_key(schema: str, slot: Slot) -> int:
+    """A signed 64-bit advisory lock key for the slot (a digest of schema and parts)."""
+    digest = hashlib.sha256(json.dumps([schema, *slot]).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _ms(timeout: float) -> str:
+    """A Postgres ``lock_timeout`` value for a positive timeout (at least 1 ms)."""
+    return f"{max(1, math.ceil(timeout * 1000))}ms"
+
+
+class PostgresStore:
+    """A Postgres-backed store: ``PostgresStore(dsn)``, else ``$FLOWDROP_POSTGRES_URL``.
+
+    ``dsn`` is a libpq URL or key/value string. ``schema`` holds the tables
+    (created on first use unless ``create=False``, then a missing table reads
+    as an empty store and a write is an error). ``busy_timeout`` is the
+    default bound on waiting for a row lock; a write's ``timeout`` overrides
+    it. ``connect_timeout`` bounds connecting. Each thread has its own
+    connection; connections never cross a fork.
+    """
+
+    kind = "postgres"
+
+    def __init__(
+        self,
+        dsn: str | None = None,
+        *,
+        schema: str = "flowdrop",
+        create: bool = True,
+        busy_timeout: float = 30.0,
+        connect_timeout: float = 5.0,
+    ) -> None:
+        dsn = dsn if dsn is not None else os.environ.get(POSTGRES_ENV, "").strip()
+        if not dsn:
+            raise ValueError(
+                f"PostgresStore needs a URL (postgresql://user@host:port/db) or ${POSTGRES_ENV}"
+            )
+        if not isinstance(schema, str) or not _IDENT.fullmatch(schema):
+            raise ValueError(f"schema must be a plain SQL identifier, got {schema!r}")
+        self.dsn = dsn
+        self.schema = schema
+        self.create = create
+        self.busy_timeout = check_timeout(busy_timeout)
+        self.connect_timeout = max(1, math.ceil(connect_timeout))
+        try:
+            info = psycopg.conninfo.conninfo_to_dict(dsn)
+        except psycopg.ProgrammingError as exc:
+            raise StorageError(f"not a usable Postgres URL {mask_url(dsn)!r} ({exc})") from None
+        host = str(info.get("host") or "localhost")
+        self.server = f"{host}:{info.get('port') or 5432}/{info.get('dbname') or ''}"
+        q = f'"{schema}"'
+        self._t = {name: f"{q}.{name}" for name in ("slot", "entry", "journal", "layout")}
+        self._schema_sql = [statement.format(s=q) for statement in _SCHEMA]
+        self._ready = False
+        self._ready_guard = threading.Lock()
+        self._conns_guard = threading.Lock()
+        self._after_fork()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.server!r}, schema={self.schema!r})"
+
+    @property
+    def display_url(self) -> str:
+        """The URL with any password masked (what every message shows)."""
+        return mask_url(self.dsn)
+
+    # -- connections ---------------------------------------------------------------------------
+
+    def _after_fork(self) -> None:
+        self._pid = fork_generation()
+        self._local = threading.local()
+        self._conns: list[Any] = []
+        self._locks = SlotLocks()
+
+    def _conn(self, slot: Slot | None, what: str) -> Any:
+        """This thread's connection (reconnecting after a failure); creates the tables once."""
+        if self._pid != fork_generation():
+            self._after_fork()
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and (conn.closed or conn.broken):
+            self._drop(conn)
+            conn = None
+        if conn is None:
+            try:
+                conn = psycopg.connect(
+                    self.dsn, autocommit=True, connect_timeout=self.connect_timeout
+                )
+            except psycopg.Error as exc:
+                raise self._error(what, slot, exc) from None
+            self._local.conn = conn
+            with self._conns_guard:
+                self._conns.append(conn)
+        if not self._ready:
+            try:
+                self._prepare(conn)
+            except psycopg.Error as exc:
+                self._forget(conn)
+                raise self._error(what, slot, exc) from None
+        return conn
+
+    def _drop(self, conn: Any) -> None:
+        self._local.conn = None
+        with self._conns_guard:
+            if conn in self._conns:
+                self._conns.remove(conn)
+        try:
+            conn.close()
+        except psycopg.Error:  # pragma: no cover - closing a dead connection
+            pass
+
+    def _forget(self, conn: Any) -> None:
+        """Drop ``conn`` if it is broken (the next call reconnects)."""
+        if conn.closed or conn.broken:
+            self._drop(conn)
+
+    def close(self) -> None:
+        """Close every connection this store opened (in any thread)."""
+        with self._conns_guard:
+            conns, self._conns = self._conns, []
+        for conn in conns:
+            try:
+                conn.close()
+            except psycopg.Error:  # pragma: no cover
+                pass
+        self._local = threading.local()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _error(
+        self, what: str, slot: Slot | None, exc: BaseException, *, unknown: bool = False
+    ) -> StorageError:
+        """A driver failure as a :class:`StorageError` naming the server and the slot."""
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        reason = f"{type(exc).__name__}: {reason}"
+        if what.startswith("write"):
+            reason += (
+                "; the commit was sent and its outcome is unknown (the transaction is whole or "
+                "absent)"
+                if unknown
+                else "; nothing was written"
+            )
+        message = f"cannot {what} on Postgres {self.server} ({reason})"
+        return StorageError(message) if slot is None else StorageError.for_slot(message, slot)
+
+    # -- layout --------------------------------------------------------------------------------
+
+    def _prepare(self, conn: Any) -> None:
+        """First use: create the tables (one process migrates, the others wait), or check them."""
+        with self._ready_guard:
+            if self._ready:
+                return
+            row = conn.execute("SELECT to_regclass(%s)", (f'"{self.schema}".layout',)).fetchone()
+            if row[0] is None:
+                if not self.create:
+                    return  # read-only browsing of a database without our tables: empty
+                self._create(conn)
+            version = conn.execute(f"SELECT max(version) FROM {self._t['layout']}").fetchone()[0]
+            if version is not None and version > _VERSION:
+                raise StorageError(
+                    f"the schema {self.schema!r} has layout version {version}, this version "
+                    f"reads {_VERSION}; upgrade FlowDrop"
+                )
+            self._ready = True
+
+    def _create(self, conn: Any) -> None:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            for statement in self._schema_sql:
+                conn.execute(statement)
+            if conn.execute(f"SELECT 1 FROM {self._t['layout']}").fetchone() is None:
+                conn.execute(f"INSERT INTO {self._t['layout']} (version) VALUES (%s)", (_VERSION,))
+
+    def create_tables(self) -> None:
+        """Create the schema and tables now (idempotent; first use does it too)."""
+        conn = self._conn(None, "create the tables")
+        try:
+            self._create(conn)
+        except psycopg.Error as exc:
+            self._forget(conn)
+            raise self._error("create the tables", None, exc) from None
+        self._ready = True
+
+    def _tables_exist(self) -> bool:
+        return self._ready
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _query(self, what: str, slot: Slot | None, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        conn = self._conn(slot, what)
+        if not self._ready:
+            return []
+        try:
+            return conn.execute(sql, args).fetchall()
+        except psycopg.Error as exc:
+            self._forget(conn)
+            raise self._error(what, slot, exc) from None
+
+    def read(self, scope: str, scope_id: str, key: str) -> Snapshot:
+        """The value (a buffer as a list) and its revision, from one statement (one snapshot)."""
+        slot = (str(scope), scope_id, key)
+        rows = self._query(
+            "read the slot",
+            slot,
+            f"SELECT s.rev, s.count, s.value, "
+            f"(SELECT array_agg(e.body ORDER BY e.ord) FROM {self._t['entry']} e "
+            f"WHERE e.slot = s.id) FROM {self._t['slot']} s "
+            "WHERE s.scope = %s AND s.scope_id = %s AND s.key = %s",
+            _b(slot),
+        )
+        if not rows:
+            return Snapshot(None, False, None)
+        rev, count, value, bodies = rows[0]
+        if count is None:
+            return Snapshot(_decode(value, slot), True, rev)
+        bodies = bodies or []
+        if len(bodies) != count:
+            raise StorageError.for_slot(
+                f"the slot says {count} entries, its rows are {len(bodies)} on Postgres "
+                f"{self.server}; nothing was read",
+                slot,
+            )
+        try:
+            return Snapshot(json.loads("[" + ",".join(bodies) + "]"), True, rev)
+        except (TypeError, ValueError):
+            entries = [_decode(b, slot, f"stored entry {n}") for n, b in enumerate(bodies)]
+            return Snapshot(entries, True, rev)
+
+    def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
+        """Return ``(value, found)``."""
+        snap = self.read(scope, scope_id, key)
+        return (snap.value, True) if snap.found else (default, False)
+
+    def revision(self, scope: str, scope_id: str, key: str) -> str | None:
+        """The slot's revision (one indexed lookup); ``None`` when empty."""
+        slot = (str(scope), scope_id, key)
+        rows = self._query(
+            "read the slot's revision",
+            slot,
+            f"SELECT rev FROM {self._t['slot']} WHERE scope = %s AND scope_id = %s AND key = %s",
+            _b(slot),
+        )
+        return rows[0][0] if rows else None
+
+    def slots(self) -> list[Slot]:
+        """Every non-empty slot, sorted."""
+        return sorted(self.listing())
+
+    def listing(self) -> dict[Slot, tuple[int | None, float | None]]:
+        """Every non-empty slot with its entry count and last write time."""
+        rows = self._query(
+            "list the slots",
+            None,
+            f"SELECT scope, scope_id, key, count, updated_at FROM {self._t['slot']}",
+            (),
+        )
+        return {_slot_of(r): (r[3], r[4]) for r in rows}
+
+    # -- writing -------------------------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self, slot: Slot, timeout: float | None, expected: Any) -> Iterator[Any]:
+        """One transaction waiting at most ``timeout`` for row locks; errors name the slot."""
+        conn = self._conn(slot, "write the slot")
+        if not self._ready:
+            raise StorageError.for_slot(
+                f"the schema {self.schema!r} has no FlowDrop tables (opened with create=False); "
+                "nothing was written",
+                slot,
+            )
+        wait = self.busy_timeout if timeout is None else check_timeout(timeout)
+        committing = False
+        try:
+            tx = conn.transaction()
+            tx.__enter__()
+            try:
+                # lock_timeout 0 means "wait forever" to Postgres: never pass 0.
+                conn.execute(f"SET LOCAL lock_timeout = '{_ms(wait)}'")
+                yield conn
+            except BaseException as exc:
+                tx.__exit__(type(exc), exc, exc.__traceback__)
+                raise
+            committing = True
+            tx.__exit__(None, None, None)
+        except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled) as exc:
+            busy = StoreBusyError.for_slot(
+                f"a row lock of the slot was not obtained within {wait:.3g} s; nothing was written",
+                slot,
+            )
+            try:  # progress: the slot moved away from the revision this writer read
+                busy.progressed = self.revision(*slot) != (None if expected is ANY else expected)
+            except StorageError:
+                busy.progressed = False
+            raise busy from exc
+        except pg_errors.UniqueViolation as exc:
+            # Two writers raced to create the slot's row or the same journal record: the
+            # transaction was rolled back whole, so this is a conflict, nothing written.
+            self._forget(conn)
+            raise RevisionConflict(slot, "(racing writer)", self.revision(*slot)) from exc
+        except psycopg.Error as exc:
+            self._forget(conn)
+            raise self._error("write the slot", slot, exc, unknown=committing) from None
+
+    def _meta(self, conn: Any, slot: Slot) -> tuple[Any, ...] | None:
+        """``(id, rev, count)`` of the slot's row, locked for this transaction; None when empty."""
+        return conn.execute(
+            f"SELECT id, rev, count FROM {self._t['slot']} "
+            "WHERE scope = %s AND scope_id = %s AND key = %s FOR UPDATE",
+            _b(slot),
+        ).fetchone()
+
+    def set(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        value: Any,
+        *,
+        expected: Expected = ANY,
+        timeout: float | None = None,
+    ) -> str:
+        """Replace the slot's whole value (a list as rows); return the new revision."""
+        slot = (str(scope), scope_id, key)
+        is_buffer = isinstance(value, list | tuple)
+        if is_buffer:
+            rows = [_encode(e, slot, f"entry {n}") for n, e in enumerate(value)]
+        else:
+            text = _encode(value, slot, "value")
+        token = new_revision()
+        with self._transaction(slot, timeout, expected) as conn:
+            row = self._meta(conn, slot)
+            conflict_check(slot, expected, None if row is None else row[1])
+            if row is not None:
+                conn.execute(f"DELETE FROM {self._t['slot']} WHERE id = %s", (row[0],))
+            sid = conn.execute(
+                f"INSERT INTO {self._t['slot']} (scope, scope_id, key, rev, count, value, "
+                "updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                (
+                    *_b(slot),
+                    token,
+                    len(rows) if is_buffer else None,
+                    None if is_buffer else text,
+                    time.time(),
+                ),
+            ).fetchone()[0]
+            if is_buffer and rows:
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        f"INSERT INTO {self._t['entry']} (slot, ord, body) VALUES (%s, %s, %s)",
+                        [(sid, n * GAP, body) for n, body in enumerate(rows)],
+                    )
+        return token
+
+    def apply(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        delta: Delta,
+        *,
+        expected: str | None,
+        timeout: float | None = None,
+        journal: JournalWrite | None = None,
+    ) -> str:
+        """Write only the rows ``delta`` changes, if the slot is at ``expected``.
+
+        One transaction: the row lock, the revision check, the journal's
+        record number, the rows, ``UPDATE ... WHERE rev = <expected>`` and
+        the record, so both land or neither does.
+        """
+        slot = (str(scope), scope_id, key)
+        bodies = [
+            None if entry is None or kind == "delete" else _encode(entry, slot, f"entry at {pos}")
+            for kind, pos, entry in delta.ops
+        ]
+        token = new_revision() if journal is None or journal.revision is None else journal.revision
+        with self._transaction(slot, timeout, expected) as conn:
+            row = self._meta(conn, slot)
+            conflict_check(slot, expected, None if row is None else row[1])
+            if journal is not None:
+                self._add_record(conn, slot, journal)
+                if not delta.ops:  # an append that changed nothing: only its record
+                    return expected  # type: ignore[return-value]
+            now = time.time()
+            if row is None:
+                got = conn.execute(
+                    f"INSERT INTO {self._t['slot']} (scope, scope_id, key, rev, count, value, "
+                    "updated_at) VALUES (%s, %s, %s, %s, 0, NULL, %s) "
+                    "ON CONFLICT (scope, scope_id, key) DO NOTHING RETURNING id",
+                    (*_b(slot), token, now),
+                ).fetchone()
+                if got is None:  # another writer created the slot meanwhile
+                    raise RevisionConflict(slot, expected, self._current(conn, slot))
+                sid, count = got[0], 0
+            else:
+                sid, _, count = row
+                if count is None:
+                    raise StorageError.for_slot(
+                        "stored value is not a conversation buffer (a plain value); "
+                        "nothing was written",
+                        slot,
+                    )
+            try:
+                check_ops(count, delta)
+            except ValueError as exc:
+                raise StorageError.for_slot(
+                    f"cannot apply the change ({exc}); nothing was written", slot
+                ) from exc
+            _RowWriter(conn, self._t["entry"], sid, count).run(delta, bodies)
+            done = conn.execute(
+                f"UPDATE {self._t['slot']} SET rev = %s, count = %s, updated_at = %s "
+                "WHERE id = %s AND rev = %s",
+                (token, delta.count, now, sid, token if row is None else expected),
+            )
+            if done.rowcount != 1:  # pragma: no cover - the row is locked: cannot happen
+                raise RevisionConflict(slot, expected, self._current(conn, slot))
+        return token
+
+    def _current(self, conn: Any, slot: Slot) -> str | None:
+        row = conn.execute(
+            f"SELECT rev FROM {self._t['slot']} WHERE scope = %s AND scope_id = %s AND key = %s",
+            _b(slot),
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def _add_record(self, conn: Any, slot: Slot, journal: JournalWrite) -> None:
+        """Insert the record (numbered after the journal's last) and trim to ``limit``."""
+        parts = _b(slot)
+        last = conn.execute(
+            f"SELECT max(seq) FROM {self._t['journal']} "
+            "WHERE scope = %s AND scope_id = %s AND key = %s",
+            parts,
+        ).fetchone()[0]
+        try:
+            check_journal_seq(slot, journal, int(last or 0))
+        except JournalConflict:
+            raise
+        conn.execute(
+            f"INSERT INTO {self._t['journal']} (scope, scope_id, key, seq, at, record) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            (*parts, journal.seq, journal.at, journal.text),
+        )
+        conn.execute(
+            f"DELETE FROM {self._t['journal']} "
+            "WHERE scope = %s AND scope_id = %s AND key = %s AND seq <= %s",
+            (*parts, journal.seq - journal.limit),
+        )
+
+    def delete(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        *,
+        expected: Expected = ANY,
+        timeout: float | None = None,
+    ) -> bool:
+        """Empty the slot (its journal is kept); return whether it held a value."""
+        slot = (str(scope), scope_id, key)
+        with self._transaction(slot, timeout, expected) as conn:
+            row = self._meta(conn, slot)
+            conflict_check(slot, expected, None if row is None else row[1])
+            if row is None:
+                return False
+            conn.execute(f"DELETE FROM {self._t['slot']} WHERE id = %s", (row[0],))
+            return True
+
+    # -- journal -------------------------------------------------------------------------------
+
+    def journal_last(self, scope: str, scope_id: str, key: str) -> int:
+        """The slot's newest record number (0: none)."""
+        slot = (str(scope), scope_id, key)
+        rows = self._query(
+            "read the journal",
+            slot,
+            f"SELECT max(seq) FROM {self._t['journal']} "
+            "WHERE scope = %s AND scope_id = %s AND key = %s",
+            _b(slot),
+        )
+        return int(rows[0][0] or 0) if rows else 0
+
+    def journal_records(self, scope: str, scope_id: str, key: str) -> list[tuple[int, Any]]:
+        """The slot's kept records ``(seq, text)``, oldest first."""
+        slot = (str(scope), scope_id, key)
+        rows = self._query(
+            "read the journal",
+            slot,
+            f"SELECT seq, record FROM {self._t['journal']} "
+            "WHERE scope = %s AND scope_id = %s AND key = %s ORDER BY seq",
+            _b(slot),
+        )
+        return [(int(seq), text) for seq, text in rows]
+
+    def journal_counts(self) -> dict[Slot, int]:
+        """How many records each journaled slot keeps."""
+        rows = self._query(
+            "list the journal",
+            None,
+            f"SELECT scope, scope_id, key, count(*) FROM {self._t['journal']} GROUP BY 1, 2, 3",
+            (),
+        )
+        return {_slot_of(r): int(r[3]) for r in rows}
+
+    # -- MEM-12 --------------------------------------------------------------------------------
+
+    @contextmanager
+    def lock(self, scope: str, scope_id: str, key: str, timeout: float = 5.0) -> Iterator[bool]:
+        """MEM-12: the slot's thread lock, then a session advisory lock, waiting at most ``timeout``.
+
+        Yields whether both were acquired; never raises for a timeout. The
+        advisory lock lives on this thread's connection (the one the append
+        then writes through) and is released on exit; a connection that
+        fails while waiting yields ``False`` (the write that follows reports
+        the failure).
+        """
+        slot = (str(scope), scope_id, key)
+        wait = check_timeout(timeout)
+        deadline = time.monotonic() + wait
+        if self._pid != fork_generation():
+            self._after_fork()
+        tlock = self._locks.get(slot)
+        got_thread = tlock.acquire(timeout=wait)
+        got = False
+        conn = None
+        lock_key = _lock_key(self.schema, slot)
+        try:
+            if got_thread:
+                try:
+                    conn = self._conn(slot, "take the slot lock")
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        got = bool(
+                            conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_key,)).fetchone()[
+                                0
+                            ]
+                        )
+                    else:
+                        try:
+                            conn.execute(f"SET lock_timeout = '{_ms(remaining)}'")
+                            conn.execute("SELECT pg_advisory_lock(%s)", (lock_key,))
+                            got = True
+                        except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled):
+                            got = False
+                        finally:
+                            if not conn.broken:
+                                conn.execute("RESET lock_timeout")
+                except (psycopg.Error, StorageError) as exc:
+                    _log.warning(
+                        "MEM-12: cannot take the advisory lock on slot %s (%s)",
+                        slot_label(*slot),
+                        exc,
+                    )
+                    if conn is not None:
+                        self._forget(conn)
+                    got = False
+            yield got
+        finally:
+            if got and conn is not None and not conn.broken:
+                try:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
+                except psycopg.Error:  # the server frees it with the connection
+                    self._forget(conn)
+            if got_thread:
+                tlock.release()
+
+
+class _RowWriter:
+    """Turns a delta's positions into ``entry`` rows of one slot, inside a write transaction.
+
+    The same algorithm as SQLite's: a position is found from the nearer end
+    (``LIMIT 1 OFFSET`` on the primary key), a new row takes the midpoint of
+    its neighbours' keys, and a used-up gap shifts the rows after it once.
+    """
+
+    def __init__(self, conn: Any, table: str, sid: int, count: int) -> None:
+        self.conn, self.table, self.sid, self.count = conn, table, sid, count
+
+    def ord_at(self, position: int) -> int:
+        if position < self.count - position:
+            order, offset = "", position
+        else:
+            order, offset = " DESC", self.count - 1 - position
+        row = self.conn.execute(
+            f"SELECT ord FROM {self.table} WHERE slot = %s ORDER BY ord{order} LIMIT 1 OFFSET %s",
+            (self.sid, offset),
+        ).fetchone()
+        return int(row[0])
+
+    def run(self, delta: Delta, bodies: list[str | None]) -> None:
+        conn, sid, table = self.conn, self.sid, self.table
+        ops = delta.ops
+        k = 0
+        while k < len(ops):
+            kind, position, _ = ops[k]
+            if kind == "delete" and position == 0:  # evictions come in runs from the front
+                run = 1
+                while k + run < len(ops) and ops[k + run][0] == "delete" and ops[k + run][1] == 0:
+                    run += 1
+                conn.execute(
+                    f"DELETE FROM {table} WHERE slot = %s AND ord IN "
+                    f"(SELECT ord FROM {table} WHERE slot = %s ORDER BY ord LIMIT %s)",
+                    (sid, sid, run),
+                )
+                self.count -= run
+                k += run
+                continue
+            if kind == "insert":
+                conn.execute(
+                    f"INSERT INTO {table} (slot, ord, body) VALUES (%s, %s, %s)",
+                    (sid, self.new_ord(position), bodies[k]),
+                )
+                self.count += 1
+            elif kind == "replace":
+                conn.execute(
+                    f"UPDATE {table} SET body = %s WHERE slot = %s AND ord = %s",
+                    (bodies[k], sid, self.ord_at(position)),
+                )
+            else:
+                conn.execute(
+                    f"DELETE FROM {table} WHERE slot = %s AND ord = %s",
+                    (sid, self.ord_at(position)),
+                )
+                self.count -= 1
+            k += 1
+
+    def new_ord(self, position: int) -> int:
+        """An ordering key that sorts the new row at ``position``."""
+        if self.count == 0:
+            return 0
+        if position == self.count:
+            return self.ord_at(position - 1) + GAP
+        hi = self.ord_at(position)
+        if position == 0:
+            return hi - GAP
+        lo = self.ord_at(position - 1)
+        if hi - lo < 2:  # the gap is used up: shift the rows from ``position`` on, once
+            top = self.ord_at(self.count - 1)
+            shift = top - hi + GAP  # every shifted key lands above every current key
+            self.conn.execute(
+                f"UPDATE {self.table} SET ord = ord + %s WHERE slot = %s AND ord >= %s",
+                (shift, self.sid, hi),
+            )
+            hi += shift
+        return (lo + hi) // 2
