@@ -39,7 +39,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/ui_bench.py
 
 screenshots: $(STAMP)
-	FLOWDROP_SCREENSHOT_DIR=docs/screenshots $(PY) -m pytest -q tests/browser/test_browser.py tests/browser/test_browser_navigator.py
+	FLOWDROP_SCREENSHOT_DIR=docs/screenshots $(PY) -m pytest -q tests/browser/test_browser.py tests/browser/test_browser_navigator.py tests/browser/test_browser_health.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
