@@ -13,8 +13,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# Loopback only unless the operator says otherwise: `make run ADDRESS=0.0.0.0` serves it to
+# the network (see docs: "Serving it to a team"; set FLOWDROP_TOKEN or put it behind a proxy).
+ADDRESS ?= 127.0.0.1
 run: $(STAMP)
-	$(VENV)/bin/streamlit run app.py
+	$(VENV)/bin/streamlit run app.py --server.address $(ADDRESS)
 
 test: $(STAMP)
 	$(PY) -m pytest -q

@@ -393,10 +393,18 @@ now = session_ui.current_settings()
 made = session_ui.made_settings()
 try:
     timeline = build_timeline(made)
-    other = build_timeline(now) if made != now else None
 except (ReplayError, ValueError) as exc:
     st.error(f"Cannot run this session: {md(exc)}", icon=":material/error:")
     st.stop()
+other: Timeline | None = None
+other_error: str | None = None
+if made != now:
+    # Settings under which nothing can run are a compare like any other: the timeline
+    # as made stays, and the panel says why the new settings run nothing.
+    try:
+        other = build_timeline(now)
+    except (ReplayError, ValueError) as exc:
+        other_error = str(exc)
 
 too_large = session_ui.write_to_url(recipe, made)
 if too_large:
@@ -422,4 +430,6 @@ if timeline.steps:
 step = step_selector(timeline, "step")
 if other is not None:
     session_ui.show_compare(timeline, other, made, now, step, "step")
+elif other_error is not None:
+    session_ui.show_compare_refused(made, now, other_error)
 show_inspector(timeline, step, prefix="pg", name=recipe["name"], key="step")

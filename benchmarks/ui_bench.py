@@ -75,12 +75,20 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=20_000)
     parser.add_argument("--window", type=int, default=None, help="default: the page's default")
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--part", choices=["steps", "navigator", "memory", "all"], default="all")
+    parser.add_argument(
+        "--part",
+        choices=["steps", "navigator", "memory", "compare", "sessions", "all"],
+        default="all",
+    )
     args = parser.parse_args()
     if args.part in ("steps", "all"):
         steps_part(args)
     if args.part in ("navigator", "all"):
         navigator_part(args)
+    if args.part in ("compare", "all"):
+        compare_part(args)
+    if args.part in ("sessions", "all"):
+        sessions_part(args)
     if args.part == "memory":  # alone: RSS counts what earlier parts held
         memory_part(args)
 
@@ -171,6 +179,78 @@ def navigator_part(args: argparse.Namespace) -> None:
     print(line("compare view at a new what-if window", compares))
     ratio = statistics.median(compares) / statistics.median(replays)
     print(f"{'compare / replay':<44} {ratio:5.2f}x")
+
+
+def _line(label: str, values: list[float]) -> str:
+    runs = [round(x, 2) for x in values]
+    return f"{label:<48} median {statistics.median(values):5.2f} s  {runs}"
+
+
+def compare_part(args: argparse.Namespace) -> None:
+    """Compare at size (default 20,002 messages): one replay, compare open, step moves.
+
+    Each repetition is a fresh session (per-session caches): the upload's replay at
+    window 0 (uncached), then compare opened at a what-if window not replayed before,
+    then step moves with compare open and, after closing it, without. Targets: compare
+    open <= 2x one replay; a step move with compare open <= 2x one without.
+    """
+    messages = 20_002 if args.messages == 20_000 else args.messages
+    data = conversation_text(messages).encode()
+    replays, opens, with_cmp, without = [], [], [], []
+    for rep in range(args.repeat):
+        at = replay_page(0)
+        at.file_uploader(key="r_upload").upload("big.jsonl", data, "application/jsonl")
+        replays.append(timed(at))
+        steps = int(at.slider(key="rstep").max)
+        at.session_state["r_cmp_window"] = 50 + rep
+        at.toggle(key="r_compare").set_value(True)
+        opens.append(timed(at))
+        for k in range(3):
+            at.slider(key="rstep").set_value(steps // 3 + 211 * (3 * rep + k + 1))
+            with_cmp.append(timed(at))
+        at.toggle(key="r_compare").set_value(False)
+        timed(at)
+        for k in range(3):
+            at.slider(key="rstep").set_value(steps // 4 + 193 * (3 * rep + k + 1))
+            without.append(timed(at))
+    print(f"{messages:,} messages, {len(data) / 1e6:.1f} MB: compare at size")
+    print(_line("one replay (upload, uncached)", replays))
+    print(_line("open compare at a new what-if window", opens))
+    print(_line("step move, compare open", with_cmp))
+    print(_line("step move, compare closed", without))
+    print(
+        f"{'compare open / one replay':<48} {statistics.median(opens) / statistics.median(replays):5.2f}x"
+        "  (target <= 2x)"
+    )
+    print(
+        f"{'step move with / without compare':<48} "
+        f"{statistics.median(with_cmp) / statistics.median(without):5.2f}x  (target <= 2x)"
+    )
+
+
+def sessions_part(args: argparse.Namespace) -> None:
+    """Two sessions, each with its own 20k upload, moving steps in turn.
+
+    Before per-session caches, two such uploads overflowed the one shared cache and
+    each step move replayed again (4.2-4.9 s); now each session keeps its own.
+    """
+    base = conversation_text(args.messages)
+    uploads = [base.encode(), (base + "\n").encode()]  # two different files, same size
+    sessions = []
+    for n, data in enumerate(uploads):
+        at = replay_page(0)
+        at.file_uploader(key="r_upload").upload(f"user{n}.jsonl", data, "application/jsonl")
+        timed(at)
+        sessions.append(at)
+    steps = int(sessions[0].slider(key="rstep").max)
+    moves: list[list[float]] = [[], []]
+    for rep in range(args.repeat * 2):
+        for n, at in enumerate(sessions):
+            at.slider(key="rstep").set_value(steps // 2 + 149 * (2 * rep + n + 1))
+            moves[n].append(timed(at))
+    print(f"two sessions, each with a {args.messages:,}-message upload, moving steps in turn")
+    for n in range(2):
+        print(_line(f"session {n + 1}: step move", moves[n]))
 
 
 def memory_part(args: argparse.Namespace) -> None:

@@ -25,6 +25,7 @@ from flowdrop_core.journal.replay import JournalReplay, journal_scenario, replay
 from flowdrop_core.scenario import Scenario
 from flowdrop_core.storage import Slot, SQLiteStore, StorageError, Store
 from flowdrop_core.storage.base import mask_url
+from flowdrop_core.storage.urls import plain_store_url
 
 __all__ = [
     "POSTGRES_SCHEMES",
@@ -87,6 +88,9 @@ def open_store(target: str, *, writable: bool = False) -> Store:
             "no store given: a SQLite file path, a Redis URL (redis://host:port/db) or a "
             "Postgres URL (postgresql://user@host/db)"
         )
+    if target.startswith(REDIS_SCHEMES + POSTGRES_SCHEMES):
+        # Where to connect, never how: no options from the URL, no control characters.
+        target = plain_store_url(target)
     if target.startswith(REDIS_SCHEMES):
         try:
             from flowdrop_core.storage.redis_store import RedisStore  # the optional extra
@@ -121,7 +125,7 @@ def open_browser(target: str, *, writable: bool = False) -> StoreBrowser:
     target = target.strip()
     if target.startswith(REDIS_SCHEMES + POSTGRES_SCHEMES):
         store = open_store(target, writable=writable)
-        return StoreBrowser(store, writable=writable, target=mask_url(target))
+        return StoreBrowser(store, writable=writable, target=mask_url(plain_store_url(target)))
     store = open_store(target, writable=writable)
     return StoreBrowser(store, writable=writable, target=os.fspath(Path(target).expanduser()))
 
@@ -132,7 +136,7 @@ class StoreBrowser:
     def __init__(self, store: Store, *, writable: bool = False, target: str = "") -> None:
         self.store = store
         self.writable = writable
-        self.target = target or repr(store)
+        self.target = mask_url(target) if target else repr(store)
         self.journal = journal_for(store)
 
     @property

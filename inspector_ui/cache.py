@@ -1,7 +1,12 @@
 """Cached library calls shared by the pages: imports, replays, checks, timeline rows.
 
-Timelines hold a live store, so they are shared with ``st.cache_resource``
-(read-only here); parsed input with ``st.cache_data``.
+What a visitor brings (an upload, a recipe, the replays of both) is cached
+**per session**, in the session's own state: one visitor's 20,000-message
+upload never evicts another's, each session is bounded (:data:`SESSION_STEP_BUDGET`
+steps of timelines, :data:`SESSION_IMPORTS` parsed recordings), and all of it
+goes when Streamlit drops the session (``server.disconnectedSessionTTL``
+after the tab closes). Only the operator's sample files and checks are shared
+(``st.cache_*``): they are few and fixed.
 """
 
 from __future__ import annotations
@@ -17,51 +22,112 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from flowdrop_core.importers import ImportedConversation, load_conversation, load_conversations
-from flowdrop_core.replay import CheckResult, Timeline, check, replay, replay_conversation
+from flowdrop_core.replay import (
+    CheckResult,
+    ReplayError,
+    Timeline,
+    check,
+    replay,
+    replay_conversation,
+)
 from flowdrop_core.scenario import Scenario, ScenarioConfig, load_scenario, parse_scenario
 from inspector_ui.samples import SAMPLE_DIR, SampleScenario, sample_scenarios
 
 T = TypeVar("T")
 
-#: Steps of recorded replays kept at once (all timelines of the shared store together).
-REPLAY_STEP_BUDGET = 40_000
+
+#: Steps of timelines a session keeps (its replays and what-if replays together): a
+#: 20,002-step recording and its what-if replay fit side by side (~4 KB a step: ~200 MB).
+SESSION_STEP_BUDGET = 50_000
+#: Parsed recordings (and scenario files) a session keeps.
+SESSION_IMPORTS = 2
+#: Messages one recording may replay: past it the page says so instead of replaying
+#: (at ~4 KB of server memory per replayed step, 100,000 steps is ~400 MB; compare
+#: is offered while both replays fit :data:`SESSION_STEP_BUDGET`).
+MAX_REPLAY_MESSAGES = 100_000
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
-def cached_conversations(data: bytes, name: str) -> list[ImportedConversation]:
-    """Every conversation of uploaded or sample bytes (one, or one per line of a JSONL
-    file of conversations), parsed once per (content, name); shared, read-only.
+class _Memo:
+    """A small least-recently-used map (one per session, in its session state)."""
 
-    ``cache_resource``, not ``cache_data``: the latter pickles the result in
-    and out on every call, 0.6 s per rerun for a 20,000-message recording.
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.items: OrderedDict[Any, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get_or(self, key: Any, compute: Callable[[], T]) -> T:
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]  # type: ignore[no-any-return]
+        value = compute()
+        with self.lock:
+            self.items[key] = value
+            self.items.move_to_end(key)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+        return value
+
+
+_BARE: dict[str, Any] = {}  # outside a Streamlit session (bare scripts, benchmarks' setup)
+
+
+def session_slot(name: str, make: Callable[[], T]) -> T:
+    """This session's object ``name`` (made on first use); it goes with the session."""
+    try:
+        state = st.session_state
+        if name not in state:
+            state[name] = make()
+        return state[name]  # type: ignore[no-any-return]
+    except Exception:  # no session (bare mode): one process-wide object instead
+        if name not in _BARE:
+            _BARE[name] = make()
+        return _BARE[name]  # type: ignore[no-any-return]
+
+
+def _imports() -> _Memo:
+    return session_slot("_fd_imports", lambda: _Memo(SESSION_IMPORTS * 3))
+
+
+def cached_conversations(
+    data: bytes, name: str, digest: str | None = None
+) -> list[ImportedConversation]:
+    """Every conversation of uploaded or sample bytes (one, or one per line of a JSONL file of
+    conversations), parsed once per (content, name) in this session; read-only.
+
+    Not ``st.cache_data``: that pickles the result in and out on every call, 0.6 s
+    per rerun for a 20,000-message recording; not ``st.cache_resource``: that
+    would keep every visitor's upload for everyone, long after they left.
     """
-    return load_conversations(data, name=name)
+    key = ("conversations", digest or digest_of(data), name)
+    return _imports().get_or(key, lambda: load_conversations(data, name=name))
 
 
 def cached_conversation(
-    data: bytes, name: str, conversation: int | None = None
+    data: bytes, name: str, conversation: int | None = None, digest: str | None = None
 ) -> ImportedConversation:
     """The conversation ``conversation`` (from 0) of the bytes; ``None``: their only one
     (a file holding several is then the import's error, for the page to show)."""
-    conversations = cached_conversations(data, name)
+    conversations = cached_conversations(data, name, digest)
     if conversation is None and len(conversations) > 1:
         return load_conversation(data, name=name)  # raises, saying how many it holds
     return conversations[conversation or 0]
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
 def cached_import_notes(
     digest: str, name: str, _data: bytes, conversation: int | None = None
 ) -> list[dict[str, Any]]:
-    """The import notes of a recording (issue 13), once per (content digest, name).
+    """The import notes of a recording, once per (content digest, name) in this session.
 
     Keyed on the digest, so a rerun neither re-imports nor re-hashes the bytes;
     a format error propagates (the page reports it).
     """
-    return cached_conversation(_data, name, conversation).notes_as_dicts()
+    return _imports().get_or(
+        ("notes", digest, name, conversation),
+        lambda: cached_conversation(_data, name, conversation, digest).notes_as_dicts(),
+    )
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
 def cached_samples(stamp: tuple[tuple[str, float], ...], folder: str) -> list[SampleScenario]:
     """The sample scenarios of ``folder``; ``stamp`` (names and mtimes) invalidates on edits."""
     return sample_scenarios(Path(folder))
@@ -73,20 +139,27 @@ def samples() -> list[SampleScenario]:
     return cached_samples(stamp, str(SAMPLE_DIR))
 
 
-# Timelines hold a live store (locks, maybe a SQLite file), so they cannot be
-# pickled for st.cache_data; st.cache_resource shares one read-only object.
-@st.cache_resource(max_entries=32, show_spinner=False)
 def cached_replay(scenario_json: str, refire: str = "none") -> Timeline:
-    """Replay a scenario given as its JSON text (the cache key)."""
-    return replay(parse_scenario(scenario_json, source="scenario"), refire=refire)  # type: ignore[arg-type]
+    """Replay a scenario given as its JSON text, once per (text, re-fire) in this session.
+
+    Timelines hold a live store (locks, maybe a SQLite file), so they are never
+    pickled; the session's own store of timelines keeps them, bounded in steps.
+    """
+    key = ("scenario", hashlib.sha256(scenario_json.encode("utf-8")).hexdigest(), refire)
+    store = replays()
+    timeline = store.get(key)
+    if timeline is None:
+        timeline = replay(parse_scenario(scenario_json, source="scenario"), refire=refire)  # type: ignore[arg-type]
+        store.put(key, timeline)
+    return timeline
 
 
 class _TimelineLRU:
-    """A small shared least-recently-used store of replayed timelines.
+    """A small least-recently-used store of replayed timelines, bounded in count and steps.
 
     A replay reports progress to a progress bar while it runs, which a
     function under ``st.cache_*`` may not do (Streamlit replays cached element
-    calls); so the cache is this object, shared through ``st.cache_resource``.
+    calls); so the cache is this object, one per session (:func:`replays`).
     """
 
     def __init__(self, size: int, max_steps: int | None = None) -> None:
@@ -118,16 +191,15 @@ class _TimelineLRU:
                 self.items.popitem(last=False)
 
 
-@st.cache_resource(show_spinner=False)
-def _replays() -> _TimelineLRU:
-    # Two 20,000-step recordings: what the compare view shows side by side (issue 10:
-    # server RSS <= 400 MB after three windows, no growth on a fourth).
-    return _TimelineLRU(size=8, max_steps=REPLAY_STEP_BUDGET)
-
-
 def replays() -> _TimelineLRU:
-    """The shared store of replayed recordings (key: :func:`replay_key`)."""
-    return _replays()
+    """This session's store of replayed timelines (key: :func:`replay_key`), bounded in
+    steps (:data:`SESSION_STEP_BUDGET`); other sessions have their own."""
+    return session_slot("_fd_replays", lambda: _TimelineLRU(size=4, max_steps=SESSION_STEP_BUDGET))
+
+
+def fits_in_session(*steps: int) -> bool:
+    """Whether timelines of these step counts can all stay in one session's budget."""
+    return sum(steps) <= SESSION_STEP_BUDGET
 
 
 def digest_of(data: bytes) -> str:
@@ -148,15 +220,19 @@ def replay_key(
     return (digest, name, per, refire, max_messages, conversation)
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
 def cached_scenario(digest: str, name: str, _data: bytes) -> Scenario | None:
-    """The bytes read as a scenario file, or ``None`` when they are not one (once per content)."""
-    try:
-        return parse_scenario(_data.decode("utf-8-sig"), source=name)
-    except (ValueError, RecursionError):
-        # Not a scenario (ScenarioError), not UTF-8 (UnicodeDecodeError) or JSON the json
-        # module refuses (an integer too long, nesting too deep): the importers name it.
-        return None
+    """The bytes read as a scenario file, or ``None`` when they are not one (once per
+    content in this session)."""
+
+    def parse() -> Scenario | None:
+        try:
+            return parse_scenario(_data.decode("utf-8-sig"), source=name)
+        except (ValueError, RecursionError):
+            # Not a scenario (ScenarioError), not UTF-8 (UnicodeDecodeError) or JSON the json
+            # module refuses (an integer too long, nesting too deep): the importers name it.
+            return None
+
+    return _imports().get_or(("scenario", digest, name), parse)
 
 
 def cached_conversation_replay(
@@ -169,11 +245,18 @@ def cached_conversation_replay(
     conversation: int | None = None,
 ) -> Timeline:
     """Import and replay a recorded conversation, cached on its bytes' digest and the options."""
-    key = replay_key(digest_of(data), name, per, refire, max_messages, conversation)
-    store = _replays()
+    digest = digest_of(data)
+    key = replay_key(digest, name, per, refire, max_messages, conversation)
+    store = replays()
     timeline = store.get(key)
     if timeline is None:
-        conv = cached_conversation(data, name, conversation)
+        conv = cached_conversation(data, name, conversation, digest)
+        if len(conv.messages) > MAX_REPLAY_MESSAGES:
+            raise ReplayError(
+                f"{name} holds {len(conv.messages):,} messages; this inspector replays at most "
+                f"{MAX_REPLAY_MESSAGES:,} per recording (each replayed step keeps ~4 KB of "
+                "server memory). Replay a part of it, or use the CLI: flowdrop-buffer replay."
+            )
         timeline = replay_conversation(
             conv,
             per=per,  # type: ignore[arg-type]

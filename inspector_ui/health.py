@@ -84,6 +84,30 @@ FINDING_COLUMNS = [
 ]
 
 
+#: Narrow number columns (their headers say the base) so the message shows at 1280 px.
+FINDING_CONFIG: dict[str, Any] = {
+    "step (1-based)": st.column_config.NumberColumn(
+        "step (1-based)", width=92, pinned=True, help="The replay step, 1-based"
+    ),
+    "message index (0-based)": st.column_config.NumberColumn(
+        "index (0-based)", width=96, help="The message index in the recording, 0-based"
+    ),
+    "from": st.column_config.TextColumn("from", width=64, help="Where in the file"),
+    "kind": st.column_config.TextColumn("kind", width=104),
+    "rule": st.column_config.TextColumn("rule", width=52),
+    "call id": st.column_config.TextColumn("call id", width=84),
+    "GR-MEM did": st.column_config.TextColumn("GR-MEM did", width=82),
+    "at step": st.column_config.NumberColumn("at step", width=56, help="Where GR-MEM did it"),
+    "buffer position (0-based)": st.column_config.NumberColumn(
+        "buffer pos. (0-based)", width=124, help="The buffer position concerned, 0-based"
+    ),
+    "provider rejects": st.column_config.CheckboxColumn(
+        "rejects", width=60, help="A provider would reject the recording because of it"
+    ),
+    "message": st.column_config.TextColumn("message", width="large"),
+}
+
+
 def _row(f: HealthFinding) -> dict[str, Any]:
     return {
         "step (1-based)": f.step,
@@ -195,6 +219,7 @@ def _show_findings(report: HealthReport, key: str, prefix: str) -> None:
             on_select=lambda: _table_clicked(key, prefix, table_key, shown),
             selection_mode="single-row",
             alt="Every finding of the recording: where, kind, rule, call id, what GR-MEM did",
+            column_config=FINDING_CONFIG,
         )
 
 

@@ -140,6 +140,42 @@ def restore_made() -> None:
         st.session_state[name] = value
 
 
+def _compare_header(made_with: dict[str, Any], now: dict[str, Any]) -> None:
+    """The panel's title and caption: the same words whatever the new settings report."""
+    changed = [k for k in SETTING_KEYS if made_with.get(k) != now.get(k)]
+    st.markdown("**Compare, don't rewrite: the new settings are not applied yet**")
+    st.caption(
+        f"Made with: {md(describe(made_with))}  \n"
+        f"New: {md(describe(now))}  \n"
+        f"Changed: {md(', '.join(changed))}. The inspector below still shows the "
+        "steps as they were made; this panel shows what the new settings would report."
+    )
+
+
+def show_compare_refused(made_with: dict[str, Any], now: dict[str, Any], error: str) -> None:
+    """The what-if panel when the new settings run nothing (e.g. a scope no context resolves)."""
+    with st.container(border=True, key="pg_compare"):
+        _compare_header(made_with, now)
+        st.warning(
+            f"Under the new settings nothing runs: {md(error)}",
+            icon=":material/compare_arrows:",
+        )
+        buttons = st.container(horizontal=True)
+        buttons.button(
+            "Use the new settings",
+            key="pg_adopt",
+            disabled=True,
+            icon=":material/done:",
+            help="Nothing runs under them; change them, or keep the ones the steps were made with.",
+        )
+        buttons.button(
+            "Keep the settings the steps were made with",
+            key="pg_restore",
+            on_click=restore_made,
+            icon=":material/undo:",
+        )
+
+
 def show_compare(
     made: Timeline,
     other: Timeline,
@@ -150,15 +186,8 @@ def show_compare(
 ) -> Comparison:
     """The what-if panel: both settings, the differing steps, the selected step's calls."""
     comparison = cached_comparison(made, other)
-    changed = [k for k in SETTING_KEYS if made_with.get(k) != now.get(k)]
     with st.container(border=True, key="pg_compare"):
-        st.markdown("**Compare, don't rewrite: the new settings are not applied yet**")
-        st.caption(
-            f"Made with: {md(describe(made_with))}  \n"
-            f"New: {md(describe(now))}  \n"
-            f"Changed: {md(', '.join(changed))}. The inspector below still shows the "
-            "steps as they were made; this panel shows what the new settings would report."
-        )
+        _compare_header(made_with, now)
         if comparison.differences:
             st.warning(md(comparison.summary()), icon=":material/compare_arrows:")
         else:

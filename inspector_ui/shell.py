@@ -14,6 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector_ui.registry import BY_KEY, PAGES, PLAYGROUND, PageSpec
+from inspector_ui.visitor import require_token
 
 
 def page_shell(key: str) -> PageSpec:
@@ -24,6 +25,7 @@ def page_shell(key: str) -> PageSpec:
         page_icon=":material/inventory_2:",
         layout="wide",
     )
+    require_token()  # nothing of the page runs before the operator's token (when one is set)
     nav = st.container(horizontal=True, gap="small", key="nav")
     with nav:
         for page in PAGES:

@@ -8,7 +8,6 @@ notes quoting them) is shown as text, table cells or escaped Markdown.
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 
 import pandas as pd
@@ -19,25 +18,31 @@ from flowdrop_core.journal.replay import JournalReplay
 from flowdrop_core.journal.truth import journal_gap
 from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.storage import Slot, StorageError
+from flowdrop_core.storage.urls import mask_url
 from flowdrop_core.store_browser import ReadOnlyError, SlotInfo, StoreBrowser, open_browser
+from flowdrop_core.store_targets import StoreTargetsError, configured_targets, path_entry_enabled
 from inspector_ui.display import clip_text
 from inspector_ui.entries import show_entries
 from inspector_ui.framework_store import show_framework_store
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
 from inspector_ui.plain import md
+from inspector_ui.visitor import keep_value, kept
 
-#: Where the page's connection comes from when nobody typed one.
-ENV_TARGETS = ("FLOWDROP_REDIS_URL", "FLOWDROP_POSTGRES_URL", "FLOWDROP_DB")
+#: The picker's entry for typing a path or URL (only in local path-entry mode).
+TYPE_OWN = "\u2026 type a SQLite path, a Redis or a Postgres URL"
+#: Addresses that mean "this machine only".
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 #: Records kept per slot by the Write tab's appends unless the person changes it.
 WRITE_JOURNAL = 1_000
 
 
-def default_target() -> str:
-    """``$FLOWDROP_REDIS_URL``, else ``$FLOWDROP_POSTGRES_URL``, else ``$FLOWDROP_DB``, else nothing."""
-    return next((os.environ[v].strip() for v in ENV_TARGETS if os.environ.get(v, "").strip()), "")
+def served_locally() -> bool:
+    """Whether the server listens on loopback only (path entry is refused otherwise)."""
+    address = str(st.get_option("server.address") or "").strip()
+    return address in LOOPBACK or address.startswith("127.")
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -46,40 +51,121 @@ def cached_browser(target: str, writable: bool) -> StoreBrowser:
     return open_browser(target, writable=writable)
 
 
+def _keep_choice() -> None:
+    """Remember the picked store (and a typed target) for page switches and reloads."""
+    keep_value(
+        "store",
+        {
+            "name": st.session_state.get("s_store"),
+            "typed": st.session_state.get("s_target", ""),
+            "write": bool(st.session_state.get("s_write")),
+        },
+    )
+
+
+def _restore_choice(names: list[str]) -> None:
+    """The store from ``?store=`` (first run of a session), else what this visitor kept
+    (a page switch drops the widgets' state, a reload the whole session)."""
+    if not st.session_state.get("s_restored"):
+        st.session_state.s_restored = True
+        asked = st.query_params.get("store")
+        if asked:
+            if asked in names:
+                st.session_state.s_store = asked
+            else:
+                st.session_state.s_refused = asked
+            return
+    if st.session_state.get("s_store") is not None:
+        return
+    was = kept("store")
+    if isinstance(was, dict) and was.get("name") in names:
+        st.session_state.s_store = was["name"]
+        st.session_state.s_target = was.get("typed") or ""
+        st.session_state.s_write = bool(was.get("write"))
+
+
 def connect() -> StoreBrowser | None:
-    """The connection row: target and the write switch; ``None`` until connected."""
-    if "s_target" not in st.session_state:
-        st.session_state.s_target = default_target()
+    """The connection row: the operator's stores (and, locally, a typed one); ``None`` until
+    connected. Nothing a visitor types reaches a connection unless path entry is on."""
+    try:
+        targets = {t.name: t for t in configured_targets()}
+    except StoreTargetsError as exc:
+        st.error(f"The store configuration cannot be read:\n\n{md(exc)}", icon=":material/error:")
+        return None
+    local = path_entry_enabled() and served_locally()
+    names = list(targets) + ([TYPE_OWN] if local else [])
+    _restore_choice(names)
+    refused = st.session_state.pop("s_refused", None)
+    if refused is not None:
+        st.error(
+            f"No configured store is named {md(mask_url(refused))}. "
+            + (
+                "Pick one below."
+                if local
+                else "Typing a path or URL is off: this inspector offers only the stores "
+                "its operator configured."
+            ),
+            icon=":material/block:",
+        )
+    if not names:
+        st.info(
+            "No store is configured. The operator offers stores by name: "
+            "`FLOWDROP_STORES='team=/srv/flowdrop/buffers.sqlite3; "
+            "cache=redis://localhost:6379/0'` or a `FLOWDROP_STORES_FILE` (see the README, "
+            "Serving it to a team). `FLOWDROP_STORE_PATHS=1` lets a loopback-only inspector "
+            "type a path or URL.",
+            icon=":material/storage:",
+        )
+        return None
     left, right = st.columns([4, 1], vertical_alignment="bottom")
     with left:
-        target = st.text_input(
+        name = st.selectbox(
+            "Store",
+            names,
+            index=None,
+            key="s_store",
+            format_func=lambda n: targets[n].label() if n in targets else n,
+            placeholder="Pick a store the operator configured",
+            on_change=_keep_choice,
+        )
+    chosen = targets.get(name) if name else None
+    typed = ""
+    if name == TYPE_OWN:
+        typed = st.text_input(
             "Store: a SQLite file, a Redis URL or a Postgres URL",
             key="s_target",
-            placeholder="/path/to/buffers.sqlite3, redis://localhost:6379/0 or "
-            "postgresql://user@localhost/db",
-            help="The store a runtime writes. Redis and Postgres URLs may carry a password: "
-            "it is not put in the page's URL, and never shown.",
-        )
+            placeholder="/path/to/buffers.sqlite3, redis://localhost:6379/0 or postgresql://…",
+            help="Local path entry is on (FLOWDROP_STORE_PATHS): this inspector is "
+            "served on loopback only. Connection options in a URL are ignored.",
+            on_change=_keep_choice,
+        ).strip()
+    may_write = (chosen is not None and chosen.writable) or name == TYPE_OWN
     with right:
         writable = st.toggle(
             "Allow writes",
             key="s_write",
-            help="Off: the store is opened read-only and nothing can change it. "
-            "On: the Write tab can append to or clear a slot.",
+            disabled=not may_write,
+            on_change=_keep_choice,
+            help="Off: the store is opened read-only and nothing changes it. "
+            "On: the Write tab can append to or clear a slot."
+            + ("" if may_write else " The operator configured this store read-only."),
         )
-    if not target.strip():
+    if chosen is None and not typed:
         st.info(
-            "Enter a SQLite file path or a Redis URL to browse its slots.",
+            "Pick a store to browse its slots."
+            if name != TYPE_OWN
+            else "Type a SQLite file path or a Redis URL.",
             icon=":material/storage:",
         )
         return None
+    target = chosen.target if chosen is not None else typed
     if sniff(target) is not None:  # a framework's own file (Agents SQLiteSession, LangGraph)
-        show_framework_store(target.strip(), bool(writable))
+        show_framework_store(target, bool(writable) and may_write)
         return None
     try:
-        return cached_browser(target.strip(), bool(writable))
+        return cached_browser(target, bool(writable) and may_write)
     except (StorageError, ValueError, OSError) as exc:
-        st.error(f"Cannot open the store:\n\n{md(exc)}", icon=":material/error:")
+        st.error(f"Cannot open the store:\n\n{md(mask_url(str(exc)))}", icon=":material/error:")
         return None
 
 

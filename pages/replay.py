@@ -40,6 +40,7 @@ from inspector_ui.urlparams import (
     seed_from_url,
     whole_number,
 )
+from inspector_ui.visitor import forget, keep_value, kept
 
 page_shell("replay")
 
@@ -65,6 +66,13 @@ st.caption(
     "A saved scenario file replays with its own settings."
 )
 
+
+def upload_changed() -> None:
+    """The person picked another file or removed theirs: what was kept goes with it."""
+    if st.session_state.get("r_upload") is None:
+        forget("upload")
+
+
 source_col, options_col = st.columns([3, 2])
 with source_col:
     uploaded = st.file_uploader(
@@ -72,7 +80,34 @@ with source_col:
         type=["json", "jsonl"],
         key="r_upload",
         help="OpenAI chat or responses, Anthropic messages, LangChain, JSONL, or a scenario file.",
+        on_change=upload_changed,
     )
+    # A page switch empties the uploader and a reload starts a new session: the upload
+    # is kept server-side for this browser session (see inspector_ui.visitor).
+    upload: tuple[str, bytes] | None = None
+    if uploaded is not None:
+        upload = (uploaded.name, uploaded.getvalue())
+        if kept("upload") != upload:
+            keep_value("upload", upload, len(upload[1]))
+    else:
+        was = kept("upload")
+        if isinstance(was, tuple) and len(was) == 2:
+            upload = was
+            note = st.container(horizontal=True, vertical_alignment="center")
+            size = len(was[1])
+            shown_size = f"{size / 1e6:,.1f} MB" if size >= 100_000 else f"{size / 1e3:,.1f} KB"
+            note.caption(
+                f":material/upload_file: Showing your upload {md(was[0])} ({shown_size}), "
+                "kept for this browser session."
+            )
+            note.button(
+                "Forget it",
+                key="r_forget",
+                on_click=forget,
+                args=("upload",),
+                icon=":material/close:",
+                help="Go back to the samples.",
+            )
     # The default is the widget's own index, never a session-state assignment: an assignment
     # beats a link's ?r_sample= on the first run, and a default equal to the first option
     # kept that option out of the URL (issue 10, item 4).
@@ -82,7 +117,7 @@ with source_col:
         index=names.index(DEFAULT_SAMPLE) if DEFAULT_SAMPLE in names else 0,
         key="r_sample",
         bind="query-params",
-        disabled=uploaded is not None,
+        disabled=upload is not None,
     )
 with options_col:
     per = st.segmented_control(
@@ -109,8 +144,8 @@ with options_col:
     )
     mirror_to_url("r_window", window, 0)
 
-if uploaded is not None:
-    data, name = uploaded.getvalue(), uploaded.name
+if upload is not None:
+    name, data = upload
     st.caption(
         ":material/link_off: An uploaded file cannot be linked: the URL keeps the settings and "
         "the step, and a copied link reopens the sample picked above, not this file."
@@ -133,7 +168,7 @@ scenario = cached_scenario(digest, name, data)
 picked: int | None = None  # which conversation of a file holding one per line
 if scenario is None:
     try:
-        conversations = cached_conversations(data, name)
+        conversations = cached_conversations(data, name, digest)
     except (ConversationFormatError, ValueError) as exc:
         st.error(f"Cannot replay {md(name)}:\n\n{md(exc)}", icon=":material/error:")
         st.stop()
@@ -176,7 +211,7 @@ try:
             st.button("Replay it", key="r_retry", on_click=retry, icon=":material/play_arrow:")
             st.stop()
         if timeline is None:
-            conv = cached_conversation(data, name, picked)  # a format error is reported first
+            conv = cached_conversation(data, name, picked, digest)  # a format error first
             slot = st.empty()  # the progress and its Cancel button, cleared when done
             row = slot.container(horizontal=True, vertical_alignment="center")
             bar = row.progress(0.0, text=f"Replaying {len(conv.messages):,} messages…")
@@ -220,7 +255,7 @@ st.success(
 if scenario is not None:
     appends: list[object] = scenario_appends(scenario)
 else:
-    conv = cached_conversation(data, name)
+    conv = cached_conversation(data, name, picked, digest)
     appends = (
         list(conv.messages)
         if per != "turn"

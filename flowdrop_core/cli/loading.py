@@ -7,9 +7,10 @@ file and the JSON path where it is.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from flowdrop_core.cli.output import CliError
@@ -60,14 +61,41 @@ class Source:
     label: str = ""
 
 
+#: Largest file a command reads (a recording is far smaller; /dev/zero is not a recording).
+MAX_FILE_BYTES = 200 * 1024 * 1024
+
+
 def read_text(path: str) -> str:
-    """The file as text; a missing or unreadable file is a :class:`CliError`."""
+    """The file as text; a missing, unreadable, non-regular or too large file is a
+    :class:`CliError`.
+
+    The file is opened without blocking and checked before anything is read, so a
+    FIFO never blocks and a device (``/dev/zero``) is never read until memory runs out.
+    """
     try:
-        raw = Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except IsADirectoryError:
         raise CliError(f"cannot read {path}: is a directory") from None
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise CliError(f"cannot read {path}: is a directory")
+        raise CliError(f"cannot read {path}: not a regular file (a pipe, socket or device)")
+    with os.fdopen(fd, "rb") as handle:
+        if info.st_size > MAX_FILE_BYTES:
+            raise CliError(
+                f"cannot read {path}: {info.st_size:,} bytes, over the "
+                f"{MAX_FILE_BYTES:,}-byte limit for one file"
+            )
+        try:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_FILE_BYTES:  # grew while read
+        raise CliError(f"cannot read {path}: over the {MAX_FILE_BYTES:,}-byte limit for one file")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -212,7 +240,7 @@ def origin(source: Source, finding: Finding) -> str:
     """Where the entry a finding is about came from in the file."""
     if 0 <= finding.index < len(source.origins):
         return source.origins[finding.index]
-    return f"entry {finding.index}"
+    return f"message index {finding.index} (0-based)"
 
 
 def finding_dict(source: Source, finding: Finding) -> dict[str, Any]:

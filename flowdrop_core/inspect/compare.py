@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from flowdrop_core.engine import as_batch
-from flowdrop_core.inspect.decisions import decision_cells, step_decisions
+from flowdrop_core.inspect.decisions import decision_cells, decision_tally
 from flowdrop_core.messages import read_call_id
 from flowdrop_core.replay import StepRecord, Timeline, replay
 from flowdrop_core.scenario import Scenario
@@ -107,7 +107,7 @@ def scenario_appends(scenario: Scenario) -> list[Any]:
 
 def _value(record: StepRecord, name: str) -> Any:
     if name == "decisions":
-        return step_decisions(record)
+        return decision_tally(record)
     return getattr(record, name)
 
 
@@ -117,13 +117,34 @@ def _shown(record: StepRecord, name: str, value: Any) -> Any:
 
 @dataclass(frozen=True)
 class StepDiff:
-    """One step whose report differs under the other settings (or exists under one only)."""
+    """One step whose report differs under the other settings (or exists under one only).
+
+    ``names`` are the differing fields; their shown values (:attr:`fields`) are made
+    only when asked for, so comparing two 20,000-step timelines formats nothing but
+    the page of differences on screen.
+    """
 
     key: tuple[int, int]
     base_step: int | None
     other_step: int | None
     label: str
-    fields: dict[str, tuple[Any, Any]]
+    names: tuple[str, ...] = ()
+    base_record: StepRecord | None = field(default=None, repr=False, compare=False)
+    other_record: StepRecord | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def fields(self) -> dict[str, tuple[Any, Any]]:
+        """Each differing field, shown both ways (made, other)."""
+        mine, theirs = self.base_record, self.other_record
+        if mine is None or theirs is None:
+            return {}
+        return {
+            name: (
+                _shown(mine, name, _value(mine, name)),
+                _shown(theirs, name, _value(theirs, name)),
+            )
+            for name in self.names
+        }
 
     def row(self) -> dict[str, Any]:
         """A flat table row: both steps, what differs, and each differing field both ways."""
@@ -131,12 +152,13 @@ class StepDiff:
             "step": self.base_step,
             "other step": self.other_step,
             "label": self.label,
-            "differs in": ", ".join(self.fields) or "only under one",
+            "differs in": ", ".join(self.names) or "only under one",
         }
+        fields = self.fields
         for name in COMPARED_FIELDS:
-            base, other = self.fields.get(name, (None, None))
-            out[f"{name} (made)"] = "" if name not in self.fields else str(base)
-            out[f"{name} (other)"] = "" if name not in self.fields else str(other)
+            base, other = fields.get(name, (None, None))
+            out[f"{name} (made)"] = "" if name not in fields else str(base)
+            out[f"{name} (other)"] = "" if name not in fields else str(other)
         return out
 
 
@@ -198,18 +220,16 @@ def compare_timelines(
         seen.add(key)
         twin = other_at.get(key)
         if twin is None:
-            out.differences.append(StepDiff(key, record.step, None, record.label, {}))
+            out.differences.append(StepDiff(key, record.step, None, record.label))
             continue
-        fields = {}
-        for name in COMPARED_FIELDS:
-            mine, theirs = _value(record, name), _value(twin, name)
-            if mine != theirs:
-                fields[name] = (_shown(record, name, mine), _shown(twin, name, theirs))
-        if fields:
-            out.differences.append(StepDiff(key, record.step, twin.step, record.label, fields))
+        names = tuple(n for n in COMPARED_FIELDS if _value(record, n) != _value(twin, n))
+        if names:
+            out.differences.append(
+                StepDiff(key, record.step, twin.step, record.label, names, record, twin)
+            )
     for key, twin in zip(okeys, other.steps, strict=True):
         if key not in seen:
-            out.differences.append(StepDiff(key, None, twin.step, twin.label, {}))
+            out.differences.append(StepDiff(key, None, twin.step, twin.label))
     return out
 
 

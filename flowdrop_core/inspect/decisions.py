@@ -89,15 +89,23 @@ _OF_FLAG = {
 }
 
 
-def step_decisions(record: StepRecord) -> Counter[Decision]:
-    """How many decisions of each kind ``record`` holds (flags and refusal count once)."""
-    out: Counter[Decision] = Counter(_OF_EVENT[ev.kind] for ev in record.events)
-    if record.refused and not out[Decision.REFUSED]:
+def decision_tally(record: StepRecord) -> dict[Decision, int]:
+    """:func:`step_decisions` as a plain dict (cheap to build and to compare, for compare)."""
+    out: dict[Decision, int] = {}
+    for ev in record.events:
+        kind = _OF_EVENT[ev.kind]
+        out[kind] = out.get(kind, 0) + 1
+    if record.refused and not out.get(Decision.REFUSED):
         out[Decision.REFUSED] = 1  # a refusal is reported even if no event says so
     flag = _OF_FLAG.get(record.mem14_flag or "")
     if flag is not None:
         out[flag] = 1
     return out
+
+
+def step_decisions(record: StepRecord) -> Counter[Decision]:
+    """How many decisions of each kind ``record`` holds (flags and refusal count once)."""
+    return Counter(decision_tally(record))
 
 
 def decision_cells(record: StepRecord) -> dict[str, str]:

@@ -220,9 +220,13 @@ def recording_of(
         if keys is not None and n < len(keys) and keys[n][1] != 0:
             continue
         where = record.origins
+        number = keys[n][0] if keys is not None and n < len(keys) else record.step
+        many = len(record.incoming) > 1
         for j, msg in enumerate(record.incoming):
             messages.append(msg)
-            origins.append(where[j] if j < len(where) else f"step {record.step}")
+            # a recording names each message's place in its file; a scenario's step is its own
+            fallback = f"steps[{number - 1}].append" + (f"[{j}]" if many else "")
+            origins.append(where[j] if j < len(where) else fallback)
             places.append(Place(record.step, j))
     return messages, origins, places
 

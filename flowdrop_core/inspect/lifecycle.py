@@ -162,7 +162,7 @@ class CallLife:
             "call id": self.call_id,
             "status": self.status,
             "declared at step": (self.declared_step),
-            "declared at buffer position": (self.declared_position),
+            "declared at buffer position (0-based)": (self.declared_position),
             "answered at step": (self.answered_step),
             "duplicates dropped at steps": ", ".join(
                 str(s) for s in sorted(self.duplicate_result_steps + self.duplicate_turn_steps)

@@ -27,6 +27,7 @@ from flowdrop_core.scenario import ScenarioConfig, ScenarioStep
 
 __all__ = [
     "MAX_URL_CHARS",
+    "MAX_URL_MESSAGES",
     "PARAM",
     "VERSION",
     "EncodedSession",
@@ -44,6 +45,10 @@ VERSION = "1"
 MAX_URL_CHARS = 6_000
 #: Largest decompressed payload accepted (a crafted link cannot blow up memory).
 MAX_JSON_BYTES = 2_000_000
+#: Most messages a link may make the server append when it opens (the starting buffer,
+#: plus every message of every step): a 7 KB crafted link once replayed 45,000 steps.
+#: The encoder refuses to write more, so every link the app writes opens.
+MAX_URL_MESSAGES = 2_000
 
 _RECIPE_KEYS = ("name", "title", "rules", "description", "buffer", "steps", "extra_context")
 
@@ -86,6 +91,7 @@ class EncodedSession:
     value: str | None
     size: int
     limit: int
+    messages: int = 0  # messages the session appends when opened
 
     @property
     def fits(self) -> bool:
@@ -95,6 +101,11 @@ class EncodedSession:
     def message(self) -> str:
         if self.fits:
             return f"The session is in the URL ({self.size:,} characters)."
+        if self.messages > MAX_URL_MESSAGES:
+            return (
+                f"This session is too large for a link ({self.messages:,} messages, the limit "
+                f"is {MAX_URL_MESSAGES:,}); download it as a scenario file to share or reopen it."
+            )
         return (
             f"This session is too large for a link ({self.size:,} characters encoded, the "
             f"limit is {self.limit:,}); download it as a scenario file to share or reopen it."
@@ -122,9 +133,19 @@ def encode_session(
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
     packed = zlib.compress(text.encode("utf-8"), 9)
     value = VERSION + "." + base64.urlsafe_b64encode(packed).decode("ascii").rstrip("=")
-    if len(value) > limit:
-        return EncodedSession(None, len(value), limit)
-    return EncodedSession(value, len(value), limit)
+    messages = session_messages(payload.get("buffer", []), payload.get("steps", []))
+    if len(value) > limit or messages > MAX_URL_MESSAGES:
+        return EncodedSession(None, len(value), limit, messages)
+    return EncodedSession(value, len(value), limit, messages)
+
+
+def session_messages(buffer: Any, steps: Any) -> int:
+    """How many messages opening the session appends: the buffer's, then every step's."""
+    total = len(buffer) if isinstance(buffer, list) else 0
+    for step in steps if isinstance(steps, list) else []:
+        append = step.get("append") if isinstance(step, dict) else None
+        total += len(append) if isinstance(append, list) else 1
+    return total
 
 
 def _fail(problem: str) -> SessionUrlError:
@@ -173,6 +194,11 @@ def decode_session(value: str) -> UrlSession:
     """
     if not isinstance(value, str) or not value.strip():
         raise _fail("empty")
+    if len(value.strip()) > MAX_URL_CHARS:
+        raise _fail(
+            f"{len(value.strip()):,} characters, longer than the {MAX_URL_CHARS:,} this app "
+            "writes; open the session from its scenario file instead"
+        )
     payload = _unpack(value.strip())
     if not isinstance(payload, dict):
         raise _fail(f"should hold an object, got {type(payload).__name__}")
@@ -180,6 +206,12 @@ def decode_session(value: str) -> UrlSession:
     if unknown:
         raise _fail(f"unknown field(s) {', '.join(unknown)}")
     steps = _typed(payload, "steps", list, [])
+    messages = session_messages(payload.get("buffer", []), steps)
+    if messages > MAX_URL_MESSAGES:
+        raise _fail(
+            f"the session appends {messages:,} messages, more than the {MAX_URL_MESSAGES:,} a "
+            "link may replay; open it from its scenario file instead"
+        )
     problems = []
     for number, step in enumerate(steps, start=1):
         try:

@@ -64,6 +64,10 @@ except ImportError:  # pragma: no cover - non-POSIX: thread-level serialization 
 
 __all__ = ["DB_ENV", "SQLiteStore", "default_db_path"]
 
+#: Bounds on listing a store's slots: a hostile or huge file cannot hold a page or the CLI.
+MAX_LISTED_SLOTS = 10_000
+LIST_SECONDS = 5.0
+
 _log = logging.getLogger("flowdrop_core")
 
 #: Environment variable naming the SQLite file when no path is passed.
@@ -269,6 +273,7 @@ class SQLiteStore:
                 conn = self._conn()
                 self._check_readable(conn)
                 return
+            self._check_ours()  # before any change: a file that is not our store stays as is
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.lock_dir.mkdir(exist_ok=True)
             conn = self._conn()
@@ -281,6 +286,80 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({os.fspath(self.path)!r})"
+
+    def _probe(self) -> tuple[int, set[str]]:
+        """``user_version`` and table names, read without changing or creating anything."""
+        conn = sqlite3.connect(self._ro_uri(immutable=True), uri=True)
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = {
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+        finally:
+            conn.close()
+        return int(version), tables
+
+    def _check_ours(self) -> None:
+        """Refuse a writable open of a file that is not a FlowDrop store, before any change.
+
+        Ours: an empty file or database, the current layout, or a version-1 file
+        (its ``slots`` table is migrated). Anything else (another program's
+        database, a text file) would get our tables, WAL mode and a lock folder.
+        """
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        if not self.path.is_file():
+            raise StorageError("not a SQLite store (not a regular file)", path=self.path)
+        try:
+            version, tables = self._probe()
+        except sqlite3.Error as exc:
+            raise StorageError(
+                f"not a FlowDrop store ({exc}); nothing was changed", path=self.path
+            ) from exc
+        ours = (version == _VERSION and {"slot", "entry"} <= tables) or (
+            version in (0, 1) and tables <= {"slots"}
+        )
+        if not ours:
+            names = ", ".join(sorted(tables)) or "none"
+            raise StorageError(
+                f"not a FlowDrop store (layout version {version}, tables: {names}); "
+                "opening it writable would change it, so nothing was changed",
+                path=self.path,
+            )
+
+    def _ro_uri(self, *, immutable: bool) -> str:
+        """The read-only URI; ``immutable`` makes SQLite create nothing (no ``-shm``)."""
+        return f"file:{quote(os.fspath(self.path))}?mode=ro" + ("&immutable=1" if immutable else "")
+
+    def _ro_connect(self) -> tuple[sqlite3.Connection, bool]:
+        """A read-only connection that leaves the file and its folder untouched.
+
+        A WAL file at rest (no ``-wal`` beside it) is opened ``immutable``: a plain
+        read-only open would create ``-shm`` and ``-wal``, and fails outright on a
+        read-only filesystem. While a writer is live (``-wal`` and ``-shm`` exist)
+        the normal read-only open shares them and sees its commits. A ``-wal``
+        without ``-shm`` (a writer that died) needs SQLite to build the ``-shm``;
+        where it cannot (read-only folder), the file is read ``immutable`` (its last
+        checkpoint). Returns the connection and whether it is immutable.
+        """
+        wal = self.path.with_name(self.path.name + "-wal")
+        immutable = not wal.exists()
+        kwargs: dict[str, Any] = {
+            "uri": True,
+            "timeout": self.busy_timeout,
+            "isolation_level": None,
+            "check_same_thread": False,
+        }
+        try:
+            conn = sqlite3.connect(self._ro_uri(immutable=immutable), **kwargs)
+            if not immutable:
+                conn.execute("PRAGMA user_version").fetchone()  # opens the WAL index now
+        except sqlite3.OperationalError:
+            if immutable:
+                raise
+            immutable = True
+            conn = sqlite3.connect(self._ro_uri(immutable=True), **kwargs)
+        return conn, immutable
 
     def _check_readable(self, conn: sqlite3.Connection) -> None:
         """A read-only file must already have the current layout (it cannot be migrated)."""
@@ -332,15 +411,21 @@ class SQLiteStore:
         if self._pid != fork_generation():
             self._after_fork()
         conn = getattr(self._local, "conn", None)
+        if (
+            conn is not None
+            and getattr(self._local, "immutable", False)
+            and self.path.with_name(self.path.name + "-wal").exists()
+        ):
+            # A writer started since: an immutable connection would not see its commits
+            # (nor notice a checkpoint rewriting pages under it). Reconnect normally.
+            with self._conns_guard:
+                if conn in self._conns:
+                    self._conns.remove(conn)
+            conn.close()
+            conn = None
         if conn is None:
             if self.readonly:
-                conn = sqlite3.connect(
-                    f"file:{quote(os.fspath(self.path))}?mode=ro",
-                    uri=True,
-                    timeout=self.busy_timeout,
-                    isolation_level=None,
-                    check_same_thread=False,
-                )
+                conn, self._local.immutable = self._ro_connect()
             else:
                 conn = sqlite3.connect(
                     self.path,
@@ -664,12 +749,64 @@ class SQLiteStore:
         return {(a, b, c): int(n) for a, b, c, n in rows}
 
     def listing(self) -> dict[Slot, tuple[int | None, float | None]]:
-        """Every non-empty slot with its entry count and last write time."""
+        """Every non-empty slot with its entry count and last write time, bounded.
+
+        At most :data:`MAX_LISTED_SLOTS` rows within :data:`LIST_SECONDS`; only a real
+        ``slot`` table is read, never a view of that name (a recursive view would run
+        forever); a row whose ids are not text, or whose count or time is not a
+        number, is a located bad stored entry.
+        """
+        path = self.path
         try:
-            rows = self._conn().execute("SELECT scope, scope_id, key, count, updated_at FROM slot")
-            return {(a, b, c): (n, at) for a, b, c, n, at in rows}
+            conn = self._conn()
+            kind = conn.execute("SELECT type FROM sqlite_master WHERE name='slot'").fetchone()
+            if kind is None:
+                raise StorageError("not a FlowDrop store: it has no 'slot' table", path=path)
+            if kind[0] != "table":
+                raise StorageError(
+                    f"not a FlowDrop store: 'slot' is a {kind[0]}, not a table", path=path
+                )
+            deadline = time.monotonic() + LIST_SECONDS
+            conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+            try:
+                rows = conn.execute(
+                    "SELECT scope, scope_id, key, count, updated_at FROM slot LIMIT ?",
+                    (MAX_LISTED_SLOTS + 1,),
+                ).fetchall()
+            finally:
+                conn.set_progress_handler(None, 0)
+        except sqlite3.OperationalError as exc:
+            if "interrupted" in str(exc):
+                raise StorageError(
+                    f"listing the slots took over {LIST_SECONDS:g} s and was stopped", path=path
+                ) from exc
+            raise StorageError(f"cannot list the slots ({exc})", path=path) from exc
         except sqlite3.Error as exc:
-            raise StorageError(f"cannot list the slots ({exc})", path=self.path) from exc
+            raise StorageError(f"cannot list the slots ({exc})", path=path) from exc
+        if len(rows) > MAX_LISTED_SLOTS:
+            raise StorageError(
+                f"the store holds more than {MAX_LISTED_SLOTS:,} slots; at most that many "
+                "are listed",
+                path=path,
+            )
+        out: dict[Slot, tuple[int | None, float | None]] = {}
+        for n, (a, b, c, count, at) in enumerate(rows, start=1):
+            if not all(isinstance(v, str) for v in (a, b, c)):
+                raise StorageError(
+                    f"bad stored entry: slot row {n} has a scope, scope id or key that is not "
+                    f"text ({a!r}, {b!r}, {c!r})",
+                    path=path,
+                )
+            if count is not None and (isinstance(count, bool) or not isinstance(count, int)):
+                raise StorageError.for_slot(
+                    f"bad stored entry: count {count!r} is not a number", (a, b, c), path
+                )
+            if at is not None and not isinstance(at, int | float):
+                raise StorageError.for_slot(
+                    f"bad stored entry: last write {at!r} is not a time", (a, b, c), path
+                )
+            out[(a, b, c)] = (count, at)
+        return out
 
     def delete(
         self,

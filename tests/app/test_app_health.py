@@ -130,3 +130,14 @@ def test_the_playground_shows_the_panel_for_its_steps() -> None:
     assert picker.options, "the sample conversation has a re-sent result and an unanswered call"
     picker.set_value(0).run()
     assert at.slider(key="step").value == int(picker.options[0].split()[1])
+
+
+def test_compare_says_which_calls_lose_their_result_and_which_results_are_orphaned() -> None:
+    at = replay_page(r_sample="imports/openai_chat.json")
+    at.toggle(key="r_compare").set_value(True).run()
+    at.number_input(key="r_cmp_window").set_value(2).run()
+    assert not at.exception, at.exception
+    text = "\n".join(t.value for t in at.text)
+    assert "window 2, no re-fire: 3 call(s) lose their result, the first at step 7" in text
+    assert "4 result(s) left orphaned (call evicted, result kept" in text
+    assert "as made: no call loses its result; no result left orphaned." in text

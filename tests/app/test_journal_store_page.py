@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,10 +36,27 @@ def store_file(tmp_path: Path) -> Path:
     return make_store_file(tmp_path / "buffers.sqlite3")
 
 
+@pytest.fixture(autouse=True)
+def path_entry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """These tests type their store: local path entry on, served on loopback."""
+    from streamlit import config
+
+    monkeypatch.setenv("FLOWDROP_STORE_PATHS", "1")
+    for var in ("FLOWDROP_STORES", "FLOWDROP_STORES_FILE", "FLOWDROP_DB", "FLOWDROP_REDIS_URL"):
+        monkeypatch.delenv(var, raising=False)
+    was = config.get_option("server.address")
+    config.set_option("server.address", "127.0.0.1")
+    yield
+    config.set_option("server.address", was)
+
+
 def open_store_page(target: str) -> AppTest:
+    from inspector_ui.store import TYPE_OWN
+
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("pages/store.py").run()
     assert not at.exception, at.exception
+    at.selectbox(key="s_store").set_value(TYPE_OWN).run()
     at.text_input(key="s_target").set_value(target).run()
     assert not at.exception, at.exception
     return at

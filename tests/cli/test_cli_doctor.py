@@ -139,3 +139,18 @@ def test_the_installed_command_runs_doctor() -> None:
     )
     assert done.returncode == 1
     assert json.loads(done.stdout)["provider_rejects"] is True
+
+
+def test_a_scenario_file_names_its_steps(capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = IMPORTS.parent / "mem-5-zero-ids.json"
+    code, out, _ = run(capsys, "doctor", scenario, "--json")
+    assert code == 1
+    assert [(f["kind"], f["index"], f["step"]) for f in json.loads(out)["findings"]] == [
+        ("empty_turn", 0, 1),
+        ("idless_call", 0, 1),
+        ("idless_result", 1, 2),
+    ]
+    code, out, _ = run(capsys, "doctor", scenario)
+    assert out.splitlines()[0].startswith(
+        f"{scenario}: message index 0 (0-based, steps[0].append) · step 1 · "
+    )

@@ -109,63 +109,92 @@ def test_every_kind_of_trouble_is_found_where_the_file_has_it() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("name", "rows", "rejects"),
-    [
-        (
-            "openai_chat.json",
-            [
-                ("duplicate_result", "MEM-1", 5, 6, "call_Lq3aW0xTn9", "dropped"),
-                ("unanswered_call", "MEM-3", 8, 9, "call_Pz7mD4eR1c", "healed"),
-            ],
-            True,
-        ),
-        (
-            "anthropic_messages.json",
-            [
-                ("duplicate_result", "MEM-1", 5, 6, "toolu_01LqW3aXn9TsA", "dropped"),
-                ("unanswered_call", "MEM-3", 8, 9, "toolu_01Pz7mDe4R1cK", "healed"),
-            ],
-            True,
-        ),
-        (
-            "conversation.jsonl",
-            [
-                ("unanswered_call", "MEM-3", 7, 8, "call_Pz7mD4eR1c", "healed"),
-                ("duplicate_result", "MEM-1", 8, 9, "call_Lq3aW0xTn9", "dropped"),
-            ],
-            True,
-        ),
-        (
-            "langchain_dumpd.json",
-            [
-                ("unanswered_call", "MEM-3", 0, 1, "baz", "nothing"),
-                ("unanswered_call", "MEM-3", 0, 1, "booz", "nothing"),
-            ],
-            True,
-        ),
-        (
-            "openai_chat_completion.json",
-            [("unanswered_call", "MEM-3", 0, 1, "call_abc123", "nothing")],
-            True,
-        ),
-        (
-            "anthropic_server_tools.json",
-            [("unanswered_call", "MEM-3", 0, 1, "toolu_01XYZ789", "nothing")],
-            True,
-        ),
-        ("bedrock_converse.json", [], False),
-        ("gemini_function_calling.json", [], False),
-        ("claude_code_session.jsonl", [], False),
-        ("sharegpt_glaive.json", [], False),
-        ("langfuse_openai_agents_trace.json", [], False),
-        ("otel_genai_otlp.json", [], False),
-    ],
-)
+REAL: list[tuple[str, list[tuple[object, ...]], bool]] = [
+    (
+        "openai_chat.json",
+        [
+            ("duplicate_result", "MEM-1", 5, 6, "call_Lq3aW0xTn9", "dropped"),
+            ("unanswered_call", "MEM-3", 8, 9, "call_Pz7mD4eR1c", "healed"),
+        ],
+        True,
+    ),
+    (
+        "anthropic_messages.json",
+        [
+            ("duplicate_result", "MEM-1", 5, 6, "toolu_01LqW3aXn9TsA", "dropped"),
+            ("unanswered_call", "MEM-3", 8, 9, "toolu_01Pz7mDe4R1cK", "healed"),
+        ],
+        True,
+    ),
+    (
+        "conversation.jsonl",
+        [
+            ("unanswered_call", "MEM-3", 7, 8, "call_Pz7mD4eR1c", "healed"),
+            ("duplicate_result", "MEM-1", 8, 9, "call_Lq3aW0xTn9", "dropped"),
+        ],
+        True,
+    ),
+    (
+        "langchain_dumpd.json",
+        [
+            ("unanswered_call", "MEM-3", 0, 1, "baz", "nothing"),
+            ("unanswered_call", "MEM-3", 0, 1, "booz", "nothing"),
+        ],
+        True,
+    ),
+    (
+        "openai_chat_completion.json",
+        [("unanswered_call", "MEM-3", 0, 1, "call_abc123", "nothing")],
+        True,
+    ),
+    (
+        "anthropic_server_tools.json",
+        [("unanswered_call", "MEM-3", 0, 1, "toolu_01XYZ789", "nothing")],
+        True,
+    ),
+    ("bedrock_converse.json", [], False),
+    ("gemini_function_calling.json", [], False),
+    ("claude_code_session.jsonl", [], False),
+    ("sharegpt_glaive.json", [], False),
+    ("langfuse_openai_agents_trace.json", [], False),
+    ("otel_genai_otlp.json", [], False),
+    (
+        "langchain_messages.json",
+        [
+            ("duplicate_result", "MEM-1", 5, 6, "call_Lq3aW0xTn9", "dropped"),
+            ("unanswered_call", "MEM-3", 8, 9, "call_Pz7mD4eR1c", "healed"),
+        ],
+        True,
+    ),
+    (
+        "openai_responses.json",
+        [
+            ("duplicate_result", "MEM-1", 5, 6, "call_Lq3aW0xTn9", "dropped"),
+            ("unanswered_call", "MEM-3", 8, 9, "call_Pz7mD4eR1c", "healed"),
+        ],
+        True,
+    ),
+    ("langfuse_google_adk_trace.json", [], False),
+    ("langfuse_langgraph_js_trace.json", [], False),
+    ("langfuse_vercel_aisdk_trace.json", [], False),
+    ("langgraph_stream_values.json", [], False),
+    ("openai_chat_image_input.json", [], False),
+    ("openai_responses_web_search.json", [], False),
+    ("otel_genai_builtin_tools.json", [], False),
+]
+
+
+@pytest.mark.parametrize(("name", "rows", "rejects"), REAL)
 def test_real_imports(name: str, rows: list[tuple[object, ...]], rejects: bool) -> None:
     got, verdict = _rows(IMPORTS / name)
     assert got == rows
     assert verdict is rejects
+
+
+def test_every_import_sample_is_covered() -> None:
+    covered = {name for name, _, _ in REAL}
+    on_disk = {p.name for p in IMPORTS.iterdir() if p.suffix in (".json", ".jsonl")}
+    assert on_disk - covered == {"broken_history.json"}  # asserted field by field above
 
 
 def test_per_turn_keeps_the_recording_index_and_numbers_steps_by_turn() -> None:

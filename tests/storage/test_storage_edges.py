@@ -63,9 +63,8 @@ def test_lone_surrogate_deep_in_metadata_is_named_by_its_path(
 def test_a_folder_is_not_a_store_file(tmp_path: Path) -> None:
     with pytest.raises(StorageError) as err:
         SQLiteStore(tmp_path)
-    assert str(err.value) == (
-        f"cannot open the SQLite store (unable to open database file) [file '{tmp_path}']"
-    )
+    assert str(err.value) == f"not a SQLite store (not a regular file) [file '{tmp_path}']"
+    assert not tmp_path.with_name(tmp_path.name + ".locks").exists()  # refused before any change
 
 
 def test_repr_names_the_file(tmp_path: Path) -> None:

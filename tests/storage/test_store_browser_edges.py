@@ -54,4 +54,4 @@ def test_an_empty_sqlite_database_cannot_be_listed(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(StorageError) as err:
         open_browser(str(path)).slots()
-    assert str(err.value) == f"cannot list the slots (no such table: slot) [file '{path}']"
+    assert str(err.value) == f"not a FlowDrop store: it has no 'slot' table [file '{path}']"

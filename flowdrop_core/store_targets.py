@@ -1,0 +1,124 @@
+"""The stores an operator offers for browsing: named targets, read-only unless marked writable.
+
+The Store page (and anyone serving the inspector) connects only to these; a
+visitor picks one by name and never types a path or URL unless the operator
+switched local path entry on (:data:`PATHS_ENV`).
+
+Sources, all optional, merged in this order (a later name replaces an earlier):
+
+* ``$FLOWDROP_DB`` and ``$FLOWDROP_REDIS_URL`` (the runtime's own store), read-only;
+* ``$FLOWDROP_STORES``: entries separated by ``;`` or newlines, each
+  ``name=target``; a target starting with ``writable:`` may be written;
+* ``$FLOWDROP_STORES_FILE``: a TOML file of ``[stores.<name>]`` tables with
+  ``target = "..."`` and optional ``writable = true``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from flowdrop_core.storage.urls import mask_url
+
+__all__ = [
+    "FILE_ENV",
+    "PATHS_ENV",
+    "STORES_ENV",
+    "StoreTarget",
+    "StoreTargetsError",
+    "configured_targets",
+    "path_entry_enabled",
+]
+
+STORES_ENV = "FLOWDROP_STORES"
+FILE_ENV = "FLOWDROP_STORES_FILE"
+PATHS_ENV = "FLOWDROP_STORE_PATHS"
+_WRITABLE = "writable:"
+
+
+class StoreTargetsError(ValueError):
+    """The operator's store configuration cannot be read; names the source and entry."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreTarget:
+    """One store the operator offers: its name, where it is, whether it may be written."""
+
+    name: str
+    target: str  # a SQLite path or a Redis URL; may hold a password: show :attr:`shown`
+    writable: bool = False
+    source: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The target as it may be displayed (password masked)."""
+        return mask_url(self.target)
+
+    def label(self) -> str:
+        """``name · where · read-only`` for a picker."""
+        mode = "writable" if self.writable else "read-only"
+        return f"{self.name} · {self.shown} · {mode}"
+
+
+def _from_env_list(text: str) -> list[StoreTarget]:
+    out = []
+    for n, raw in enumerate(text.replace("\n", ";").split(";"), start=1):
+        entry = raw.strip()
+        if not entry:
+            continue
+        name, sep, target = entry.partition("=")
+        name, target = name.strip(), target.strip()
+        if not sep or not name or not target:
+            raise StoreTargetsError(
+                f"${STORES_ENV} entry {n} ({mask_url(entry)!r}) is not name=target"
+            )
+        writable = target.startswith(_WRITABLE)
+        if writable:
+            target = target[len(_WRITABLE) :].strip()
+        out.append(StoreTarget(name, target, writable, f"${STORES_ENV} entry {n}"))
+    return out
+
+
+def _from_file(path: Path) -> list[StoreTarget]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise StoreTargetsError(f"${FILE_ENV} {os.fspath(path)!r}: {exc}") from exc
+    stores = data.get("stores", {})
+    if not isinstance(stores, dict):
+        raise StoreTargetsError(f"{os.fspath(path)!r}: [stores] must be a table of named stores")
+    out = []
+    for name, entry in stores.items():
+        where = f"{os.fspath(path)!r} [stores.{name}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("target"), str):
+            raise StoreTargetsError(f'{where}: needs target = "a SQLite path or a Redis URL"')
+        writable = entry.get("writable", False)
+        if not isinstance(writable, bool):
+            raise StoreTargetsError(f"{where}: writable must be true or false")
+        out.append(StoreTarget(str(name), entry["target"].strip(), writable, where))
+    return out
+
+
+def configured_targets(env: dict[str, str] | None = None) -> list[StoreTarget]:
+    """The operator's stores, by name (see the module's docstring for the sources)."""
+    env = dict(os.environ) if env is None else env
+    found: dict[str, StoreTarget] = {}
+    for var, name in (("FLOWDROP_DB", "FLOWDROP_DB"), ("FLOWDROP_REDIS_URL", "FLOWDROP_REDIS_URL")):
+        value = env.get(var, "").strip()
+        if value:
+            found[name] = StoreTarget(name, value, False, f"${var}")
+    for target in _from_env_list(env.get(STORES_ENV, "")):
+        found[target.name] = target
+    file = env.get(FILE_ENV, "").strip()
+    if file:
+        for target in _from_file(Path(file).expanduser()):
+            found[target.name] = target
+    return list(found.values())
+
+
+def path_entry_enabled(env: dict[str, str] | None = None) -> bool:
+    """Whether the operator switched on typing a path or URL (``$FLOWDROP_STORE_PATHS=1``)."""
+    env = dict(os.environ) if env is None else env
+    return env.get(PATHS_ENV, "").strip().lower() in ("1", "true", "yes", "on")

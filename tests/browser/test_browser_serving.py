@@ -1,0 +1,266 @@
+"""Real-browser test: the inspector served as ``make run`` serves it, attacked as a visitor.
+
+The server is started with the command the Makefile's ``run`` target runs (read
+with ``make -n run``; only the port and headless mode are added), with an
+operator's configuration: one read-only SQLite store and a Redis URL holding a
+password. The test shows it is not reachable on a non-loopback address, the
+Store page offers only those two stores and never shows the password, a typed
+path is refused, browsing the read-only store leaves its folder byte-identical,
+and an upload survives a page switch and a reload. Screenshots at 1280 px go
+to ``FLOWDROP_SCREENSHOT_DIR`` (or a temporary folder).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("FLOWDROP_CHROMIUM", "/usr/bin/chromium")
+SHOTS = Path(
+    os.environ.get("FLOWDROP_SCREENSHOT_DIR")
+    or Path(tempfile.gettempdir()) / "flowdrop-screenshots"
+)
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+SECRET = "s3cretPW"
+
+playwright_sync = pytest.importorskip(
+    "playwright.sync_api", reason="the playwright package is not installed"
+)
+if not Path(CHROMIUM).exists():
+    pytest.skip(f"Chromium not found at {CHROMIUM}", allow_module_level=True)
+if shutil.which("make") is None:
+    pytest.skip("make is not installed", allow_module_level=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def make_run_command() -> list[str]:
+    """The ``streamlit run`` line of ``make run``, with this venv's streamlit."""
+    out = subprocess.run(
+        ["make", "--no-print-directory", "-n", "-W", "pyproject.toml", "run"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    line = next(ln for ln in out.splitlines() if "streamlit run" in ln)
+    argv = shlex.split(line)
+    streamlit = shutil.which("streamlit", path=str(Path(sys.executable).parent)) or "streamlit"
+    return [streamlit, *argv[1:]]
+
+
+def non_loopback_addresses() -> list[str]:
+    """This machine's addresses other than loopback (IPv4 and IPv6)."""
+    found = set()
+    with contextlib.suppress(OSError):
+        for info in socket.getaddrinfo(socket.gethostname(), None):
+            found.add(info[4][0])
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        found.update(
+            subprocess.run(["hostname", "-I"], capture_output=True, text=True).stdout.split()
+        )
+    return sorted(a for a in found if not a.startswith("127.") and a not in ("::1", ""))
+
+
+def folder_state(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+@pytest.fixture(scope="module")
+def store_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from store_fixture import make_store_file
+
+    path = make_store_file(tmp_path_factory.mktemp("team") / "buffers.sqlite3")
+    for extra in path.parent.iterdir():  # as a runtime leaves it after closing
+        if extra != path:
+            shutil.rmtree(extra) if extra.is_dir() else extra.unlink()
+    return path
+
+
+@pytest.fixture(scope="module")
+def served(store_file: Path) -> Iterator[tuple[str, int]]:
+    port = free_port()
+    command = make_run_command()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("FLOWDROP_", "STREAMLIT_SERVER_ADDRESS"))
+    }
+    env.update(
+        FLOWDROP_STORES=f"team={store_file}",
+        FLOWDROP_REDIS_URL=f"redis://:{SECRET}@127.0.0.1:9/0",
+    )
+    proc = subprocess.Popen(
+        [*command, "--server.headless", "true", "--server.port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                    if resp.read().decode().strip() == "ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("streamlit did not start")
+            time.sleep(0.3)
+        yield url, port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_sync.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def settle(page) -> None:
+    page.wait_for_timeout(400)
+    page.wait_for_selector(IDLE, timeout=60_000)
+
+
+def shot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(SHOTS / name), full_page=True)
+
+
+def test_not_reachable_on_a_non_loopback_address(served: tuple[str, int]) -> None:
+    _, port = served
+    addresses = non_loopback_addresses()
+    if not addresses:
+        pytest.skip("this machine has no non-loopback address to try")
+    for address in addresses:
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        with socket.socket(family) as sock:
+            sock.settimeout(2)
+            assert sock.connect_ex((address, port)) != 0, f"reachable on {address}:{port}"
+    with socket.create_connection(("127.0.0.1", port), timeout=2):
+        pass  # and it is there on loopback
+
+
+def test_the_store_page_offers_only_configured_stores_and_no_password(served, page) -> None:
+    url, _ = served
+    page.goto(f"{url}/store")
+    settle(page)
+    picker = page.get_by_test_id("stSelectbox").first
+    picker.click()
+    options = [o.inner_text().strip() for o in page.get_by_role("option").all()]
+    assert len(options) == 2, options
+    assert options[0].startswith("FLOWDROP_REDIS_URL · redis://:***@127.0.0.1:9/0")
+    assert options[1].startswith("team · ")
+    assert SECRET not in page.content()
+    shot(page, "serving-store-picker.png")
+    page.keyboard.press("Escape")
+    assert page.locator("input[aria-label^='Store: a SQLite file']").count() == 0
+    # Connecting to the Redis entry fails (nothing listens there): the error shows no password.
+    picker.click()
+    page.get_by_role("option").first.click()
+    settle(page)
+    assert page.get_by_test_id("stAlert").count() >= 1
+    assert SECRET not in page.content()
+
+
+def test_a_typed_path_is_refused(served, page, tmp_path: Path) -> None:
+    url, _ = served
+    sys.path.insert(0, str(ROOT / "tests"))
+    from store_fixture import make_store_file
+
+    other = make_store_file(tmp_path / "private.sqlite3")
+    page.goto(f"{url}/store?store={other}")
+    settle(page)
+    assert "Typing a path or URL is off" in page.get_by_test_id("stAlert").first.inner_text()
+    assert page.get_by_test_id("stDataFrame").count() == 0
+    shot(page, "serving-store-refused.png")
+
+
+def test_browsing_the_read_only_store_leaves_it_untouched(served, page, store_file) -> None:
+    url, _ = served
+    before = folder_state(store_file.parent)
+    page.goto(f"{url}/store?store=team")
+    settle(page)
+    expect = playwright_sync.expect
+    expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
+    assert "3 slot(s), sqlite store, read-only." in page.inner_text("body")
+    page.get_by_role("tab", name="Journal").click()
+    settle(page)
+    shot(page, "serving-store-team.png")
+    assert folder_state(store_file.parent) == before  # byte-identical, no -shm, no .locks/
+
+
+def test_an_upload_survives_a_page_switch_and_a_reload(served, page) -> None:
+    url, _ = served
+    page.goto(f"{url}/replay")
+    settle(page)
+    data = ROOT / "sample_data" / "imports" / "openai_chat.json"
+    copy = Path(tempfile.mkdtemp()) / "my_recording.json"
+    copy.write_bytes(data.read_bytes())
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(copy))
+    expect = playwright_sync.expect
+    shown = page.get_by_text("my_recording.json: 13 step(s)")
+    expect(shown).to_be_visible(timeout=60_000)
+    # A page switch through the navigation bar (the same Streamlit session) ...
+    page.locator(
+        ".st-key-nav a[data-testid='stPageLink-NavLink']", has_text="Spec examples"
+    ).first.click()
+    settle(page)
+    page.locator(".st-key-nav a[data-testid='stPageLink-NavLink']", has_text="Replay").first.click()
+    expect(shown).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("kept for this browser session")).to_be_visible()
+    shot(page, "serving-replay-kept-upload.png")
+    # ... and a reload (a new Streamlit session from the same browser).
+    page.reload()
+    expect(shown).to_be_visible(timeout=60_000)
