@@ -17,9 +17,13 @@ from flowdrop_core.importers import (
 )
 
 JSON_FORMATS = (
-    "openai-chat, openai-responses, anthropic, otel-genai, gemini, bedrock, langchain, "
-    "langfuse, sharegpt, scenario"
+    "openai-chat, openai-responses, responses-log, cohere, anthropic, otel-genai, "
+    "openinference, vercel-ai, pydantic-ai, gemini, bedrock, api-recording, langchain, "
+    "langfuse, xlam, "
+    "hermes, sharegpt, scenario"
 )
+#: What the ChatML reader says of text with no ``<|im_start|>role`` block.
+NO_CHATML = "no <|im_start|>role block"
 
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_data" / "imports"

@@ -47,17 +47,27 @@ from flowdrop_core.ids import usable_id
 from flowdrop_core.importers import (
     anthropic,
     bedrock,
+    chatml,
     claude_code,
+    codex,
+    cohere,
     detect,
     gemini,
+    hermes,
     jsonl,
     langchain,
     langfuse,
     openai_chat,
     openai_responses,
+    openinference,
     otel,
+    pydantic_ai,
+    recording,
+    responses_log,
     scenario_file,
     sharegpt,
+    vercel_ai,
+    xlam,
 )
 from flowdrop_core.importers.base import TOP_LEVEL, ImportNote, Message, Out, Problem
 from flowdrop_core.importers.claims import Claim, Line, Miss, Verdict, lines_of
@@ -86,7 +96,9 @@ class Format:
     """One importable format: its ``--format`` name, what it expects, its claim and reader.
 
     ``read`` takes the parsed JSON document; ``read_text`` (JSON Lines
-    formats) takes the raw text, and then ``claims`` takes its parsed lines.
+    formats) takes the raw text, and then ``claims`` takes its parsed lines
+    (or, for a text format that is not JSON Lines, declaring ``claims_text``
+    instead of ``claims``: the raw text, and ``on_text`` is true).
     """
 
     name: str
@@ -94,16 +106,20 @@ class Format:
     claims: Callable[[Any], Verdict]
     read: Callable[[Any, Out], None] | None = None
     read_text: Callable[[str, Out], None] | None = None
+    on_text: bool = False
 
     @classmethod
     def of(cls, module: ModuleType) -> Format:
-        """The format a module declares (``NAME``, ``EXPECTS``, ``claims``, ``read``/``read_text``)."""
+        """The format a module declares (``NAME``, ``EXPECTS``, ``claims`` or ``claims_text``,
+        ``read``/``read_text``)."""
+        on_text = hasattr(module, "claims_text")
         return cls(
             module.NAME,
             module.EXPECTS,
-            module.claims,
+            module.claims_text if on_text else module.claims,
             getattr(module, "read", None),
             getattr(module, "read_text", None),
+            on_text,
         )
 
 
@@ -111,16 +127,26 @@ class Format:
 REGISTRY: tuple[Format, ...] = (
     Format.of(openai_chat),
     Format.of(openai_responses),
+    Format.of(responses_log),
+    Format.of(cohere),
     Format.of(anthropic),
     Format.of(otel),
+    Format.of(openinference),
+    Format.of(vercel_ai),
+    Format.of(pydantic_ai),
     Format.of(gemini),
     Format.of(bedrock),
+    Format.of(recording),
     Format.of(langchain),
     Format.of(langfuse),
+    Format.of(xlam),
+    Format.of(hermes),
     Format.of(sharegpt),
     Format.of(scenario_file),
     Format.of(claude_code),
     Format.of(jsonl),
+    Format.of(codex),
+    Format.of(chatml),
 )
 _BY_NAME = {f.name: f for f in REGISTRY}
 
@@ -265,7 +291,7 @@ def parse_conversations(
         if spec.read_text is not None and lines is None:
             lines = lines_of(text)
         if format is None:
-            verdict = _verdict(spec, document, json_problem, lines)
+            verdict = _verdict(spec, document, json_problem, text if spec.on_text else lines)
             if isinstance(verdict, Miss):
                 problems[spec.name], misses[spec.name] = str(verdict), verdict
                 continue
@@ -315,9 +341,10 @@ def parse_conversations(
 
 
 def _verdict(
-    spec: Format, document: Any, json_problem: Problem | None, lines: list[Line] | None
+    spec: Format, document: Any, json_problem: Problem | None, lines: list[Line] | str | None
 ) -> Verdict:
-    """Whether ``spec`` claims the document (its lines, for a JSON Lines format)."""
+    """Whether ``spec`` claims the document (its lines, for a JSON Lines format; the
+    text itself, for a text format that claims by text)."""
     if spec.read_text is None and json_problem is not None:
         return Miss("", json_problem.what)
     try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flowdrop_core.importers import hermes
 from flowdrop_core.importers.base import (
     Out,
     PendingCalls,
@@ -20,7 +21,7 @@ from flowdrop_core.importers.base import (
     arguments_text,
     json_type,
 )
-from flowdrop_core.importers.claims import Miss, Verdict, each, key_miss
+from flowdrop_core.importers.claims import Claim, Miss, Verdict, each, key_miss
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "sharegpt"
@@ -44,7 +45,15 @@ RESULTS = frozenset({"observation", "function_response", "tool", "tool_response"
 
 def claims(document: Any) -> Verdict:
     """A record with ``conversations`` of ``{from, value}`` turns, a list of such records,
-    or a bare list of turns."""
+    or a bare list of turns; turns holding Hermes ``<tool_call>`` / ``<tool_response>``
+    tags are :mod:`.hermes`'s (read here, their calls would be text)."""
+    verdict = _claims(document)
+    if isinstance(verdict, Claim) and isinstance(hermes.claims(document), Claim):
+        return Miss("", "turns hold Hermes <tool_call> / <tool_response> tags (read as hermes)", 3)
+    return verdict
+
+
+def _claims(document: Any) -> Verdict:
     if isinstance(document, dict):
         if "conversations" not in document:
             return Miss("", "no 'conversations' list")

@@ -77,7 +77,7 @@ def test_parse_pasted_one_message_a_list_and_a_conversation():
         ("[" * 100_000, "pasted text: not JSON (nested too deeply)"),
         (
             '{"role": "user", "content": "x"}\n' + "[" * 100_000,
-            "- jsonl: line 2: not JSON (nested too deeply)",
+            "jsonl: line 2: not JSON (nested too deeply)",
         ),
     ],
 )

@@ -546,10 +546,12 @@ NOT_A_SCENARIO = (
 def _no_format_matched(path: Path, problem: str) -> str:
     return (
         f"flowdrop-buffer: error: no known format matched {path}:\n"
-        "- openai-chat, openai-responses, anthropic, otel-genai, gemini, bedrock, langchain, "
-        f"langfuse, sharegpt, scenario: {problem}\n"
+        "- openai-chat, openai-responses, responses-log, cohere, anthropic, otel-genai, "
+        "openinference, vercel-ai, pydantic-ai, gemini, bedrock, api-recording, langchain, "
+        f"langfuse, xlam, hermes, sharegpt, scenario: {problem}\n"
         "- claude-code: line 1: no line is a 'user' or 'assistant' event with a 'message' object\n"
-        f"- jsonl: line 1: {problem}\n"
+        f"- jsonl, codex: line 1: {problem}\n"
+        "- chatml: no <|im_start|>role block\n"
     )
 
 

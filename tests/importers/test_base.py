@@ -11,6 +11,7 @@ from import_helpers import (
     DEEP,
     HUGE_INT,
     JSON_FORMATS,
+    NO_CHATML,
     NO_SESSION,
     ORPHAN,
     SAMPLES,
@@ -114,7 +115,8 @@ def test_truncated_json() -> None:
         "no known format matched rec.json:\n"
         f"- {JSON_FORMATS}: not JSON (Unterminated string starting at line 3, column 36)\n"
         f"- claude-code: {NO_SESSION}\n"
-        "- jsonl: line 1: not JSON (Expecting value at column 15)"
+        "- jsonl, codex: line 1: not JSON (Expecting value at column 15)\n"
+        f"- chatml: {NO_CHATML}"
     )
 
 
@@ -166,7 +168,8 @@ def test_json_refused_without_a_decode_error_names_the_file(
         "no known format matched rec.json:\n"
         f"- {JSON_FORMATS}: {json_problem}\n"
         f"- claude-code: {NO_SESSION}\n"
-        f"- jsonl: {jsonl_problem}"
+        f"- jsonl, codex: {jsonl_problem}\n"
+        f"- chatml: {NO_CHATML}"
     )
     assert error_of(text, format="anthropic") == f"rec.json is not valid anthropic: {json_problem}"
     with pytest.raises(ConversationFormatError) as info:
@@ -244,8 +247,11 @@ def test_unknown_format_and_empty_file() -> None:
         f"unknown format 'yaml'; known formats: {', '.join(FORMATS)}"
     )
     assert FORMATS == (
-        "openai-chat", "openai-responses", "anthropic", "otel-genai", "gemini", "bedrock",
-        "langchain", "langfuse", "sharegpt", "scenario", "claude-code", "jsonl",
+        "openai-chat", "openai-responses", "responses-log", "cohere", "anthropic", "otel-genai",
+        "openinference", "vercel-ai", "pydantic-ai", "gemini", "bedrock", "api-recording",
+        "langchain",
+        "langfuse", "xlam", "hermes", "sharegpt", "scenario", "claude-code", "jsonl", "codex",
+        "chatml",
     )  # fmt: skip
     assert error_of(" \n\n") == "rec.json is empty"
 

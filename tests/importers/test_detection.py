@@ -153,19 +153,26 @@ def test_every_format_declares_its_claim_next_to_its_reader() -> None:
 
 
 def test_only_claiming_formats_are_read_and_the_rest_say_what_they_lacked() -> None:
-    """A list of role + parts messages with text in 'text' (no format's shape): before,
-    Chat 'read' it as messages with content null; now nobody claims it, and the error
+    """A list of role + parts messages with a part type no format has: before, Chat
+    'read' such a list as messages with content null; now nobody claims it, and the error
     names the nearest formats with what each lacks."""
-    document = [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]
+    document = [{"id": "m1", "role": "user", "parts": [{"type": "txt", "body": "hi"}]}]
     with pytest.raises(ConversationFormatError) as info:
         parse_conversation(json.dumps(document), source_name="ui.json")
     message = str(info.value)
     assert message.startswith("no known format matched ui.json:\n")
-    assert "- otel-genai: [0].parts[0]: a text part without a string 'content'" in message
     assert "- openai-chat: [0]: no 'content', 'tool_calls' or 'tool_call_id'" in message
     assert info.value.problems["gemini"] == (
         "[0].parts[0]: a typed part (Gemini parts have no 'type' or 'part_kind')"
     )
+    assert info.value.problems["vercel-ai"].startswith("no AI SDK UI parts")
+
+
+def test_a_vercel_ui_message_is_claimed_by_vercel_ai_alone() -> None:
+    """The same list with an AI SDK ``text`` part is a UIMessage: only vercel-ai reads it."""
+    document = [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]
+    got = parse_conversation(json.dumps(document), source_name="ui.json")
+    assert (got.format, got.messages) == ("vercel-ai", [{"role": "user", "content": "hi"}])
 
 
 @pytest.mark.parametrize(

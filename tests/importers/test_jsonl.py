@@ -61,7 +61,8 @@ def test_jsonl_line_that_is_not_json() -> None:
         "no known format matched rec.json:\n"
         "- jsonl: line 3: not JSON (Expecting ',' delimiter at column 17)\n"
         f"- {JSON_FORMATS}: not JSON (Extra data at line 2, column 1)\n"
-        f"- claude-code: {NO_SESSION}"
+        f"- claude-code: {NO_SESSION}\n"
+        "- codex: line 1: not a {'type', 'payload'} rollout line"
     )
 
 

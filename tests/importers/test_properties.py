@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from format_writers import NO_WRITER, writers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -392,6 +393,21 @@ WRITERS: dict[str, tuple[Callable[[list[Event]], str], dict[str, bool]]] = {
     "scenario": (lambda e: json.dumps(scenario(e)), {"extras": False}),
     "claude-code": (claude_code, {}),
     "jsonl": (lambda e: "\n".join(json.dumps(m) for m in chat(e)) + "\n", {}),
+    **writers(responses),
+    "api-recording": (
+        lambda e: json.dumps(
+            [
+                anthropic(e),
+                {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "end"}],
+                },
+            ]
+        ),
+        {},
+    ),
 }
 
 
@@ -425,7 +441,7 @@ def assert_nothing_lost(text: str, expected: list[str], fmt: str | None) -> None
 
 
 def test_every_format_has_a_writer() -> None:
-    assert set(WRITERS) == set(FORMATS)
+    assert set(WRITERS) == set(FORMATS) - NO_WRITER
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -490,7 +506,7 @@ def test_any_json_value_imports_or_raises_the_documented_error(value: Any, fmt: 
 # --------------------------------------------------------------------------- positive detection
 
 #: Writers of one JSON document (the JSON Lines writers write text).
-JSON_WRITERS = sorted(f for f in WRITERS if f not in ("claude-code", "jsonl"))
+JSON_WRITERS = sorted(f for f in WRITERS if f not in ("claude-code", "jsonl", "codex", "chatml"))
 
 
 def _claimers(text: str) -> list[str]:
@@ -505,7 +521,12 @@ def _claimers(text: str) -> list[str]:
         spec.name
         for spec in REGISTRY
         if (spec.read_text is not None or parsed)
-        and isinstance(spec.claims(lines if spec.read_text is not None else document), Claim)
+        and isinstance(
+            spec.claims(
+                text if spec.on_text else lines if spec.read_text is not None else document
+            ),
+            Claim,
+        )
     ]
 
 
