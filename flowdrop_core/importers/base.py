@@ -364,6 +364,11 @@ def message_key(message: Message, synthetic: set[str]) -> str:
     return _same(message, synthetic)
 
 
+def _made_up(call_id: Any, synthetic: set[str]) -> bool:
+    """Whether a call id is one a reader made up (an id that is a list or object never is)."""
+    return isinstance(call_id, str) and call_id in synthetic
+
+
 def _same(message: Message, synthetic: set[str]) -> str:
     """A message as compared across a trace's calls: made-up call ids do not count.
 
@@ -374,10 +379,10 @@ def _same(message: Message, synthetic: set[str]) -> str:
     """
     copy = dict(message)
     copy["content"] = copy.get("content") or None  # readers differ: "" or null for no text
-    if copy.get("tool_call_id") in synthetic:
+    if _made_up(copy.get("tool_call_id"), synthetic):
         copy["tool_call_id"] = None
     if copy.get("tool_calls"):
         copy["tool_calls"] = [
-            {**c, "id": None} if c.get("id") in synthetic else c for c in copy["tool_calls"]
+            {**c, "id": None} if _made_up(c.get("id"), synthetic) else c for c in copy["tool_calls"]
         ]
     return json_text(copy)

@@ -65,7 +65,8 @@ def _cohere_only(messages: list[Any]) -> bool:
         content = message.get("content")
         if isinstance(content, list) and any(
             isinstance(p, dict)
-            and p.get("type") in COHERE_PARTS
+            and isinstance(p.get("type"), str)
+            and p["type"] in COHERE_PARTS
             and "signature" not in p
             and "redacted" not in str(p.get("type"))
             for p in content
