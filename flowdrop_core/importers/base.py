@@ -364,6 +364,11 @@ def message_key(message: Message, synthetic: set[str]) -> str:
     return _same(message, synthetic)
 
 
+def _made_up(call_id: Any, synthetic: set[str]) -> bool:
+    """Whether a call id is one a reader made up (an id that is a list or object never is)."""
+    return isinstance(call_id, str) and call_id in synthetic
+
+
 def _same(message: Message, synthetic: set[str]) -> str:
     """A message as compared across a trace's calls: made-up call ids do not count.
 

@@ -326,7 +326,7 @@ def message(item: Any, where: str, out: Out, pending: PendingCalls) -> Message:
     out.synthetic.update(
         c["id"] for c in calls if c["id"] == f"{at}.additional_kwargs.function_call"
     )
-    call_ids = {c["id"] for c in calls}
+    call_ids = {json_text(c["id"]) for c in calls}  # ids may be any JSON: compare as text
     content = data.get("content", "")
     if isinstance(content, list):
         content = _parts(content, f"{at}.content", out, call_ids)
@@ -371,7 +371,8 @@ def _reasoning_notes(extra: dict[str, Any], at: str, out: Out) -> None:
             continue
         texts: list[str] = []  # a summary's texts; a string is noted as it is
         if isinstance(value, dict):
-            for item in value.get("summary") or ():
+            summary = value.get("summary")
+            for item in summary if isinstance(summary, list) else ():
                 if isinstance(item, dict) and isinstance(item.get("text"), str):
                     texts.append(item["text"])
         out.note(
@@ -426,7 +427,7 @@ def _parts(parts: list[Any], where: str, out: Out, call_ids: set[Any]) -> str:
         at = f"{where}[{k}]"
         kind = kind_of(part) if isinstance(part, dict) else None
         if kind in CALL_PARTS and isinstance(part, dict):
-            if part.get("id") not in call_ids:
+            if json_text(part.get("id")) not in call_ids:
                 out.note(
                     at,
                     f"{kind} block not in tool_calls",

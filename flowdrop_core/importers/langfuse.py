@@ -219,7 +219,9 @@ def _match_call(tool: dict[str, Any], messages: list[Message], *, answered: bool
     with ``answered``) of its name whose arguments are the observation's input, else the
     first of its name."""
     done = (
-        set() if answered else {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
+        set()
+        if answered
+        else {json_text(m.get("tool_call_id")) for m in messages if m.get("role") == "tool"}
     )
     name = tool.get("name")
     if isinstance(name, str):  # OTel GenAI names a tool span 'execute_tool {tool name}'
@@ -229,7 +231,7 @@ def _match_call(tool: dict[str, Any], messages: list[Message], *, answered: bool
         given = given["input"]
     open_calls = [
         c for m in messages for c in m.get("tool_calls") or ()
-        if c["function"]["name"] == name and c.get("id") not in done
+        if c["function"]["name"] == name and json_text(c.get("id")) not in done
     ]  # fmt: skip
     for call in open_calls:
         if _decoded(call["function"]["arguments"]) == given:

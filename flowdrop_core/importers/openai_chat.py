@@ -40,10 +40,12 @@ ROLES = ("system", "user", "assistant", "tool", "function")
 ALIASES = {"developer": "system"}
 TEXT_PARTS = {"text": "text", "refusal": "refusal"}
 MEDIA_PARTS = frozenset({"image_url", "input_audio", "file", "image", "audio"})
+#: Reasoning parts some providers put in a Chat message's content (Mistral's ``thinking``).
+LEFT_OUT_PARTS = {"thinking": "model reasoning is not a conversation message"}
 #: Content blocks only Anthropic messages carry: a message holding one is not Chat's.
 FOREIGN_BLOCKS = frozenset(
-    {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use",
-     "mcp_tool_use", "document", "container_upload"}
+    {"tool_use", "tool_result", "redacted_thinking", "server_tool_use", "mcp_tool_use",
+     "document", "container_upload"}
 )  # fmt: skip
 KNOWN = ("role", "content", "name", "tool_calls", "tool_call_id", "function_call", "metadata")
 #: Where providers put an assistant message's reasoning (Groq, Ollama: ``reasoning``;
@@ -244,7 +246,9 @@ def chat_message(
     out.foreign(message, where, KNOWN_ASSISTANT if role == "assistant" else KNOWN, NAME)
     content = message.get("content")
     if isinstance(content, list):
-        content = parts_text(content, f"{where}.content", out, NAME, TEXT_PARTS, MEDIA_PARTS)
+        content = parts_text(
+            content, f"{where}.content", out, NAME, TEXT_PARTS, MEDIA_PARTS, LEFT_OUT_PARTS
+        )
     elif isinstance(content, dict):
         # Tracing integrations log a tool's structured output as the content itself.
         content = object_content(

@@ -168,7 +168,12 @@ def _read_items(items: list[Any], prefix: str, out: Out) -> None:
         elif kind == "message":
             out.add(_message(item, where, out), where)
         elif kind == "reasoning":
-            summary = [s.get("text") for s in item.get("summary") or () if isinstance(s, dict)]
+            parts = item.get("summary")
+            summary = (
+                [s.get("text") for s in parts if isinstance(s, dict)]
+                if isinstance(parts, list)
+                else []
+            )
             texts = [t for t in summary if isinstance(t, str)]
             out.note(
                 where,

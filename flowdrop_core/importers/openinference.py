@@ -207,10 +207,10 @@ def _message(message: dict[str, Any], where: str, out: Out, pending: PendingCall
             )
     result: Message = {"role": role, "content": "\n".join(texts) if texts else None}
     calls = []
-    given_calls = message.get("tool_calls") or []
-    if not isinstance(given_calls, list):
-        raise Problem(f"{where}.tool_calls", f"expected a list, got {json_type(given_calls)}")
-    for k, item in enumerate(given_calls):
+    raw_calls = message.get("tool_calls")
+    if raw_calls is not None and not isinstance(raw_calls, list):
+        raise Problem(f"{where}.tool_calls", f"expected a list, got {json_type(raw_calls)}")
+    for k, item in enumerate(raw_calls or ()):
         call = item.get("tool_call") if isinstance(item, dict) else None
         if not isinstance(call, dict):
             raise Problem(f"{where}.tool_calls[{k}]", "expected a tool_call object")

@@ -186,6 +186,8 @@ def _attributes(value: Any, where: str) -> dict[str, Any]:
     """A span's attributes as a map: OTLP's ``[{"key", "value": {"stringValue"}}]`` or a dict."""
     if isinstance(value, dict):
         return value
+    if not isinstance(value, list):
+        raise Problem(where, f"expected a list or object, got {json_type(value)}")
     result: dict[str, Any] = {}
     for k, item in enumerate(value):
         if not isinstance(item, dict) or not isinstance(item.get("key"), str):

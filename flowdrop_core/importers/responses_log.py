@@ -122,10 +122,8 @@ def read(document: Any, out: Out) -> None:
                 instructions = (given, f"{where}.instructions")
             _request(value, where, history, out)
         elif _is_response(value):
-            ident = value.get("id")
-            if (
-                isinstance(ident, str) and last_of.get(ident, i) != i
-            ):  # polled again later: read the last one
+            polled = value.get("id")
+            if isinstance(polled, str) and last_of.get(polled, i) != i:  # polled again later
                 if value.get("output"):
                     out.note(
                         where,

@@ -53,7 +53,7 @@ EXPECTED: dict[str, tuple[str, int]] = {
     "cassette_groq_groq_model_thinking_part.json": ("notes", 5),
     "cassette_groq_tool_use_failed_error.json": ("notes", 7),
     "cassette_huggingface_hf_model_thinking_part.json": ("notes", 4),
-    "cassette_mistral_mistral_model_thinking_part.json": ("error", 0),
+    "cassette_mistral_mistral_model_thinking_part.json": ("notes", 4),
     "cassette_ollama_ollama_cloud_tool_output.json": ("notes", 4),
     "cassette_openai_compatible_api_with_tool_calls_without_id.json": ("notes", 4),
     "cassette_openai_multiple_agent_tool_calls.json": ("lossless", 8),

@@ -24,6 +24,8 @@ from import_helpers import (
 )
 
 from flowdrop_core.importers import (
+    FORMATS,
+    REGISTRY,
     ConversationFormatError,
     parse_conversation,
 )
@@ -418,3 +420,26 @@ def test_deepseek_reasoning_content_is_a_note_with_its_text() -> None:
          "model reasoning is not a conversation message"),
     ]  # fmt: skip
     assert got.notes[0].content.startswith("Okay, the user is asking how to cross the street.")
+
+
+def test_a_thinking_part_in_chat_content_is_a_reasoning_note() -> None:
+    """Mistral puts its reasoning in the content as a 'thinking' part: a note, not a marker."""
+    thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]}
+    document = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [thinking, {"type": "text", "text": "a"}]},
+    ]
+    got = parse_conversation(json.dumps(document))
+    assert got.format == "openai-chat"
+    assert got.messages[1] == {"role": "assistant", "content": "a"}
+    assert [(n.where, n.what, n.unknown) for n in got.notes] == [
+        ("[1].content[0]", "thinking part", False)
+    ]
+
+
+def test_a_message_with_an_anthropic_tool_block_is_not_claimed_by_chat() -> None:
+    block = {"type": "tool_use", "id": "t1", "name": "f", "input": {}}
+    verdict = REGISTRY[FORMATS.index("openai-chat")].claims(
+        [{"role": "assistant", "content": [block]}]
+    )
+    assert str(verdict) == "[0].content[0]: a 'tool_use' block is Anthropic's, not Chat's"

@@ -556,7 +556,7 @@ def _mixed(first: Any, second: Any) -> Any:
             {**b, **a} if isinstance(a, dict) and isinstance(b, dict) else a
             for a, b in zip(first, second, strict=False)
         ]
-        return merged + first[len(second) :]
+        return merged + first[len(second) :] + second[len(first) :]
     return None
 
 
@@ -581,8 +581,10 @@ def test_a_document_mixing_two_formats_loses_nothing_or_is_refused(
         for key, value in WRITERS[fmt][1].items():
             options[key] = options.get(key, True) and value
     text = json.dumps(document)
+    # Readers that cut tags out of a text (Hermes) trim the whitespace around them.
+    expected = [value.strip() for value in sources(recording, **options) if value.strip()]
     try:
-        assert_nothing_lost(text, sources(recording, **options), None)
+        assert_nothing_lost(text, expected, None)
     except ConversationFormatError as exc:
         assert str(exc).startswith("no known format matched "), exc
 
