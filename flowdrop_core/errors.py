@@ -20,6 +20,8 @@ error imports the base from here, and nothing here imports back::
     ├── InputProblem                flowdrop_core.importers.paste (ValueError): a bad paste
     ├── SessionUrlError             flowdrop_core.inspect.session_url (ValueError): a bad link
     ├── ReadOnlyError               flowdrop_core.store_browser (PermissionError): no --write
+    ├── UnsafeUrlError              flowdrop_core.storage.urls (ValueError): a URL refused
+    ├── StoreTargetsError           flowdrop_core.store_targets (ValueError): bad store config
     ├── FrameworkMissingError       flowdrop_core.integrations (ImportError): extra not installed
     ├── FrameworkStoreError         flowdrop_core.framework_stores (ValueError): not such a file
     └── StorageError                flowdrop_core.storage.base (RuntimeError): a store failed

@@ -20,6 +20,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.storage.urls import mask_url
 
 __all__ = [
@@ -38,7 +39,7 @@ PATHS_ENV = "FLOWDROP_STORE_PATHS"
 _WRITABLE = "writable:"
 
 
-class StoreTargetsError(ValueError):
+class StoreTargetsError(FlowdropError, ValueError):
     """The operator's store configuration cannot be read; names the source and entry."""
 
 

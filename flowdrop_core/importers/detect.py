@@ -12,13 +12,13 @@ this module imports only :mod:`~flowdrop_core.importers.base` and
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from flowdrop_core.importers.base import Out
 from flowdrop_core.importers.claims import Miss
 
-__all__ = ["Detector", "detect_value", "install", "json_formats", "nearest_miss"]
+__all__ = ["Detector", "detect_value", "format_named", "install", "json_formats", "nearest_miss"]
 
 
 class Detector(Protocol):
@@ -36,12 +36,20 @@ def install(
     detector: Detector,
     formats: tuple[str, ...],
     nearest: Callable[[Any, tuple[str, ...]], Miss | None],
+    by_name: Mapping[str, Any] | None = None,
 ) -> None:
-    """Called once by the registry: its detection, the formats that read a JSON value, and
-    its claim check (``nearest_miss``)."""
+    """Called once by the registry: its detection, the formats that read a JSON value, its
+    claim check (``nearest_miss``) and its formats by name."""
     _installed["detector"] = detector
     _installed["formats"] = formats
     _installed["nearest"] = nearest
+    _installed["by_name"] = by_name or {}
+
+
+def format_named(name: str) -> Any:
+    """The registry's format ``name`` (its ``claims`` and ``read``), for a reader that
+    reads each part of a document in another format (an API recording)."""
+    return _installed["by_name"][name]
 
 
 def json_formats() -> tuple[str, ...]:

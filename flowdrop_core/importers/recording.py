@@ -16,6 +16,7 @@ from typing import Any
 
 from flowdrop_core.importers.base import TOP_LEVEL, Out, Problem, json_type, last_call
 from flowdrop_core.importers.claims import Claim, Miss, Verdict
+from flowdrop_core.importers.detect import format_named
 
 NAME = "api-recording"
 EXPECTS = (
@@ -38,8 +39,6 @@ def _is_request(value: dict[str, Any]) -> bool:
 
 def _provider(document: Any) -> str | Miss:
     """The provider format that claims every body, or what is missing."""
-    from flowdrop_core.importers.registry import _BY_NAME
-
     if not isinstance(document, list) or len(document) < 2:
         return Miss("", "expected a list of request and response bodies")
     bodies = [(k, v) for k, v in enumerate(document) if not _is_error(v)]
@@ -49,7 +48,7 @@ def _provider(document: Any) -> str | Miss:
         return Miss("", "no response body among the requests", 1)
     common = list(PROVIDERS)
     for k, body in bodies:
-        common = [name for name in common if isinstance(_BY_NAME[name].claims(body), Claim)]
+        common = [name for name in common if isinstance(format_named(name).claims(body), Claim)]
         if not common:
             return Miss(f"[{k}]", "no provider format claims every body", k)
     return common[0]
@@ -63,12 +62,10 @@ def claims(document: Any) -> Verdict:
 
 def read(document: Any, out: Out) -> None:
     """Read each body in the provider's format; the conversation is the last call's."""
-    from flowdrop_core.importers.registry import _BY_NAME
-
     provider = _provider(document)
     if isinstance(provider, Miss):
         raise Problem(provider.where, provider.what)
-    reader = _BY_NAME[provider].read
+    reader = format_named(provider).read
     assert reader is not None and isinstance(document, list)
     calls: list[tuple[str, Out]] = []
     errors: list[tuple[str, Any]] = []

@@ -624,4 +624,4 @@ def _check_orphans(messages: list[Message], origins: list[str]) -> None:
 
 
 # The nested readers (jsonl, langfuse) reach detection through .detect, not back here.
-detect.install(detect_value, JSON_FORMATS, nearest_miss)
+detect.install(detect_value, JSON_FORMATS, nearest_miss, _BY_NAME)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.storage.base import mask_url
 
 __all__ = ["MASK", "UnsafeUrlError", "mask_url", "plain_redis_url", "plain_store_url"]
@@ -26,7 +27,7 @@ _SCHEMES = ("redis", "rediss", "unix")
 _POSTGRES = ("postgresql", "postgres")
 
 
-class UnsafeUrlError(ValueError):
+class UnsafeUrlError(FlowdropError, ValueError):
     """A store URL that cannot be used as given (control characters, a bad port, ...)."""
 
 
