@@ -17,6 +17,7 @@ import json
 import math
 import re
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -307,9 +308,37 @@ def _finite_or_marker(spelling: str) -> float | _NotANumber:
     return value if math.isfinite(value) else _NotANumber(spelling)
 
 
+class _Duplicated(dict):  # type: ignore[type-arg]
+    """An object that named a key twice (the walk reports it; ``json`` keeps the last)."""
+
+    duplicate: str = ""
+
+
+_SEEN = threading.local()
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Build an object, marking one with a repeated key instead of silently keeping the last."""
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    seen: set[str] = set()
+    marked = _Duplicated(out)
+    for key, _ in pairs:
+        if key in seen:
+            marked.duplicate = key
+            break
+        seen.add(key)
+    _SEEN.duplicate = True
+    return marked
+
+
 #: One decoder for every call (building one per call costs more than a short JSONL line):
-#: ``NaN``/``Infinity`` and out-of-range numbers become markers that the walk reports.
-_DECODER = json.JSONDecoder(parse_constant=_NotANumber, parse_float=_finite_or_marker)
+#: ``NaN``/``Infinity`` and out-of-range numbers become markers that the walk reports, and
+#: an object naming a key twice is marked for it too.
+_DECODER = json.JSONDecoder(
+    parse_constant=_NotANumber, parse_float=_finite_or_marker, object_pairs_hook=_pairs
+)
 
 
 class _Doubt(ValueError):
@@ -320,6 +349,14 @@ def _doubt(spelling: str) -> float:
     raise _Doubt(spelling)
 
 
+def _pairs_or_doubt(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object, or a doubt when it names a key twice (:func:`parse_json` reports it)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Doubt("a repeated key")
+    return out
+
+
 def _finite_or_doubt(spelling: str) -> float:
     value = float(spelling)
     if not math.isfinite(value):
@@ -328,7 +365,9 @@ def _finite_or_doubt(spelling: str) -> float:
 
 
 #: For :func:`parse_json_lines`: the same decoder, raising where ``_DECODER`` makes a marker.
-_STRICT_DECODER = json.JSONDecoder(parse_constant=_doubt, parse_float=_finite_or_doubt)
+_STRICT_DECODER = json.JSONDecoder(
+    parse_constant=_doubt, parse_float=_finite_or_doubt, object_pairs_hook=_pairs_or_doubt
+)
 
 #: Text that may have produced a marker: a constant, or a number with a 3-digit exponent
 #: or 200 digits in a row. A false hit (inside a string) only costs a walk that finds nothing.
@@ -391,6 +430,7 @@ def parse_json(text: str, *, column_only: bool = False) -> Any:
     """
     if text.startswith("\ufeff"):  # a byte order mark is an encoding detail, not data
         text = text[1:]
+    _SEEN.duplicate = False
     try:
         data = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
@@ -408,7 +448,7 @@ def parse_json(text: str, *, column_only: bool = False) -> Any:
         not text.isascii() and _SURROGATE_CHAR.search(text) is not None
     )
     deep = text.count("[") + text.count("{") > MAX_JSON_DEPTH and _too_deep_value(data)
-    bad = _MAYBE_NOT_A_NUMBER.search(text) is not None
+    bad = _MAYBE_NOT_A_NUMBER.search(text) is not None or _SEEN.duplicate
     if bad or strings or deep:
         problem = _first_problem(data, strings=strings)
         if problem is not None:
@@ -478,6 +518,12 @@ def _first_problem(data: Any, *, strings: bool) -> str | None:
     while stack:
         value, path, depth = stack.pop()
         kind = type(value)
+        if kind is _Duplicated:
+            where = _linked_path((path, value.duplicate))
+            return (
+                f"not JSON for this reader (duplicate key {value.duplicate!r} at {where}: "
+                "an object names it twice, and which value counts is undefined)"
+            )
         if kind is dict or kind is list:
             if depth > MAX_JSON_DEPTH:
                 return _too_deep(_linked_path(path))

@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from flowdrop_core.inspect.compare import (
+    CallFate,
     Comparison,
     Settings,
     call_fates,
@@ -143,7 +144,8 @@ def show_call_fates(
         return
     # One pass: those that fare differently first, then the rest (a list lookup per call
     # made this quadratic: 14 s at 2,000 calls).
-    differ, same = [], []
+    differ: list[CallFate] = []
+    same: list[CallFate] = []
     for f in every:
         fared = (f.in_base, f.answered_base) != (f.in_other, f.answered_other)
         (differ if fared else same).append(f)

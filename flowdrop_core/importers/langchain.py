@@ -323,6 +323,12 @@ def message(item: Any, where: str, out: Out, pending: PendingCalls) -> Message:
     extra = extra if isinstance(extra, dict) else {}
     _reasoning_notes(extra, at, out)
     calls = _calls(data, extra, at) if role == "assistant" else []
+    for n, call in enumerate(calls):
+        if isinstance(call["id"], list | dict):  # unhashable: it would crash the reader
+            raise Problem(
+                f"{at}.tool_calls[{n}].id",
+                f"a tool call id is text, got {json_type(call['id'])}",
+            )
     out.synthetic.update(
         c["id"] for c in calls if c["id"] == f"{at}.additional_kwargs.function_call"
     )
@@ -359,6 +365,11 @@ def message(item: Any, where: str, out: Out, pending: PendingCalls) -> Message:
         if data.get("status") == "error" and isinstance(content, str):
             result["content"] = ERROR_PREFIX + content
         if "tool_call_id" in data:  # an id-less result is imported as such (MEM-1 judges it)
+            if isinstance(data["tool_call_id"], list | dict):
+                raise Problem(
+                    f"{at}.tool_call_id",
+                    f"a tool call id is text, got {json_type(data['tool_call_id'])}",
+                )
             result["tool_call_id"] = data["tool_call_id"]
     return result
 

@@ -943,8 +943,16 @@ def _record_seq(fields: dict[bytes, bytes], slot: Slot) -> int:
 
 
 def _decode_entries(items: list[bytes], slot: Slot) -> list[Any]:
-    """Every entry in one ``json.loads``; on failure, name the bad one."""
+    """Every entry in one ``json.loads``; on failure, name the bad one.
+
+    A list element is exactly one entry: an element holding two JSON values
+    (``{...},{...}``) would read as two once joined, so a count that differs
+    from the list's length is decoded element by element, which names it.
+    """
     try:
-        return json.loads(b"[" + b",".join(items) + b"]")
+        out = json.loads(b"[" + b",".join(items) + b"]")
     except (TypeError, ValueError):
-        return [_decode(item, slot, f"stored entry {n}") for n, item in enumerate(items)]
+        out = None
+    if isinstance(out, list) and len(out) == len(items):
+        return out
+    return [_decode(item, slot, f"stored entry {n}") for n, item in enumerate(items)]

@@ -64,8 +64,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve() -> Iterator[str]:
-    """A freshly started ``streamlit run app.py`` on a free port; its URL once healthy."""
+def serve(env: dict[str, str] | None = None) -> Iterator[str]:
+    """A freshly started ``streamlit run app.py`` on a free port; its URL once healthy.
+
+    ``env`` adds to the environment (the operator's configuration, e.g. its stores).
+    """
     port = free_port()
     streamlit = shutil.which("streamlit", path=str(Path(sys.executable).parent)) or "streamlit"
     proc = subprocess.Popen(
@@ -83,6 +86,7 @@ def serve() -> Iterator[str]:
             "false",
         ],
         cwd=ROOT,
+        env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -317,18 +321,18 @@ def test_deep_link_is_the_first_request_to_a_fresh_server(browser, spec):
             context.close()
 
 
-def test_store_page_browses_a_file_and_replays_its_journal(server, page, tmp_path):
-    """Issue 11: the Store page over a SQLite file with three slots and a journal."""
+def test_store_page_browses_a_file_and_replays_its_journal(page, tmp_path):
+    """The Store page over a SQLite file with three slots and a journal, configured by the
+    operator (visitors pick configured stores; they cannot type a path)."""
     from store_fixture import make_store_file
 
     path = make_store_file(tmp_path / "buffers.sqlite3")
-    page.goto(f"{server}/store")
-    settle(page)
-    box = page.get_by_label("Store: a SQLite file, a Redis URL or a Postgres URL", exact=True).and_(
-        page.get_by_test_id("stTextInputField")
-    )
-    box.fill(str(path))
-    box.press("Enter")
+    with serve({"FLOWDROP_STORES": f"team={path}"}) as server:
+        _browse_the_store(page, server)
+
+
+def _browse_the_store(page, server: str) -> None:
+    page.goto(f"{server}/store?store=team")
     settle(page)
     expect(page.get_by_text("3 slot(s), sqlite store, read-only.")).to_be_visible()
     page.get_by_role("tab", name="Journal").click()

@@ -120,3 +120,12 @@ def test_path_entry_is_off_unless_switched_on() -> None:
     assert not path_entry_enabled({})
     assert not path_entry_enabled({"FLOWDROP_STORE_PATHS": "0"})
     assert path_entry_enabled({"FLOWDROP_STORE_PATHS": "1"})
+
+
+def test_a_postgres_url_keeps_only_where_it_points() -> None:
+    from flowdrop_core.storage.urls import plain_store_url
+
+    url = "postgresql://me:pw@db.internal:5433/app?host=/tmp&options=-c%20statement_timeout%3D0"
+    assert plain_store_url(url) == "postgresql://me:pw@db.internal:5433/app"
+    with pytest.raises(UnsafeUrlError):
+        plain_store_url("postgresql://me:p%0Aw@db/app")
