@@ -167,10 +167,17 @@ def rows_scenario(rows: Sequence[dict[str, Any]], name: str, labels: Sequence[st
 
 
 def connect(path: Path, writable: bool) -> sqlite3.Connection:
-    """The file, read-only through a ``mode=ro`` URI unless ``writable``; never created."""
+    """The file, read-only through a ``mode=ro`` URI unless ``writable``; never created.
+
+    A read-only open of a file at rest (no ``-wal`` beside it) is also
+    ``immutable``: SQLite then creates no ``-shm`` or ``-wal`` file, so
+    looking at a file leaves its folder exactly as it was.
+    """
     if not path.is_file():
         raise FrameworkStoreError(f"{path}: no such file")
     mode = "rw" if writable else "ro"
+    if not writable and not path.with_name(path.name + "-wal").exists():
+        mode += "&immutable=1"
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode={mode}", uri=True, timeout=5.0)
         conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()

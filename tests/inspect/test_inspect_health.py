@@ -111,6 +111,29 @@ def test_every_kind_of_trouble_is_found_where_the_file_has_it() -> None:
 
 REAL: list[tuple[str, list[tuple[object, ...]], bool]] = [
     (
+        "claude_code_streamed_progress.jsonl",
+        [("unanswered_call", "MEM-3", 0, 1, "toolu_01BWgwmyj8gGuqFNHMPqqtN2", "nothing")],
+        True,
+    ),
+    ("deepseek_reasoning_cassette.json", [], False),
+    ("groq_tool_error_cassette.json", [], False),
+    (
+        "langchain_llm_result.json",
+        [("unanswered_call", "MEM-3", 0, 1, "toolu_01XexPzAVknT3gRmUB5PK5BP", "nothing")],
+        True,
+    ),
+    (
+        "langfuse_claude_agent_sdk_trace.json",
+        [("late_result", "MEM-5", 4, 5, "toolu_01TKoqQLvY2UWuC49qnD48y7", "nothing")],
+        True,
+    ),
+    (
+        "otel_pydantic_ai_tool_results.json",
+        [("orphan_result", "MEM-5", 4, 5, "call_2", "nothing")],
+        True,
+    ),
+    ("pydantic_ai_message_history.json", [], False),
+    (
         "openai_chat.json",
         [
             ("duplicate_result", "MEM-1", 5, 6, "call_Lq3aW0xTn9", "dropped"),
@@ -194,7 +217,20 @@ def test_real_imports(name: str, rows: list[tuple[object, ...]], rejects: bool) 
 def test_every_import_sample_is_covered() -> None:
     covered = {name for name, _, _ in REAL}
     on_disk = {p.name for p in IMPORTS.iterdir() if p.suffix in (".json", ".jsonl")}
-    assert on_disk - covered == {"broken_history.json"}  # asserted field by field above
+    # broken_history: asserted field by field above; the fine-tuning file: per line below
+    assert on_disk - covered == {"broken_history.json", "openai_finetune_drone.jsonl"}
+
+
+def test_each_conversation_of_a_fine_tuning_file_has_its_own_findings() -> None:
+    from flowdrop_core.importers import load_conversations
+
+    reports = [
+        health(replay_conversation(c))
+        for c in load_conversations(IMPORTS / "openai_finetune_drone.jsonl")
+    ]
+    assert [[(f.kind, f.index, f.step) for f in r.findings] for r in reports] == [
+        [("unanswered_call", 2, 3)]
+    ] * 3
 
 
 def test_per_turn_keeps_the_recording_index_and_numbers_steps_by_turn() -> None:
