@@ -386,8 +386,3 @@ def _same(message: Message, synthetic: set[str]) -> str:
             {**c, "id": None} if _made_up(c.get("id"), synthetic) else c for c in copy["tool_calls"]
         ]
     return json_text(copy)
-
-
-def _made_up(call_id: Any, synthetic: set[str]) -> bool:
-    """A call id a reader made up (an id that is a list or object is none: it is the source's)."""
-    return isinstance(call_id, str) and call_id in synthetic

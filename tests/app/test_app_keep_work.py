@@ -49,8 +49,8 @@ def test_an_upload_survives_a_page_switch() -> None:
 
 def test_an_upload_survives_a_reload_of_the_same_browser(monkeypatch: pytest.MonkeyPatch) -> None:
     # A reload is a new Streamlit session from the same browser (the same XSRF cookie).
-    monkeypatch.setattr(visitor, "_keep", lambda: keep)
     keep = visitor.BrowserKeep()
+    monkeypatch.setattr(visitor, "_keep", lambda: keep)
     monkeypatch.setattr(visitor, "browser_id", lambda: "browser-A")
     upload(replay_page())
     again = replay_page()  # a fresh session

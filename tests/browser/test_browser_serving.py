@@ -80,7 +80,7 @@ def non_loopback_addresses() -> list[str]:
     found = set()
     with contextlib.suppress(OSError):
         for info in socket.getaddrinfo(socket.gethostname(), None):
-            found.add(info[4][0])
+            found.add(str(info[4][0]))
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         found.update(
             subprocess.run(["hostname", "-I"], capture_output=True, text=True).stdout.split()

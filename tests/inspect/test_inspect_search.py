@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flowdrop_core.inspect.search import search_incoming
 
-STEPS = [
+STEPS: list[tuple[int, list[dict[str, Any]]]] = [
     (1, [{"role": "user", "content": "Weather in Paris?"}]),
     (
         2,
@@ -65,7 +67,9 @@ def test_every_field_kind_is_found_with_its_step_and_message() -> None:
 def test_blank_queries_and_limits() -> None:
     assert search_incoming(STEPS, "   ") == []
     assert len(search_incoming(STEPS, "a", limit=2)) == 2
-    long = [(1, [{"role": "user", "content": "x" * 200 + "needle" + "y" * 200}])]
+    long: list[tuple[int, list[dict[str, Any]]]] = [
+        (1, [{"role": "user", "content": "x" * 200 + "needle" + "y" * 200}])
+    ]
     (hit,) = search_incoming(long, "needle")
     assert hit.excerpt.startswith("…") and hit.excerpt.endswith("…") and "needle" in hit.excerpt
     assert len(hit.excerpt) <= 82

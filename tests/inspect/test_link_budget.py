@@ -30,7 +30,7 @@ def recipe(steps: list[dict[str, object]]) -> dict[str, object]:
 
 
 def test_the_largest_link_the_app_writes_replays_within_the_budget() -> None:
-    steps = [
+    steps: list[dict[str, object]] = [
         {"label": "pasted", "append": {"role": "user", "content": f"m{i % 7}"}}
         for i in range(MAX_URL_MESSAGES)
     ]
@@ -45,7 +45,9 @@ def test_the_largest_link_the_app_writes_replays_within_the_budget() -> None:
 
 
 def test_one_message_more_is_not_written_and_not_read() -> None:
-    steps = [{"append": {"role": "user", "content": "x"}} for _ in range(MAX_URL_MESSAGES + 1)]
+    steps: list[dict[str, object]] = [
+        {"append": {"role": "user", "content": "x"}} for _ in range(MAX_URL_MESSAGES + 1)
+    ]
     enc = encode_session(recipe(steps))
     assert not enc.fits and enc.value is None
     assert f"{MAX_URL_MESSAGES + 1:,} messages" in enc.message
