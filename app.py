@@ -97,7 +97,7 @@ def on_append_pasted() -> None:
         # Whatever else a reader refuses in the text is bad input too: shown, never a traceback.
         st.session_state.pg_error = f"pasted text: {exc}"
         return
-    st.session_state.pg_paste_notes = pasted.notes_as_dicts()  # issue 13: shown by the box
+    st.session_state.pg_paste_notes = pasted.notes_as_dicts()  # shown under the paste box
     n = len(batch)
     add_step(batch[0] if n == 1 else batch, f"pasted ({n} message{'s' if n != 1 else ''})")
 

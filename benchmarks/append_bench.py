@@ -7,7 +7,7 @@ Run with ``make bench`` (or ``python benchmarks/append_bench.py``). It prints:
 (b) ns/message for ``Buffer.append``, one message per append, over the same
     200,000-message mixed agent conversation (re-fired results, dangling
     calls healed at the next user turn) at window N = 1,000, and the ratio
-    (b)/(a) (target <= 15, issue 8). (a) and (b) are timed back to back in
+    (b)/(a) (target <= 15). (a) and (b) are timed back to back in
     each of ``--rounds`` rounds, so a ratio compares like with like on a
     shared machine; it prints every round's ratio, their median and range,
     and the ratio of the best (b) to the best (a);

@@ -15,7 +15,7 @@ Median of 5 each (wall time of ``AppTest.run``). Figures go in the README.
 
 Run: ``python benchmarks/ui_bench.py [--messages 20000] [--window N]``.
 
-``--part navigator`` times what issue 10 added, on the same upload (median
+``--part navigator`` times the navigator and compare, on the same upload (median
 of 5, wall time of ``AppTest.run``): changing the decision filter, jumping
 to the next decision, the compare view against one replay at a new window,
 and (``--part memory``, alone in a fresh process) the process RSS
@@ -94,7 +94,7 @@ def main() -> None:
 
 
 def steps_part(args: argparse.Namespace) -> None:
-    """Upload and step-move figures (issue 8)."""
+    """Upload and step-move figures."""
     data = conversation_text(args.messages).encode()
     print(f"{args.messages} messages, {len(data) / 1e6:.1f} MB, window {args.window or 'default'}")
 
@@ -124,7 +124,7 @@ def steps_part(args: argparse.Namespace) -> None:
         print(line(f"step move, {tab} tab", moves[tab]))
 
 
-# --------------------------------------------------------------------------- issue 10
+# --------------------------------------------------------------------------- navigator, compare
 
 
 def rss_mb() -> float:

@@ -442,7 +442,7 @@ class ConversationBuffer:
         return self._snapshot((str(self.scope), scope_id, self.key))[0]
 
     def _build(self, slot: Slot, entries: list[dict[str, Any]]) -> Buffer:
-        """The engine buffer of stored entries; a bad stored entry names the slot (issue 9)."""
+        """The engine buffer of stored entries; a bad stored entry names the slot."""
         try:
             return _ScopedBuffer(entries, self.max_messages)
         except InvalidMessagesError as exc:

@@ -539,7 +539,7 @@ class Timeline:
         rebuilt incrementally from the events, and each entry is serialized
         once and reused while it stays in the buffer. The output is strict
         JSON: a non-finite number a library caller put in a message raises
-        ``ValueError`` rather than writing ``NaN`` (issue 9).
+        ``ValueError`` rather than writing ``NaN``.
         """
         encoded: dict[int, tuple[dict[str, Any], str]] = {}
 

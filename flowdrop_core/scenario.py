@@ -2,7 +2,7 @@
 
 A scenario is the one file format shared by the spec-examples page, the
 ``check`` command and saved replays. It says "this buffer, this configuration,
-these appends, and what each should report" (issue 4, item 1). The models here
+these appends, and what each should report". The models here
 only check the *shape* of the file: ``buffer`` and each step's ``append`` are
 kept verbatim, because judging messages is the engine's job and a scenario must
 be able to hold exactly the malformed data a rule is about (MEM-5, MEM-11).

@@ -141,7 +141,7 @@ def step_selector(timeline: Timeline, key: str, label: str = "Step") -> int:
         )
     )
     # Written by hand, not bound: a bound value is restored from the URL on reruns, which
-    # fights the programmatic follow-the-newest-append above (issue: it stuck at step 3).
+    # fights the programmatic follow-the-newest-append above (it stuck at step 3).
     if st.query_params.get(key) != str(value):
         st.query_params[key] = str(value)
     return value

@@ -1,4 +1,4 @@
-"""Import notes next to an upload or a paste: what an importer left out, where and why (issue 13).
+"""Import notes next to an upload or a paste: what an importer left out, where and why.
 
 The notes come from the library (:class:`flowdrop_core.importers.ImportNote`);
 this view only counts them and lists them as plain text: a caption through

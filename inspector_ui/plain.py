@@ -1,6 +1,6 @@
 """Data shown as text, never as markup, and never so long that it freezes the page.
 
-The rule (issue 9): everything that came from input is drawn with
+The rule: everything that came from input is drawn with
 ``st.text`` / ``st.code`` / ``st.json`` / dataframe cells, or, inside an
 alert, caption or markdown, through :func:`inspector_ui.display.md_escape`
 (re-exported here as :func:`md`), the one helper that neutralises every

@@ -1,4 +1,4 @@
-"""URL values checked before any widget reads them (issue 9 item 4).
+"""URL values checked before any widget reads them.
 
 Widgets bound to the URL (``bind="query-params"``) take whatever a link
 says; ``?window=1e309`` used to reach ``int()`` as infinity and end in a

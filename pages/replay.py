@@ -110,7 +110,7 @@ with source_col:
             )
     # The default is the widget's own index, never a session-state assignment: an assignment
     # beats a link's ?r_sample= on the first run, and a default equal to the first option
-    # kept that option out of the URL (issue 10, item 4).
+    # kept that option out of the URL.
     sample = st.selectbox(
         "…or pick a sample from sample_data/",
         names,

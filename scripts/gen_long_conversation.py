@@ -1,6 +1,6 @@
 """Generate sample_data/long_conversation.jsonl: a long, seeded agent-loop recording.
 
-The inspector needs one long conversation (issue 4, item 5) to exercise
+The inspector needs one long conversation to exercise
 windowing (``max_messages``) and to time a full replay. It is a travel agent
 loop in OpenAI Chat shape, one message per line: user questions, assistant
 turns calling ``get_weather`` / ``web_search`` / ``convert_currency``, their

@@ -48,7 +48,7 @@ class Source:
 
     ``entries`` and ``origins`` are every message in the file in order (a
     scenario's starting buffer, then its steps' messages, verbatim), for
-    ``normalize`` and ``lint``. ``notes`` is what the import left out (issue 13).
+    ``normalize`` and ``lint``. ``notes`` is what the import left out.
     """
 
     path: str

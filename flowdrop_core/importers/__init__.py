@@ -1,6 +1,6 @@
 """Importers: recorded conversations on disk -> provider-flat messages with origins and notes.
 
-The inspector replays what people actually have on disk (issues 4 and 13):
+The inspector replays what people actually have on disk:
 one module per format, each declaring what makes a document its own
 (``claims``, :mod:`.claims`), and a small registry (:mod:`.registry`) that
 lists them, detects and names what ``--format`` takes. Every format becomes the

@@ -8,7 +8,7 @@ Every format is turned into provider-flat messages (OpenAI Chat shape)::
 
 A reader fills an :class:`Out`: each message with its *origin* (where it came
 from in the file) and an :class:`ImportNote` for everything of the source it
-did not turn into a message part (issue 13: nothing is lost silently).
+did not turn into a message part (nothing is lost silently).
 """
 
 from __future__ import annotations

@@ -105,9 +105,9 @@ def parse_pasted_with_notes(text: str, source: str = "pasted text") -> PastedInp
       JSONL, ...).
 
     Imported batches carry the importer's notes (what it left out, where,
-    why; issue 13). The JSON is strict (``NaN``, lone surrogates and nesting
+    why). The JSON is strict (``NaN``, lone surrogates and nesting
     past :data:`~flowdrop_core.scenario.MAX_JSON_DEPTH` are refused with their
-    JSON path, issue 9). Raises :class:`InputProblem` naming the problem and
+    JSON path). Raises :class:`InputProblem` naming the problem and
     where it is, and nothing else.
     """
     if not isinstance(text, str):

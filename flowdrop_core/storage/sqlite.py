@@ -136,7 +136,7 @@ def _encode(value: Any, slot: Slot, path: Path, where: str) -> str:
     """JSON text for SQLite; refuses what cannot be stored, naming the slot and field."""
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        text.encode("utf-8")  # a lone surrogate cannot be stored as UTF-8 (issue 9)
+        text.encode("utf-8")  # a lone surrogate cannot be stored as UTF-8
     except UnicodeEncodeError as exc:
         field = _surrogate_path(value, where)
         raise StorageError.for_slot(

@@ -1,4 +1,4 @@
-"""Exports at size (issue 8 item 3): the long sample's timeline JSON lines with bounded memory."""
+"""Exports at size: the long sample's timeline JSON lines with bounded memory."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""AppTest: careless and hostile input in the inspector (issue 9 items 1, 4, 5).
+"""AppTest: careless and hostile input in the inspector.
 
 URL values out of range or unknown are replaced by defaults with a visible
 notice; long content is clipped in every view with the whole of it one

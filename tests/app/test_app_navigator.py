@@ -1,4 +1,4 @@
-"""AppTest: issue 10's inspector items (navigator, follow, URL state, compare, labels, spec).
+"""AppTest: the navigator, following the newest step, URL state, compare, labels, spec.
 
 Each test drives the real pages in-process: the Playground (app.py) and the
 Replay and Spec examples pages. Numbers are cross-checked with the library

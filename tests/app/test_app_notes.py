@@ -1,4 +1,4 @@
-"""AppTest: import notes shown next to the upload (Replay) and the paste box (Playground), issue 13."""
+"""AppTest: import notes shown next to the upload (Replay) and the paste box (Playground)."""
 
 from __future__ import annotations
 

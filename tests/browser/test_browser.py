@@ -289,7 +289,7 @@ def nav_labels(page) -> list[str]:
 
 @pytest.mark.parametrize("spec", PAGES, ids=[p.key for p in PAGES])
 def test_deep_link_is_the_first_request_to_a_fresh_server(browser, spec):
-    """Issue 10 item 10: no legacy sidebar listing pages/ files, the right page at once."""
+    """no legacy sidebar listing pages/ files, the right page at once."""
     with serve() as url:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         page = context.new_page()
@@ -352,7 +352,7 @@ def _browse_the_store(page, server: str) -> None:
     shot(page, "store.png")
 
 
-# --------------------------------------------------------------------------- hostile data (issue 9)
+# --------------------------------------------------------------------------- hostile data
 
 EVIL_HOST = "127.0.0.1:9"
 #: Every Markdown / HTML / auto-link trick at once, with blank lines to break out of spans.
@@ -415,7 +415,7 @@ def assert_no_markup_from_data(page, requests: list[str]) -> None:
 
 
 def test_hostile_ids_names_and_contents_never_become_markup(server, browser):
-    """Issue 9 item 1, in the real browser: Playground (sidebar, paste, every tab) and Replay."""
+    """Data is never markup, in the real browser: Playground (sidebar, paste, every tab) and Replay."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(30_000)
@@ -462,7 +462,7 @@ def test_hostile_ids_names_and_contents_never_become_markup(server, browser):
 
 
 def test_a_one_megabyte_word_does_not_freeze_the_page(server, page, tmp_path):
-    """Issue 9 item 5: a 1 MB one-word message is clipped in every view; the page stays usable."""
+    """a 1 MB one-word message is clipped in every view; the page stays usable."""
     word = "x" * 1_000_000
     payload = json.dumps(
         [{"role": "user", "content": word}, {"role": "assistant", "content": word}]
@@ -492,7 +492,7 @@ def test_a_one_megabyte_word_does_not_freeze_the_page(server, page, tmp_path):
 
 
 def test_a_long_replay_shows_progress_and_can_be_cancelled(server, page):
-    """Issue 8 item 3: a replay of a large upload shows its progress and stops on Cancel."""
+    """a replay of a large upload shows its progress and stops on Cancel."""
     spec = importlib.util.spec_from_file_location(
         "gen", ROOT / "scripts" / "gen_long_conversation.py"
     )

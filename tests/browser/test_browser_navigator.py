@@ -1,6 +1,6 @@
 """Real browser (system Chromium): the decision navigator, a session through its URL, compare.
 
-Issue 10's browser items that are this branch's: jumping with next / previous
+The navigator in the real browser: jumping with next / previous
 to a duplicate in ``long_conversation.jsonl``, and a Playground session
 round-tripped through its URL in a new page; plus the navigator's and the
 compare view's screenshots (``make screenshots`` writes them to

@@ -1,4 +1,4 @@
-"""The ``flowdrop-buffer`` command line (issue 4 item 4), run in-process and once as a process.
+"""The ``flowdrop-buffer`` command line, run in-process and once as a process.
 
 Every command's output is checked on the sample data, every bad-input path
 exits 2 with its exact message on stderr and no traceback, and a recorded
@@ -356,7 +356,7 @@ def test_normalize_json_of_zero_ids(capsys: pytest.CaptureFixture[str]) -> None:
 def test_normalize_text_of_zero_ids_locates_its_three_drops(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Issue 13: the call, the turn it leaves empty and the result, each with its location."""
+    """the call, the turn it leaves empty and the result, each with its location."""
     path = SAMPLES / "mem-5-zero-ids.json"
     code, out, _ = run(capsys, "normalize", path)
     assert code == 0
@@ -375,7 +375,7 @@ def test_normalize_text_of_zero_ids_locates_its_three_drops(
 def test_lint_reports_every_call_without_a_usable_id(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """Issue 13: a file whose calls all lack ids is not "no findings"."""
+    """a file whose calls all lack ids is not "no findings"."""
     path = write(
         tmp_path,
         "idless.jsonl",
@@ -513,7 +513,7 @@ def test_bad_message(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
     )
     code, out, err = run(capsys, "replay", path)
     assert (code, out) == (2, "")
-    # issue 9: the file and the JSON path of the bad entry
+    # the file and the JSON path of the bad entry
     assert err == f"flowdrop-buffer: error: {path}: steps[1].append[1]: missing 'role'\n"
 
 
@@ -624,7 +624,7 @@ def test_non_string_role_in_a_scenario_step_exits_2(
     path = write(tmp_path, "role.json", {"name": "role", "steps": [{"append": BAD_ROLE}]})
     code, _, err = run(capsys, command, path)
     assert code == 2
-    # issue 9: the file and the JSON path of the entry, not the scenario's name and step
+    # the file and the JSON path of the entry, not the scenario's name and step
     assert err == (
         f"flowdrop-buffer: error: {path}: steps[0].append: 'role' must be a string, got list\n"
     )
@@ -753,7 +753,7 @@ def test_progress_draws_bar_fractions() -> None:
 def test_round_trip_import_replay_save_replay(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """Issue 4: replaying an imported conversation, saving it and replaying that agree."""
+    """replaying an imported conversation, saving it and replaying that agree."""
     saved = tmp_path / "weather-regression.json"
     code, first, err = run(
         capsys, "replay", OPENAI_CHAT, "--json", "--max-messages", "6", "--save", saved
@@ -779,7 +779,7 @@ def test_round_trip_import_replay_save_replay(
 
 
 def test_python_m_flowdrop_core_check_sample_data() -> None:
-    """``python -m flowdrop_core check sample_data/*.json`` passes (issue 4, done-when)."""
+    """``python -m flowdrop_core check sample_data/*.json`` passes."""
     proc = subprocess.run(
         [sys.executable, "-m", "flowdrop_core", "check", *(str(p) for p in SCENARIOS)],
         capture_output=True,

@@ -1,4 +1,4 @@
-"""Issue 13 item 2 in the command line: import notes in replay, normalize and lint.
+"""Import notes in the command line: in replay, normalize and lint.
 
 And item 5: bad input is one located error on stderr, exit 2, no traceback; a
 JSON file of an unknown shape lists what each format expects.
@@ -113,7 +113,7 @@ def test_a_json_file_of_unknown_shape_lists_what_each_format_reads(
 def test_issue_9_reductions_are_located_errors_in_a_subprocess(
     tmp_path: Path, document: Any, located: str
 ) -> None:
-    """Issue 9 item 2, end to end: exit 2, the file and JSON path on stderr, no traceback."""
+    """exit 2, the file and JSON path on stderr, no traceback."""
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     done = subprocess.run(

@@ -1,4 +1,4 @@
-"""A bounded fuzz of the CLI and the library's entry points (issue 9).
+"""A bounded fuzz of the CLI and the library's entry points.
 
 The sample files are mutated (a value replaced by any JSON value or a hostile
 string, a key deleted, text cut or spliced with ``NaN``, a lone surrogate or
@@ -50,7 +50,7 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
-#: Strings issue 9 found trouble with: invisible ids, number spellings, markup, roles.
+#: Strings hostile-input testing found trouble with: invisible ids, number spellings, markup, roles.
 HOSTILE = [
     "\u200b",
     "\ufeff",

@@ -1,4 +1,4 @@
-"""Issue 9's reproductions (library and CLI parts), each a test that failed on the landed code.
+"""Hostile and careless input (library and CLI parts), each a test that failed on the code before.
 
 Hostile and careless input: every bad value is a clear, located error of a
 documented type, never a traceback; nesting is bounded; JSON in and out is
@@ -81,7 +81,7 @@ def test_text_to_message_refuses_non_text_with_a_value_error(text: Any) -> None:
 
 
 def test_scenario_step_whose_text_role_is_an_object_parses() -> None:
-    """Was: ``TypeError`` out of ``parse_scenario`` (the reduced input of issue 9)."""
+    """Was: ``TypeError`` out of ``parse_scenario`` (a fuzzed input, reduced)."""
     scenario = parse_scenario(
         '{"name": "t", "steps": [{"text": {"text": "hi", "role": {"x": 1}}}]}', "t.json"
     )

@@ -1,7 +1,7 @@
 """sample_data/: every GR-MEM example is a scenario, and every scenario passes ``check``.
 
 The scenarios are teaching material for the spec-examples page and the
-``check`` command (issue 4, item 5): each one must parse, the examples listed
+``check`` command: each one must parse, the examples listed
 at the end of GR-MEM.md must each have a file named after its rule, and
 replaying each file must meet its own ``expect`` exactly.
 """

@@ -28,7 +28,7 @@ UNUSABLE: list[Any] = [
     -1,
     -7,
     1.5,
-    # issue 9: every spelling of zero, negatives and invisible-only ids, like the numbers
+    # every spelling of zero, negatives and invisible-only ids, like the numbers
     "00",
     "0.0",
     "-0",
@@ -50,7 +50,7 @@ USABLE: list[tuple[Any, str]] = [
     ("7", "7"),
     (" 7 ", "7"),
     (1, "1"),
-    # issue 9: text is compared as written (GR-MEM: trimmed strings), never merged by value
+    # text is compared as written (GR-MEM: trimmed strings), never merged by value
     ("07", "07"),
     ("7.0", "7.0"),
     ("+7", "+7"),

@@ -1,4 +1,4 @@
-"""The Playground paste rule (issue 13): verbatim when engine-shaped, imported when richer.
+"""The Playground paste rule: verbatim when engine-shaped, imported when richer.
 
 A pasted list of role dicts used to go to the engine verbatim, so OpenTelemetry
 ``parts``, Anthropic ``tool_use`` blocks or LangChain ``additional_kwargs``

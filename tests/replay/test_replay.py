@@ -313,7 +313,7 @@ def test_checkpoints_of_a_growing_buffer_stay_linear_and_rebuild_every_step() ->
 
 
 def test_json_lines_are_strict_json_even_for_a_library_callers_nan() -> None:
-    """Issue 9: ``--json`` output is JSON; a ``NaN`` a caller put in a message is an error, not text."""
+    """``--json`` output is JSON; a ``NaN`` a caller put in a message is an error, not text."""
     timeline = new_timeline(ScenarioConfig())
     timeline.append_step({"role": "user", "content": "hi", "score": float("nan")})
     with pytest.raises(ValueError, match="JSON compliant"):

@@ -1,4 +1,4 @@
-"""Scenario format (issue 4, item 1): parsing, round trip, error text, context override, schema."""
+"""Scenario format: parsing, round trip, error text, context override, schema."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from flowdrop_core.scenario import (
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: The example from issue 4, completed with a title.
-ISSUE_EXAMPLE = {
+#: The example scenario of the format's design, completed with a title.
+DESIGN_EXAMPLE = {
     "name": "mem-14-full-window",
     "title": "A new message arriving at a full three-message window",
     "rules": ["MEM-14"],
@@ -46,7 +46,7 @@ def _error(text: str, source: str = "sample_data/x.json") -> str:
 
 
 def test_parses_the_issue_example() -> None:
-    scenario = parse_scenario(json.dumps(ISSUE_EXAMPLE))
+    scenario = parse_scenario(json.dumps(DESIGN_EXAMPLE))
     assert scenario.name == "mem-14-full-window"
     assert scenario.config == ScenarioConfig(max_messages=3)
     assert scenario.config.storage == "memory"
@@ -85,7 +85,7 @@ def test_buffer_and_append_are_kept_verbatim() -> None:
 
 
 def test_dump_round_trips_and_is_stable() -> None:
-    scenario = parse_scenario(json.dumps(ISSUE_EXAMPLE))
+    scenario = parse_scenario(json.dumps(DESIGN_EXAMPLE))
     text = dump_scenario(scenario)
     again = parse_scenario(text)
     assert again == scenario
@@ -217,7 +217,7 @@ def test_step_context_without_any_context_is_none() -> None:
 
 def test_load_scenario_names_the_path(tmp_path: Path) -> None:
     good = tmp_path / "good.json"
-    good.write_text(json.dumps(ISSUE_EXAMPLE), encoding="utf-8")
+    good.write_text(json.dumps(DESIGN_EXAMPLE), encoding="utf-8")
     assert load_scenario(good).name == "mem-14-full-window"
     bad = tmp_path / "bad.json"
     bad.write_text('{"name": "x", "steps": [], "expect": [{"cuont": 1}]}', encoding="utf-8")

@@ -70,7 +70,7 @@ print(json.dumps({"appended": appended, "unserialized": unserialized}), flush=Tr
 
 
 def test_eight_processes_with_a_tiny_lock_timeout_lose_no_turn(tmp_path: Path) -> None:
-    """Issue 8: 796 of 1,600 turns were stored; now all 1,600, once each, each writer in order."""
+    """796 of 1,600 turns were stored; now all 1,600, once each, each writer in order."""
     procs, per_proc = 8, 200
     path = tmp_path / "shared.sqlite3"
     SQLiteStore(path).close()
@@ -347,7 +347,7 @@ def test_delta_from_events_rebuilds_the_engine_buffer() -> None:
         assert stored == engine.messages() and delta.count == len(stored)
 
 
-# -- issue 9: surrogates, read-only files, bad stored entries ---------------------------------
+# -- surrogates, read-only files, bad stored entries ---------------------------------
 
 
 def test_lone_surrogate_is_a_storage_error_naming_slot_and_field(tmp_path: Path) -> None:
