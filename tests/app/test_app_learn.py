@@ -150,3 +150,13 @@ def test_the_conformance_page_shows_every_rule() -> None:
 @pytest.mark.parametrize("page", ["pages/glossary.py", "pages/conformance.py"])
 def test_new_pages_have_no_exception(page: str) -> None:
     assert not open_page(page).exception
+
+
+def test_every_metric_of_the_replay_page_has_help() -> None:
+    at = open_page("pages/replay.py")
+    assert at.metric, "the replay page shows the step's report"
+    for metric in at.metric:
+        assert metric.help, metric.label
+    by_label = {m.label: m.help for m in at.metric}
+    assert by_label["appended"] == help_for("appended")
+    assert by_label["appended_any"] == help_for("appended_any")
