@@ -188,7 +188,7 @@ def test_md_escape_makes_markup_literal():
 
 
 def test_md_escape_breaks_autolinks_blocks_and_span_escapes():
-    """bare URLs, e-mail addresses, blank lines and indents lose their meaning."""
+    """Bare URLs, e-mail addresses, blank lines and indents lose their meaning."""
     out = md_escape("see http://x.org/a www.x.org a@b.org")
     assert "://" not in out and "www." not in out and "a@b" not in out
     out = md_escape("`id\n\n![x](http://h/p.png)\n    code\n# head")

@@ -15,6 +15,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -289,7 +290,7 @@ def nav_labels(page) -> list[str]:
 
 @pytest.mark.parametrize("spec", PAGES, ids=[p.key for p in PAGES])
 def test_deep_link_is_the_first_request_to_a_fresh_server(browser, spec):
-    """no legacy sidebar listing pages/ files, the right page at once."""
+    """No legacy sidebar listing pages/ files, the right page at once."""
     with serve() as url:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         page = context.new_page()
@@ -462,7 +463,7 @@ def test_hostile_ids_names_and_contents_never_become_markup(server, browser):
 
 
 def test_a_one_megabyte_word_does_not_freeze_the_page(server, page, tmp_path):
-    """a 1 MB one-word message is clipped in every view; the page stays usable."""
+    """A 1 MB one-word message is clipped in every view; the page stays usable."""
     word = "x" * 1_000_000
     payload = json.dumps(
         [{"role": "user", "content": word}, {"role": "assistant", "content": word}]
@@ -492,7 +493,7 @@ def test_a_one_megabyte_word_does_not_freeze_the_page(server, page, tmp_path):
 
 
 def test_a_long_replay_shows_progress_and_can_be_cancelled(server, page):
-    """a replay of a large upload shows its progress and stops on Cancel."""
+    """A replay of a large upload shows its progress and stops on Cancel."""
     spec = importlib.util.spec_from_file_location(
         "gen", ROOT / "scripts" / "gen_long_conversation.py"
     )
@@ -501,22 +502,22 @@ def test_a_long_replay_shows_progress_and_can_be_cancelled(server, page):
     sys.modules["gen"] = gen
     spec.loader.exec_module(gen)
     # 90,000 messages (about 13 MB, under the 20 MB cap and the 100,000-message replay
-    # budget of a session): long enough that the replay is
-    # still running when the progress text is looked for, now that a replay is fast.
+    # budget of a session), replayed with the whole run re-fired (180,000 steps), so the
+    # replay is still running when its progress is looked for even on an idle machine.
     payload = gen.render(gen.generate(90_000)).encode()
-    page.goto(f"{server}/replay")
+    page.goto(f"{server}/replay?r_refire=steps")
     settle(page)
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(
         files=[{"name": "big.jsonl", "mimeType": "application/jsonl", "buffer": payload}]
     )
-    expect(page.get_by_text("Replaying step")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text(re.compile("^Replaying"))).to_be_visible(timeout=60_000)
     page.get_by_role("button", name="Cancel").click()
     settle(page)
     expect(page.get_by_text("Replay of big.jsonl cancelled.")).to_be_visible()
     assert page.locator("[data-testid='stMetric']").count() == 0  # no timeline was kept
     assert page.locator("[data-testid='stException']").count() == 0
     page.get_by_role("button", name="Replay it").click()
-    expect(page.get_by_text("Replaying step")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text(re.compile("^Replaying"))).to_be_visible(timeout=60_000)
     page.get_by_role("button", name="Cancel").click()  # leave the shared server idle
     settle(page)
     expect(page.get_by_text("Replay of big.jsonl cancelled.")).to_be_visible()

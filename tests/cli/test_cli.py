@@ -356,7 +356,7 @@ def test_normalize_json_of_zero_ids(capsys: pytest.CaptureFixture[str]) -> None:
 def test_normalize_text_of_zero_ids_locates_its_three_drops(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """the call, the turn it leaves empty and the result, each with its location."""
+    """The call, the turn it leaves empty and the result, each with its location."""
     path = SAMPLES / "mem-5-zero-ids.json"
     code, out, _ = run(capsys, "normalize", path)
     assert code == 0
@@ -375,7 +375,7 @@ def test_normalize_text_of_zero_ids_locates_its_three_drops(
 def test_lint_reports_every_call_without_a_usable_id(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """a file whose calls all lack ids is not "no findings"."""
+    """A file whose calls all lack ids is not "no findings"."""
     path = write(
         tmp_path,
         "idless.jsonl",
@@ -753,7 +753,7 @@ def test_progress_draws_bar_fractions() -> None:
 def test_round_trip_import_replay_save_replay(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """replaying an imported conversation, saving it and replaying that agree."""
+    """Replaying an imported conversation, saving it and replaying that agree."""
     saved = tmp_path / "weather-regression.json"
     code, first, err = run(
         capsys, "replay", OPENAI_CHAT, "--json", "--max-messages", "6", "--save", saved

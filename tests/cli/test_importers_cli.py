@@ -113,7 +113,7 @@ def test_a_json_file_of_unknown_shape_lists_what_each_format_reads(
 def test_issue_9_reductions_are_located_errors_in_a_subprocess(
     tmp_path: Path, document: Any, located: str
 ) -> None:
-    """exit 2, the file and JSON path on stderr, no traceback."""
+    """Exit 2, the file and JSON path on stderr, no traceback."""
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     done = subprocess.run(

@@ -150,7 +150,7 @@ def test_langchain_call_block_missing_from_tool_calls_is_a_note() -> None:
 
 
 def test_role_based_langchain_dicts_keep_calls_from_additional_kwargs() -> None:
-    """calls under additional_kwargs.tool_calls were lost and their results orphaned."""
+    """Calls under additional_kwargs.tool_calls were lost and their results orphaned."""
     document = [
         {"role": "user", "content": "weather?"},
         {

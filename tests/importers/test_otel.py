@@ -101,7 +101,7 @@ def test_otel_server_tool_call_is_a_visible_marker() -> None:
 
 
 def test_otel_messages_are_not_taken_for_openai_chat() -> None:
-    """role + parts read as Chat gave null texts; now OTel reads them, Chat notes them."""
+    """Role + parts read as Chat gave null texts; now OTel reads them, Chat notes them."""
     document = [
         {"role": "user", "parts": [{"type": "text", "content": "weather?"}]},
         {"role": "assistant", "parts": [{"type": "text", "content": "sunny"}]},

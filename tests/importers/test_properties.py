@@ -464,7 +464,7 @@ def test_each_text_and_call_id_is_imported_or_noted(recording: list[Event], fmt:
 def test_detection_never_prefers_a_reader_that_ignores_content(
     recording: list[Event], fmt: str
 ) -> None:
-    """a match that drops content is not a match. A recording whose parts are all
+    """A match that drops content is not a match. A recording whose parts are all
     of known types is detected as a format that recognises all of it (no unknown note)."""
     writer, _ = WRITERS[fmt]
     got = parse_conversation(writer(recording))
@@ -498,7 +498,7 @@ JSON_VALUES = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(value=JSON_VALUES, fmt=st.sampled_from([None, *FORMATS]))
 def test_any_json_value_imports_or_raises_the_documented_error(value: Any, fmt: str | None) -> None:
-    """a type or role that is an object or a list is a located error, not a TypeError."""
+    """A type or role that is an object or a list is a located error, not a TypeError."""
     with contextlib.suppress(ConversationFormatError):
         parse_conversation(json.dumps(value), format=fmt)
 
