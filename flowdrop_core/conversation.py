@@ -17,6 +17,14 @@ a scope (resolved only through :func:`resolve_scope`) and a :class:`Store`:
    was stored; the unserialized path uses the same conditional write, so it
    never overwrites another turn.
 
+On a store that runs the read-modify-write itself
+(:class:`~flowdrop_core.storage.LiveStore`: the memory store), an append
+that is not journaled is steps 2 and 3 in one: ``apply_live`` runs the
+engine on the slot's live engine buffer under the store's own guard, which
+every other read and write of the store takes too (MEM-12), and keeps it
+there; no second copy, no delta, no conditional write. While anyone holds
+the slot lock it is not run, and the append takes the lock as above.
+
 The live cache: an append keeps the slot's engine :class:`Buffer` (with its
 indexes) next to the revision its write returned, and the next append to
 that slot appends to it without asking the store: the conditional write is
@@ -35,6 +43,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -53,6 +62,7 @@ from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.results import LazyValue, PlainResult
 from flowdrop_core.storage import (
     Delta,
+    LiveValue,
     MemoryStore,
     Op,
     RevisionConflict,
@@ -196,6 +206,48 @@ class _ScopedBuffer(Buffer):
 
     __slots__ = ()
     _result_type = ScopedAppendResult
+
+
+def _checked_entries(value: Any, slot: Slot) -> list[dict[str, Any]]:
+    """A stored buffer as a list of entries; anything but a list of objects is a StorageError."""
+    if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
+        bad = (
+            type(value).__name__
+            if not isinstance(value, list)
+            else next(
+                f"entry {n} is {type(e).__name__}"
+                for n, e in enumerate(value)
+                if not isinstance(e, dict)
+            )
+        )
+        raise StorageError.for_slot(
+            f"stored value is not a conversation buffer (a list of message objects): {bad}",
+            slot,
+        )
+    return value
+
+
+class _LiveSlot(LiveValue):
+    """A slot's buffer as a live store keeps it for the appends: the engine buffer, base and log.
+
+    ``buf`` is the slot's engine :class:`Buffer` (with its indexes); ``base``
+    and ``log`` are what the results' lazy ``messages`` are built from (see
+    :class:`_LazyMessages`).
+    """
+
+    __slots__ = ("base", "buf", "log")
+
+    def __init__(self, buf: Buffer, base: list[dict[str, Any]]) -> None:
+        self.buf = buf
+        self.base = base
+        self.log: list[Op] = []
+
+    def entries(self) -> list[dict[str, Any]]:
+        """The entries, oldest first (a new list of the stored dicts)."""
+        return self.buf.messages()
+
+    def __len__(self) -> int:
+        return len(self.buf)
 
 
 #: A cached slot: (revision, live engine Buffer, lazy-result base, ops since the base).
@@ -375,6 +427,9 @@ class ConversationBuffer:
         # ExecutionContext, ScopeResolution, slot). Replaced whole, so threads
         # sharing the buffer read a consistent tuple.
         self._memo: tuple[Any, ExecutionContext | None, ScopeResolution, Slot] | None = None
+        # The store and its ``apply_live`` (None: not a LiveStore), looked up once per store.
+        self._live: tuple[Any, Any] = (None, None)
+        self._step = self._live_step  # bound once: a live store calls it on every append
         self._reset_cache()
 
     def _reset_cache(self) -> None:
@@ -421,21 +476,43 @@ class ConversationBuffer:
         value, found, revision = self.store.read(*slot)
         if not found:
             return [], revision
-        if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
-            bad = (
-                type(value).__name__
-                if not isinstance(value, list)
-                else next(
-                    f"entry {n} is {type(e).__name__}"
-                    for n, e in enumerate(value)
-                    if not isinstance(e, dict)
-                )
-            )
-            raise StorageError.for_slot(
-                f"stored value is not a conversation buffer (a list of message objects): {bad}",
-                slot,
-            )
-        return value, revision
+        return _checked_entries(value, slot), revision
+
+    def _live_step(
+        self, slot: Slot, value: Any, messages: Any
+    ) -> tuple[_LiveSlot, ScopedAppendResult, bool]:
+        """One append as a live store's read-modify-write (see ``LiveStore.apply_live``).
+
+        ``value`` is the slot as stored: the live buffer of an earlier append
+        (used as it is when its window is this buffer's), a plain buffer, or
+        None. The engine validates every message before changing anything,
+        so a bad one raises with the slot untouched.
+        """
+        live = value
+        if type(live) is not _LiveSlot or live.buf.max_messages != self.max_messages:
+            if value is None:
+                entries: list[dict[str, Any]] = []
+            elif type(value) is _LiveSlot:
+                entries = value.entries()
+            else:
+                entries = _checked_entries(list(value) if type(value) is deque else value, slot)
+            live = _LiveSlot(self._build(slot, entries), entries)
+        buf = live.buf
+        result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
+        decisions = result._events
+        log = live.log
+        if len(decisions) == 1 and decisions[0][0] is _APPENDED:  # the usual append
+            first = decisions[0]
+            log.append(_new_tuple(Op, ("insert", first[3], first[5])))
+            changed = True
+        else:
+            ops = delta_from_events(result.decisions(), result.count).ops  # type: ignore[arg-type]
+            log.extend(ops)
+            changed = bool(ops)
+        result._messages = _new_lazy(_LazyMessages, (live.base, log, len(log)))
+        if len(log) > 64 and len(log) > 2 * result.count:  # a new base: O(1) amortized
+            live.base, live.log = buf.messages(), []
+        return live, result, changed
 
     def _load(self, scope_id: str) -> list[dict[str, Any]]:
         """Read the slot's buffer (see :meth:`_snapshot`)."""
@@ -573,6 +650,21 @@ class ConversationBuffer:
         if res.refused:
             return self._refused("append", res, ctx)
         store = self.store
+        if not self.journal:  # a store that runs the read-modify-write itself (LiveStore)
+            live = self._live
+            if live[0] is not store:  # the store changed: look again
+                live = self._live = (store, getattr(store, "apply_live", None))
+            if live[1] is not None:
+                done: ScopedAppendResult | None = live[1](*slot, self._step, messages)
+                if done is not None:
+                    done.scope = res.scope
+                    done.key = self.key
+                    done.resolved_scope_id = res.resolved_scope_id
+                    done.refused = False
+                    done.refusal_reason = None
+                    done.serialized = True
+                    return done
+                # someone holds the slot lock: wait for it below, as with any store
         with store.lock(*slot, self.lock_timeout) as acquired:
             if not acquired:
                 logger.warning(

@@ -57,6 +57,9 @@ __all__ = [
     "JournalConflict",
     "JournalStore",
     "JournalWrite",
+    "LiveStep",
+    "LiveStore",
+    "LiveValue",
     "Op",
     "RevisionConflict",
     "Slot",
@@ -347,6 +350,53 @@ class Store(Protocol):
         self, scope: str, scope_id: str, key: str, timeout: float
     ) -> AbstractContextManager[bool]:
         """MEM-12 slot lock; yields ``True`` if acquired within ``timeout`` seconds."""
+        ...
+
+
+class LiveValue:
+    """A buffer an in-process store holds in its writer's own form (see :class:`LiveStore`).
+
+    The store never looks inside: it lists the entries for every other read
+    and write (:meth:`entries`, a new list) and counts them for its listing.
+    """
+
+    __slots__ = ()
+
+    def entries(self) -> list[Any]:
+        """The buffer's entries, oldest first, as a new list."""
+        raise NotImplementedError  # pragma: no cover - every subclass defines one
+
+    def __len__(self) -> int:
+        raise NotImplementedError  # pragma: no cover - every subclass defines one
+
+
+#: ``step(slot, value, arg) -> (new value, result, changed)``: a read-modify-write
+#: run by :meth:`LiveStore.apply_live` on the slot's current value (None when empty).
+LiveStep = Callable[[Slot, Any, Any], tuple[Any, Any, bool]]
+
+
+@runtime_checkable
+class LiveStore(Store, Protocol):
+    """A store in this process that can run a whole read-modify-write of a slot itself.
+
+    Optional: :class:`~flowdrop_core.conversation.ConversationBuffer` uses it
+    when the store has it and the append is not journaled, and otherwise (or
+    when it returns None) takes the slot lock, reads and writes conditionally
+    as with any store. The memory store has it: there the read, the rules
+    and the write of an append are one step under the store's own guard,
+    with no second copy of the buffer and no conditional write.
+    """
+
+    def apply_live(self, scope: str, scope_id: str, key: str, step: LiveStep, arg: Any) -> Any:
+        """Run ``step`` on the slot's value and keep what it returns; None when not run.
+
+        MEM-12: it runs under the guard every other read and write of the
+        store takes, so it is serialized with all of them. It is not run
+        (None) while anyone holds the slot's :meth:`~Store.lock`, so a holder's
+        own read-modify-write is never interleaved with it. The slot gets a
+        new revision when ``step`` says it changed the buffer; ``step`` must
+        change nothing before it can no longer fail.
+        """
         ...
 
 

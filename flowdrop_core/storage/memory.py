@@ -11,6 +11,8 @@ from flowdrop_core.storage.base import (
     Delta,
     Expected,
     JournalWrite,
+    LiveStep,
+    LiveValue,
     Slot,
     SlotLocks,
     Snapshot,
@@ -40,12 +42,17 @@ class MemoryStore:
     :mod:`flowdrop_core.storage.base`); ``timeout`` is accepted and unused,
     since a write never waits. The append journal is a bounded deque of
     record texts per slot, written under the same guard as the change.
+    A :class:`~flowdrop_core.conversation.ConversationBuffer` appends through
+    :meth:`apply_live`, which keeps the slot as its live engine buffer (a
+    :class:`~flowdrop_core.storage.LiveValue`) until another write turns it
+    back into a ``deque``.
     """
 
     kind = "memory"
 
     def __init__(self) -> None:
-        self._data: dict[Slot, list[Any]] = {}  # slot -> [value (deque for a buffer), revision]
+        # slot -> [value (a deque or a LiveValue for a buffer), revision]
+        self._data: dict[Slot, list[Any]] = {}
         self._journal: dict[Slot, deque[tuple[int, str]]] = {}
         self._guard = threading.Lock()
         self._locks = SlotLocks(_SlotLock)
@@ -60,7 +67,11 @@ class MemoryStore:
             if item is None:
                 return Snapshot(None, False, None)
             value = item[0]
-            return Snapshot(list(value) if type(value) is deque else value, True, item[1])
+            if type(value) is deque:
+                value = list(value)
+            elif isinstance(value, LiveValue):
+                value = value.entries()
+            return Snapshot(value, True, item[1])
 
     def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
         """Return ``(value, found)``; a stored buffer comes back as a new list."""
@@ -130,7 +141,9 @@ class MemoryStore:
                     return expected  # type: ignore[return-value]
             if item is None:
                 item = [deque(), token]
-            elif type(item[0]) is not deque:
+            elif isinstance(item[0], LiveValue):  # back to a plain buffer, the same entries
+                item[0] = deque(item[0].entries())
+            if type(item[0]) is not deque:
                 raise StorageError.for_slot(
                     f"stored value is not a conversation buffer, got {type(item[0]).__name__}",
                     slot,
@@ -147,6 +160,32 @@ class MemoryStore:
             if records is not None:  # nothing can fail between the change and its record
                 records.append((journal.seq, journal.text))  # type: ignore[union-attr]
         return token
+
+    def apply_live(self, scope: str, scope_id: str, key: str, step: LiveStep, arg: Any) -> Any:
+        """Run ``step(slot, value, arg)`` under the guard and keep its value; None when not run.
+
+        The slot's value goes to ``step`` as stored (a ``deque``, a
+        :class:`~flowdrop_core.storage.LiveValue` it put there before, any
+        other value, or None when empty); ``step`` returns ``(value, result,
+        changed)``, and the value is kept in place of the old one, under a new
+        revision when ``changed`` (an empty slot stays empty when nothing
+        changed). MEM-12: not run, and None returned, while anyone holds the
+        slot's lock (see :class:`~flowdrop_core.storage.LiveStore`).
+        """
+        slot = (scope, scope_id, key) if type(scope) is str else (str(scope), scope_id, key)
+        held = self._locks.get(slot)
+        with self._guard:
+            if held.locked():
+                return None
+            item = self._data.get(slot)
+            value, result, changed = step(slot, None if item is None else item[0], arg)
+            if item is not None:
+                item[0] = value
+                if changed:
+                    item[1] = new_revision()
+            elif changed:
+                self._data[slot] = [value, new_revision()]
+            return result
 
     def _records_for(self, slot: Slot, limit: int) -> deque[tuple[int, str]]:
         """The slot's record deque keeping the newest ``limit`` (under the guard)."""
@@ -180,7 +219,7 @@ class MemoryStore:
         """Every non-empty slot with its entry count (the memory store keeps no times)."""
         with self._guard:
             return {
-                slot: (len(item[0]) if type(item[0]) is deque else None, None)
+                slot: (len(item[0]) if isinstance(item[0], deque | LiveValue) else None, None)
                 for slot, item in self._data.items()
             }
 
@@ -234,12 +273,13 @@ class MemoryStore:
 class _SlotLock:
     """A slot's lock, and the ``with`` block of :meth:`MemoryStore.lock` once it was acquired."""
 
-    __slots__ = ("__weakref__", "acquire", "release")
+    __slots__ = ("__weakref__", "acquire", "locked", "release")
 
     def __init__(self) -> None:
         lock = threading.Lock()
         self.acquire = lock.acquire
         self.release = lock.release
+        self.locked = lock.locked
 
     def __enter__(self) -> bool:
         return True

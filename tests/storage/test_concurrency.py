@@ -211,9 +211,10 @@ def test_lock_held_by_another_process_is_bounded(
 
 
 class FailingOnce(MemoryStore):
-    """A memory store whose next write fails."""
+    """A memory store whose next write fails (its appends take the lock and the write)."""
 
     fail_next = True
+    apply_live = None  # no live appends: they would not reach the failing write
 
     def apply(self, scope: str, scope_id: str, key: str, delta: Any, **kw: Any) -> str:
         if self.fail_next:

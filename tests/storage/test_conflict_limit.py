@@ -20,6 +20,8 @@ from flowdrop_core.storage import MemoryStore, StorageError
 class AlwaysOvertaken(MemoryStore):
     """Before each of our writes, another writer replaces the slot (a fresh revision)."""
 
+    apply_live = None  # no live appends: each one takes the conditional write
+
     def __init__(self) -> None:
         super().__init__()
         self.overtaken = 0

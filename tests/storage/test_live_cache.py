@@ -105,7 +105,8 @@ def test_another_instance_write_is_seen(store: Store) -> None:
     assert contents(mine.append(user("c"), CTX).messages) == ["a", "b", "c"]
     assert contents(theirs.read(CTX).messages) == ["a", "b", "c"]
     theirs.clear(CTX)
-    assert SLOT in mine._cache and SLOT not in theirs._cache  # clear drops its own entry
+    if getattr(store, "apply_live", None) is None:  # a live store's buffers keep no cache
+        assert SLOT in mine._cache and SLOT not in theirs._cache  # clear drops its own entry
     assert contents(mine.read(CTX).messages) == []
     assert contents(mine.append(user("d"), CTX).messages) == ["d"]
 
