@@ -32,6 +32,7 @@ from flowdrop_core.importers.base import (
 )
 from flowdrop_core.importers.claims import Claim, Miss, Verdict, each
 from flowdrop_core.importers.detect import detect_value, json_formats
+from flowdrop_core.importers.otel_legacy import _content_calls
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "langfuse"
@@ -518,6 +519,7 @@ def _generation(generation: dict[str, Any], where: str) -> Out:
             continue
         if dropped:
             _without(got, [f"{at}[{k}]" for k in dropped])
+        _calls_in_content(got)
         lead = 0
         if key == "output":  # a response echoes its system prompt: it belongs before the input
             while lead < len(got.messages) and got.messages[lead].get("role") == "system":
@@ -529,6 +531,28 @@ def _generation(generation: dict[str, Any], where: str) -> Out:
         call.notes.extend(got.notes)
         call.synthetic |= got.synthetic
     return call
+
+
+def _calls_in_content(got: Out) -> None:
+    """Koog writes a message's tool calls as its ``content``: JSON text of a list of
+    OpenAI-shape calls, under any role (``tool`` in its later calls' input), and its
+    results without ``tool_call_id``. Those become an assistant message's calls, and a
+    result without an id answers the oldest open call (as ``otel-legacy`` reads Koog)."""
+    open_calls: list[Any] = []
+    for k, message in enumerate(got.messages):
+        content = message.get("content")
+        calls = None if message.get("tool_calls") else _content_calls(content, got.origins[k])
+        if calls is not None:
+            message = {"role": "assistant", "content": None, "tool_calls": calls}
+            got.messages[k] = message
+        open_calls += [call.get("id") for call in message.get("tool_calls") or ()]
+        if message.get("role") != "tool":
+            continue
+        if message.get("tool_call_id") is not None:
+            if message["tool_call_id"] in open_calls:
+                open_calls.remove(message["tool_call_id"])
+        elif open_calls:
+            got.messages[k] = {**message, "tool_call_id": open_calls.pop(0)}
 
 
 def _without(got: Out, places: list[str]) -> None:

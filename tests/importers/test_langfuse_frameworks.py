@@ -139,3 +139,49 @@ def test_llamaindex_completion_prompt_only_on_the_trace_is_the_user_message() ->
     assert [(n.where, n.what) for n in got.notes] == [
         ("observations[1].input", "generation input in no known format")
     ]
+
+
+def test_google_genai_contents_given_as_text_is_the_user_turn() -> None:
+    """The Gemini SDK trace records ``generate_content(model=..., contents="What is
+    Langfuse?")`` as its input: contents as a string, which google-genai makes one user
+    turn. No format read it, so the question was only a note."""
+    got = fresh("langfuse_google_gemini_2025_08_01.json")
+    assert got.messages[0] == {"role": "user", "content": "What is Langfuse?"}
+    assert got.messages[1]["role"] == "assistant"
+    assert got.messages[1]["content"].startswith("**Langfuse** is an **open-source")
+    assert got.origins == [
+        "observations[0].input.contents",
+        "observations[0].output.candidates[0].content",
+    ]
+    assert got.notes == []
+
+
+def test_a_gemini_request_with_text_contents_alone_is_read_as_gemini() -> None:
+    got = parse_conversation(json.dumps({"model": "gemini-2.5-flash", "contents": "Hi there"}))
+    assert got.format == "gemini"
+    assert got.messages == [{"role": "user", "content": "Hi there"}]
+    assert got.origins == ["contents"]
+
+
+def test_koog_calls_written_as_content_are_calls_and_its_results_answer_them() -> None:
+    """Koog (JetBrains) writes a message's tool calls as JSON text in its ``content``
+    (``role: tool`` in the next call's input) and its results without ``tool_call_id``:
+    they were four tool messages answering nothing, and the first call's reply two notes."""
+    got = fresh("langfuse_koog_2025_08_26.json")
+    hello, bye = "call_n2HaWg9KFP0BZDqXv6G4b3nJ", "call_dOeEHJDI0liHrCdFWTpkTsuO"
+
+    def asks(call_id: str, name: str) -> dict[str, Any]:
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": name, "arguments": '{"name": "Bob"}'}}
+        ]}  # fmt: skip
+
+    assert got.messages[2:] == [
+        asks(hello, "HelloTool"),
+        {"role": "tool", "content": "Hello my darling Bob!", "tool_call_id": hello},
+        asks(bye, "ByeTool"),
+        {"role": "tool", "content": "Bye my dear Bob!", "tool_call_id": bye},
+        {"role": "assistant", "content": "Hello my darling Bob! And, bye my dear Bob!"},
+    ]
+    assert [m["role"] for m in got.messages[:2]] == ["system", "user"]
+    assert got.notes == []
