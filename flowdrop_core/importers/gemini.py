@@ -136,7 +136,11 @@ def read(document: Any, out: Out) -> None:
             if isinstance(system, str):
                 out.add({"role": "system", "content": system}, where)
             else:
+                # The API ignores a system instruction's role; pydantic-ai sends "user".
+                first = len(out.messages)
                 _content(system, where, out, pending, default_role="system")
+                for k in range(first, len(out.messages)):
+                    out.messages[k] = {**out.messages[k], "role": "system"}
     if "contents" in document and _text_contents(document["contents"]):
         out.add({"role": "user", "content": document["contents"]}, "contents")
     elif "contents" in document:
