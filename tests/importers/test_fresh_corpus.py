@@ -5,7 +5,7 @@
 detection and classifies it (``lossless``, ``notes``, ``error``, ``wrong``);
 this test pins the result so a change in any reader that alters what a real
 recording gets fails here. When a reader improves a file, update its pin
-(and the figures in ``docs/readme-drafts/importers-formats.md``).
+(and the figures in ``docs/recordings.md`` and ``docs/readme-drafts/recordings.md``).
 """
 
 from __future__ import annotations
@@ -167,3 +167,19 @@ def test_texts_of_reads_nested_and_double_encoded_json() -> None:
     inner = '{"content": "inner words here"}'
     doc = {"input": inner, "output": json.dumps(inner), "role": "assistant"}
     assert list(report.texts_of(doc)) == ["inner words here", "inner words here"]
+
+
+def test_texts_of_reads_a_python_repr_by_its_texts() -> None:
+    """A framework's ``str(dict)`` is read like JSON text: its texts are what must be kept."""
+    doc = {"output": "{'role': 'assistant', 'text': 'the final answer'}"}
+    assert list(report.texts_of(doc)) == ["the final answer"]
+    # an expression is not a literal: the string itself is the text
+    call = {"output": "{'text': __import__('os').getcwd()}"}
+    assert list(report.texts_of(call)) == ["{'text': __import__('os').getcwd()}"]
+
+
+def test_a_text_kept_as_ascii_json_escapes_is_found() -> None:
+    """JSON text written with ``\\u`` escapes holds the same text."""
+    haystack = '{"result": "23\\u00b0C in Tokyo"}'
+    assert report._found("23°C in Tokyo", haystack)
+    assert not report._found("24°C in Tokyo", haystack)
