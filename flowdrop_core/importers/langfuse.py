@@ -8,15 +8,20 @@ export ``{"trace": {...}, "observations": [...]}``, an observations page
 the last one's ``input`` (messages in any JSON format this package reads)
 followed by its ``output``. Messages of earlier generations that the last one
 does not hold are notes. Spans and events are the application's own steps,
-not model messages. When no generation carries input or output, the trace's
-own ``output`` (else ``input``) is read instead: some framework integrations
-record the model's view only there.
+not model messages; one holding text the conversation lacks is a note. When no
+generation carries input or output, the trace's own ``output`` (else
+``input``) is read instead: some framework integrations record the model's
+view only there. An ``AGENT`` observation or the trace whose input and output
+hold every generation's messages and more is the conversation instead
+(:func:`_framework_view`), and a final answer only the trace holds ends it
+(:func:`_final_answer`).
 """
 
 from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from flowdrop_core.importers.base import (
@@ -273,18 +278,25 @@ def _unheld_step_texts(
             held.add(as_text(value))
 
 
-def _step_texts(value: Any, key: str) -> Any:
+#: Deepest nesting :func:`_step_texts` walks (JSON and literals inside strings add up);
+#: below it a value is compared as one text, so a crafted trace cannot exhaust the stack.
+_STEP_DEPTH = 200
+
+
+def _step_texts(value: Any, key: str, depth: int = 0) -> Iterator[str]:
     """Every string under a text key of ``value`` (JSON text inside strings read too)."""
-    if isinstance(value, dict):
+    if depth > _STEP_DEPTH:
+        yield as_text(value)
+    elif isinstance(value, dict):
         for k, v in value.items():
-            yield from _step_texts(v, str(k))
+            yield from _step_texts(v, str(k), depth + 1)
     elif isinstance(value, list):
         for v in value:
-            yield from _step_texts(v, key)
+            yield from _step_texts(v, key, depth + 1)
     elif isinstance(value, str):
         inner = _literal(_decoded(value))
         if isinstance(inner, dict | list | str) and inner != value:
-            yield from _step_texts(inner, key)
+            yield from _step_texts(inner, key, depth + 1)
         elif key in _STEP_TEXT_KEYS and len(value.strip()) >= _STEP_MIN:
             yield value.strip()
 
@@ -303,6 +315,7 @@ class _Held:
         parts += [note.content for note in out.notes]
         self.text = ""
         self.squeezed = ""
+        self.found: set[str] = set()  # steps repeat the same state: each text is looked up once
         self.add("\n".join(parts))
 
     def add(self, text: str) -> None:
@@ -310,12 +323,17 @@ class _Held:
         self.squeezed += "".join(text.split())
 
     def holds(self, needle: str) -> bool:
-        if needle in self.text:
+        if needle in self.found:
             return True
-        for ascii_only in (False, True):
-            if json.dumps(needle, ensure_ascii=ascii_only)[1:-1] in self.text:
-                return True
-        return "".join(needle.split()) in self.squeezed
+        variants = (
+            needle,
+            json.dumps(needle, ensure_ascii=False)[1:-1],
+            json.dumps(needle, ensure_ascii=True)[1:-1],
+        )
+        if any(v in self.text for v in variants) or "".join(needle.split()) in self.squeezed:
+            self.found.add(needle)
+            return True
+        return False
 
 
 def _tool_definitions(value: Any) -> list[int]:

@@ -185,3 +185,23 @@ def test_koog_calls_written_as_content_are_calls_and_its_results_answer_them() -
     ]
     assert [m["role"] for m in got.messages[:2]] == ["system", "user"]
     assert got.notes == []
+
+
+def test_a_step_value_nested_past_the_walk_is_one_note_not_a_crash() -> None:
+    """Literals inside strings inside literals add up past any stack; the walk stops at
+    its depth and compares the rest as one text, so the trace still imports."""
+    inner = "{'text': " * 150 + "'deep words here'" + "}" * 150
+    nested = "{'output': " * 150 + repr(inner) + "}" * 150
+    trace = {
+        "id": "t",
+        "output": nested,
+        "observations": [
+            {"id": "g", "type": "GENERATION", "startTime": "1",
+             "input": [{"role": "user", "content": "hello there"}], "output": "hi back"},
+        ],
+    }  # fmt: skip
+    got = parse_conversation(json.dumps(trace))
+    assert [m["content"] for m in got.messages] == ["hello there", "hi back"]
+    assert [(n.where, n.what, n.content) for n in got.notes] == [
+        ("output", "the trace output", nested)
+    ]
