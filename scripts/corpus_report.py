@@ -135,10 +135,26 @@ def texts_of(value: Any, key: str = "") -> Iterator[str]:
             if isinstance(inner, dict | list):
                 yield from texts_of(inner, key)
                 return
+            literal = _python_literal(stripped)
+            if isinstance(literal, dict | list):  # a framework's str(dict): its texts count
+                yield from texts_of(literal, key)
+                return
         if _is_text_key(key) and ("<tool_call>" in stripped or "<tool_response>" in stripped):
             yield from _tagged(stripped)
         elif _is_text_key(key) and len(stripped) >= MIN_TEXT:
             yield stripped
+
+
+def _python_literal(text: str) -> Any:
+    """A Python ``repr`` of a dict or list (``{'role': 'assistant', ...}``), or ``None``.
+
+    Frameworks record ``str(value)`` of their objects; ``ast.literal_eval`` reads
+    literals only, so the texts inside are checked like those of JSON text.
+    """
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
 
 
 def _tagged(text: str) -> Iterator[str]:
@@ -194,9 +210,9 @@ def _haystack(imported: ImportedConversation) -> str:
 def _found(needle: str, haystack: str) -> bool:
     if needle in haystack:
         return True
-    escaped = json.dumps(needle, ensure_ascii=False)[1:-1]
-    if escaped in haystack:
-        return True
+    for ascii_only in (False, True):  # JSON text may keep non-ASCII as \\u escapes
+        if json.dumps(needle, ensure_ascii=ascii_only)[1:-1] in haystack:
+            return True
     # Arguments are re-serialized by readers: compare JSON text without spacing.
     squeezed = "".join(needle.split())
     return len(squeezed) >= MIN_TEXT and squeezed in "".join(haystack.split())

@@ -334,7 +334,7 @@ GEMINI_USER = {"role": "user", "parts": [{"text": "hi"}]}
 
 
 GEMINI_ERRORS: list[tuple[Any, str]] = [
-    ({"contents": "x"}, "contents: expected a list, got string"),
+    ({"contents": 5}, "contents: expected a list, got number"),
     ({"contents": [GEMINI_USER], "candidates": "x"}, "candidates: expected a list, got string"),
     (
         {"contents": [GEMINI_USER], "candidates": [5]},

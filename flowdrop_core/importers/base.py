@@ -346,17 +346,42 @@ def last_call(calls: list[tuple[str, Out]], out: Out, why: str) -> None:
     *earlier, (_, final) = calls
     out.extend(final)
     seen = {_same(m, final.synthetic) for m in final.messages}
+    # A call the response gave no id (Gemini) or an empty one is the same call when the
+    # next request sends it back with the id the client made up (pydantic-ai's pyd_ai_...).
+    idless = {_without_ids(m) for m in final.messages}
     noted = {(n.what, n.content) for n in final.notes}
     for label, call in earlier:
         for message, origin in zip(call.messages, call.origins, strict=True):
             key = _same(message, call.synthetic)
-            if key not in seen:
-                seen.add(key)
-                out.note(origin, f"message of {label}", why, message)
+            if key in seen:
+                continue
+            seen.add(key)
+            if _has_no_ids(message, call.synthetic) and _without_ids(message) in idless:
+                continue
+            out.note(origin, f"message of {label}", why, message)
         for note in call.notes:
             if (note.what, note.content) not in noted:
                 noted.add((note.what, note.content))
                 out.notes.append(note)
+
+
+def _has_no_ids(message: Message, synthetic: set[str]) -> bool:
+    """Whether every call id of a message (its calls', or the one it answers) is missing,
+    empty or made up by a reader, and it has at least one."""
+    ids = [c.get("id") for c in message.get("tool_calls") or ()]
+    if message.get("role") == "tool":
+        ids.append(message.get("tool_call_id"))
+    return bool(ids) and all(i in (None, "") or _made_up(i, synthetic) for i in ids)
+
+
+def _without_ids(message: Message) -> str:
+    """A message as compared when one side's call ids were made up: without any call id."""
+    copy = dict(message)
+    copy["content"] = copy.get("content") or None
+    copy.pop("tool_call_id", None)
+    if copy.get("tool_calls"):
+        copy["tool_calls"] = [{**c, "id": None} for c in copy["tool_calls"]]
+    return json_text(copy)
 
 
 def message_key(message: Message, synthetic: set[str]) -> str:

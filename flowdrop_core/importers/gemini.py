@@ -58,6 +58,8 @@ def claims(document: Any) -> Verdict:
         contents, verdict = document, each(document, "", content_miss, "a list of contents")
     elif not isinstance(document, dict):
         return Miss("", f"expected a list of contents or a request, got {json_type(document)}")
+    elif "contents" in document and _text_contents(document["contents"]):
+        return Claim("a google-genai request whose contents is text")
     elif "contents" in document:
         contents = document["contents"]
         verdict = each(contents, "contents", content_miss, "a request", score=2)
@@ -81,6 +83,12 @@ def claims(document: Any) -> Verdict:
     ):
         return Miss("", f"no part carries any of {', '.join(sorted(PART_KEYS))}", 1)
     return verdict
+
+
+def _text_contents(contents: Any) -> bool:
+    """google-genai's ``generate_content(contents="...")``: a string is one user turn's
+    text (the SDK turns it into ``Content(role="user", parts=[Part(text=...)])``)."""
+    return isinstance(contents, str) and bool(contents.strip())
 
 
 def content_miss(item: Any, where: str) -> Miss | None:
@@ -128,8 +136,14 @@ def read(document: Any, out: Out) -> None:
             if isinstance(system, str):
                 out.add({"role": "system", "content": system}, where)
             else:
+                # The API ignores a system instruction's role; pydantic-ai sends "user".
+                first = len(out.messages)
                 _content(system, where, out, pending, default_role="system")
-    if "contents" in document:
+                for k in range(first, len(out.messages)):
+                    out.messages[k] = {**out.messages[k], "role": "system"}
+    if "contents" in document and _text_contents(document["contents"]):
+        out.add({"role": "user", "content": document["contents"]}, "contents")
+    elif "contents" in document:
         contents = document["contents"]
         if not isinstance(contents, list):
             raise Problem("contents", f"expected a list, got {json_type(contents)}")

@@ -8,13 +8,20 @@ export ``{"trace": {...}, "observations": [...]}``, an observations page
 the last one's ``input`` (messages in any JSON format this package reads)
 followed by its ``output``. Messages of earlier generations that the last one
 does not hold are notes. Spans and events are the application's own steps,
-not model messages. When no generation carries input or output, the trace's
-own ``output`` (else ``input``) is read instead: some framework integrations
-record the model's view only there.
+not model messages; one holding text the conversation lacks is a note. When no
+generation carries input or output, the trace's own ``output`` (else
+``input``) is read instead: some framework integrations record the model's
+view only there. An ``AGENT`` observation or the trace whose input and output
+hold every generation's messages and more is the conversation instead
+(:func:`_framework_view`), and a final answer only the trace holds ends it
+(:func:`_final_answer`).
 """
 
 from __future__ import annotations
 
+import ast
+import json
+from collections.abc import Iterator
 from typing import Any
 
 from flowdrop_core.importers.base import (
@@ -22,6 +29,7 @@ from flowdrop_core.importers.base import (
     Message,
     Out,
     Problem,
+    as_text,
     json_text,
     json_type,
     last_call,
@@ -29,6 +37,7 @@ from flowdrop_core.importers.base import (
 )
 from flowdrop_core.importers.claims import Claim, Miss, Verdict, each
 from flowdrop_core.importers.detect import detect_value, json_formats
+from flowdrop_core.importers.otel_legacy import _content_calls
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "langfuse"
@@ -112,20 +121,240 @@ def read(document: Any, out: Out) -> None:
         if call.messages or call.notes:
             calls.append((f"generation {generation.get('name') or where!r}", call))
             starts.append(str(generation.get("startTime", "")))
-    if calls and tools and not _carries_history(calls) and _pairs_a_tool(calls, tools):
+    trace_at = "trace" if trace is not None and "trace" in document else ""
+    view = _framework_view(trace, trace_at, items, prefix, calls)
+    if view is not None:
+        out.extend(view)
+        for _, call in calls:  # what the generations held is in the view; their notes stay
+            out.notes.extend(n for n in call.notes if n not in out.notes)
+        for where, tool in sorted(tools, key=lambda t: str(t[1].get("startTime", ""))):
+            _tool_into_history(where, tool, out)
+    elif calls and tools and not _carries_history(calls) and _pairs_a_tool(calls, tools):
         _chronological(list(zip(starts, calls, strict=True)), tools, out)
+    else:
+        if not calls and trace is not None:
+            # Some integrations record the model's view only on the trace (a framework's
+            # final state): read the trace's output, else its input.
+            fallback = _trace_io(trace, trace_at)
+            if fallback is not None:
+                calls.append(("the trace", fallback))
+        if not calls:
+            raise Problem(prefix, "no GENERATION observation with input or output messages")
+        last_call(calls, out, "an earlier generation held it; the last generation does not")
+        for where, tool in sorted(tools, key=lambda t: str(t[1].get("startTime", ""))):
+            _tool_into_history(where, tool, out)
+        if trace is not None and not _has_output(generations[-1][1], calls):
+            _final_answer(trace, trace_at, out)
+    _unheld_step_texts(trace, trace_at, items, prefix, out)
+
+
+def _has_output(generation: dict[str, Any], calls: list[tuple[str, Out]]) -> bool:
+    """Whether the last generation (by start) recorded an output, or the last call read one."""
+    if _decoded(generation.get("output")) not in (None, "", [], {}):
+        return True
+    return bool(calls) and any(".output" in origin for origin in calls[-1][1].origins)
+
+
+def _final_answer(trace: dict[str, Any], prefix: str, out: Out) -> None:
+    """The trace's output as the final assistant message, when the generations recorded
+    none: BeeAI records each model call's input only, and its answer on the trace as a
+    Python ``repr`` of its ``AssistantMessage`` (``{'role': 'assistant', 'text': ...}``).
+
+    Only an object that says it is an assistant message is taken; anything else of the
+    trace is left to :func:`_unheld_step_texts`.
+    """
+    where = f"{prefix}.output" if prefix else "output"
+    value = _literal(_decoded(trace.get("output")))
+    if not (isinstance(value, dict) and value.get("role") == "assistant"):
         return
-    if not calls and trace is not None:
-        # Some integrations record the model's view only on the trace (a framework's
-        # final state): read the trace's output, else its input.
-        fallback = _trace_io(trace, "trace" if "trace" in document else "")
-        if fallback is not None:
-            calls.append(("the trace", fallback))
+    text = value.get("text", value.get("content"))
+    if not isinstance(text, str) or not text.strip():
+        return
+    message = {"role": "assistant", "content": text}
+    if message_key(message, set()) not in {message_key(m, out.synthetic) for m in out.messages}:
+        out.add(message, where)
+
+
+#: Longest text parsed as a Python literal (a framework's ``repr`` of a message).
+_LITERAL_LIMIT = 1_000_000
+
+
+def _literal(value: Any) -> Any:
+    """A string holding a Python ``repr`` of a dict (``{'role': ...}``) as that dict.
+
+    ``ast.literal_eval`` evaluates literals only (no names, calls or operators), so a
+    recording cannot run code through it; anything it refuses stays the string.
+    """
+    if not isinstance(value, str) or len(value) > _LITERAL_LIMIT:
+        return value
+    text = value.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return value
+    try:
+        parsed = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return value
+    return parsed if isinstance(parsed, dict) else value
+
+
+def _framework_view(
+    trace: dict[str, Any] | None,
+    prefix: str,
+    items: list[Any],
+    at: str,
+    calls: list[tuple[str, Out]],
+) -> Out | None:
+    """The whole run as the framework recorded it, when that holds more than the
+    generations: an ``AGENT`` observation's (OTel GenAI ``invoke_agent``) or the trace's
+    own input then output, if it holds every message any generation saw or produced, in
+    their order, and more. Microsoft Agent Framework gives each model call only its new
+    messages and keeps the system instructions only on its ``invoke_agent`` span; a
+    LlamaIndex completion's prompt is only on the trace.
+    """
     if not calls:
-        raise Problem(prefix, "no GENERATION observation with input or output messages")
-    last_call(calls, out, "an earlier generation held it; the last generation does not")
-    for where, tool in sorted(tools, key=lambda t: str(t[1].get("startTime", ""))):
-        _tool_into_history(where, tool, out)
+        return None
+    wanted: dict[str, None] = {}  # every message key once, in first-seen order
+    for _, call in calls:
+        for message in call.messages:
+            wanted.setdefault(message_key(message, call.synthetic))
+    views: list[tuple[str, dict[str, Any]]] = [
+        (f"{at}[{k}]", item)
+        for k, item in enumerate(items)
+        if isinstance(item, dict) and item.get("type") == "AGENT"
+    ]
+    if trace is not None:
+        views.append((prefix, trace))
+    for where, view in views:
+        got = _generation(view, where)
+        if len(got.messages) <= len(wanted):
+            continue
+        keys = iter(message_key(m, got.synthetic) for m in got.messages)
+        if all(key in keys for key in wanted):  # every message, in order (a subsequence)
+            return got
+    return None
+
+
+#: Keys whose strings are text an application step may hold (as the corpus check reads them).
+_STEP_TEXT_KEYS = frozenset(
+    {"content", "text", "value", "message", "arguments", "input", "output", "result",
+     "response", "query", "summary", "reasoning", "thinking", "refusal", "answer"}
+)  # fmt: skip
+#: Shorter strings are not compared (flags, routing words such as ``end``, tiny ids).
+_STEP_MIN = 6
+
+
+def _unheld_step_texts(
+    trace: dict[str, Any] | None, prefix: str, items: list[Any], at: str, out: Out
+) -> None:
+    """Application steps (``SPAN``, ``AGENT``, ``CHAIN``, ``EVENT`` observations and the
+    trace itself) are not model messages, but one may hold text the conversation does not
+    (a LangGraph routing decision, CrewAI's task summary, a tool input as a Python
+    ``repr``). Such an input or output is a note with its value, so nothing of the trace
+    is dropped silently; one whose every text the conversation holds adds nothing.
+    """
+    sources = [
+        (f"{at}[{k}]", item)
+        for k, item in enumerate(items)
+        if isinstance(item, dict) and item.get("type") not in ("GENERATION", "TOOL")
+    ]
+    if trace is not None:
+        sources.append((prefix, trace))
+    held = _Held(out)
+    for where, item in sources:
+        for key in ("input", "output"):
+            value = _decoded(item.get(key))
+            if value in (None, "", [], {}):
+                continue
+            if all(held.holds(text) for text in _step_texts(value, key)):
+                continue
+            kind = "the trace" if item is trace else f"{item.get('type')} {item.get('name')!r}"
+            out.note(
+                f"{where}.{key}" if where else key,
+                f"{kind} {key}",
+                "an application step's data, not a model message; "
+                "the conversation does not hold all of its text",
+                value,
+            )
+            held.add(as_text(value))
+
+
+#: Deepest nesting :func:`_step_texts` walks (JSON and literals inside strings add up);
+#: below it a value is compared as one text, so a crafted trace cannot exhaust the stack.
+_STEP_DEPTH = 200
+
+
+def _step_texts(value: Any, key: str, depth: int = 0) -> Iterator[str]:
+    """Every string under a text key of ``value`` (JSON text inside strings read too)."""
+    if depth > _STEP_DEPTH:
+        yield as_text(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _step_texts(v, str(k), depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _step_texts(v, key, depth + 1)
+    elif isinstance(value, str):
+        inner = _literal(_decoded(value))
+        if isinstance(inner, dict | list | str) and inner != value:
+            yield from _step_texts(inner, key, depth + 1)
+        elif key in _STEP_TEXT_KEYS and len(value.strip()) >= _STEP_MIN:
+            yield value.strip()
+
+
+class _Held:
+    """The text a conversation holds (messages, call names and arguments, notes), to ask
+    whether it holds a string as it is, JSON-escaped, or with other spacing."""
+
+    def __init__(self, out: Out) -> None:
+        parts: list[str] = []
+        for message in out.messages:
+            if isinstance(message.get("content"), str):
+                parts.append(message["content"])
+            for call in message.get("tool_calls") or ():
+                parts += [str(call["function"].get("name")), str(call["function"].get("arguments"))]
+        parts += [note.content for note in out.notes]
+        self.text = ""
+        self.squeezed = ""
+        self.found: set[str] = set()  # steps repeat the same state: each text is looked up once
+        self.add("\n".join(parts))
+
+    def add(self, text: str) -> None:
+        self.text += "\n" + text
+        self.squeezed += "".join(text.split())
+
+    def holds(self, needle: str) -> bool:
+        if needle in self.found:
+            return True
+        variants = (
+            needle,
+            json.dumps(needle, ensure_ascii=False)[1:-1],
+            json.dumps(needle, ensure_ascii=True)[1:-1],
+        )
+        if any(v in self.text for v in variants) or "".join(needle.split()) in self.squeezed:
+            self.found.add(needle)
+            return True
+        return False
+
+
+def _tool_definitions(value: Any) -> list[int]:
+    """Indexes of the tool definitions in an input list: Langfuse's LangChain handler
+    records each tool given to the model as ``{"role": "tool", "content": {"type":
+    "function", "function": {...}}}``, no result of any call (Langfuse's own chat view
+    drops them: ``worker/src/__tests__/chatml/adapters/langgraph.test.ts``, "should
+    filter out tool definitions"). Tool definitions are not conversation content."""
+    if not isinstance(value, list):
+        return []
+    return [
+        k
+        for k, item in enumerate(value)
+        if isinstance(item, dict)
+        and item.get("role") == "tool"
+        and "tool_call_id" not in item
+        and isinstance(item.get("content"), dict)
+        and item["content"].get("type") == "function"
+        and isinstance(item["content"].get("function"), dict)
+        and "name" in item["content"]["function"]
+    ]
 
 
 def _carries_history(calls: list[tuple[str, Out]]) -> bool:
@@ -285,7 +514,10 @@ def _generation(generation: dict[str, Any], where: str) -> Out:
     call = Out()
     for key, role in (("input", "user"), ("output", "assistant")):
         value = _unwrap(_decoded(generation.get(key)))
-        at = f"{where}.{key}"
+        at = f"{where}.{key}" if where else key
+        dropped = _tool_definitions(value) if key == "input" else []
+        if dropped and len(dropped) == len(value):
+            continue
         if isinstance(value, str):
             if value:
                 call.add({"role": role, "content": value}, at)
@@ -303,6 +535,9 @@ def _generation(generation: dict[str, Any], where: str) -> Out:
                 unknown=True,
             )
             continue
+        if dropped:
+            _without(got, [f"{at}[{k}]" for k in dropped])
+        _calls_in_content(got)
         lead = 0
         if key == "output":  # a response echoes its system prompt: it belongs before the input
             while lead < len(got.messages) and got.messages[lead].get("role") == "system":
@@ -314,6 +549,40 @@ def _generation(generation: dict[str, Any], where: str) -> Out:
         call.notes.extend(got.notes)
         call.synthetic |= got.synthetic
     return call
+
+
+def _calls_in_content(got: Out) -> None:
+    """Koog writes a message's tool calls as its ``content``: JSON text of a list of
+    OpenAI-shape calls, under any role (``tool`` in its later calls' input), and its
+    results without ``tool_call_id``. Those become an assistant message's calls, and a
+    result without an id answers the oldest open call (as ``otel-legacy`` reads Koog)."""
+    open_calls: list[Any] = []
+    for k, message in enumerate(got.messages):
+        content = message.get("content")
+        calls = None if message.get("tool_calls") else _content_calls(content, got.origins[k])
+        if calls is not None:
+            message = {"role": "assistant", "content": None, "tool_calls": calls}
+            got.messages[k] = message
+        open_calls += [call.get("id") for call in message.get("tool_calls") or ()]
+        if message.get("role") != "tool":
+            continue
+        if message.get("tool_call_id") is not None:
+            if message["tool_call_id"] in open_calls:
+                open_calls.remove(message["tool_call_id"])
+        elif open_calls:
+            got.messages[k] = {**message, "tool_call_id": open_calls.pop(0)}
+
+
+def _without(got: Out, places: list[str]) -> None:
+    """Drop the messages read from ``places`` (and the notes about them) from ``got``."""
+
+    def inside(origin: str) -> bool:
+        return any(origin == p or origin.startswith((p + ".", p + "[")) for p in places)
+
+    kept = [(m, o) for m, o in zip(got.messages, got.origins, strict=True) if not inside(o)]
+    got.messages[:] = [m for m, _ in kept]
+    got.origins[:] = [o for _, o in kept]
+    got.notes[:] = [n for n in got.notes if not inside(n.where)]
 
 
 def _one_message(value: Any) -> bool:

@@ -452,7 +452,14 @@ def test_trace_fallback_is_only_for_a_trace_whose_generations_hold_nothing() -> 
         {"role": "user", "content": "asked"},
         {"role": "assistant", "content": "answered"},
     ]
-    assert got.notes == []
+    # the trace's own output is not read as the conversation, but its text is not dropped
+    assert [(n.where, n.what, n.content) for n in got.notes] == [
+        (
+            "output",
+            "the trace output",
+            '{"messages": [{"role": "user", "content": "framework state"}]}',
+        )
+    ]
 
 
 def test_a_list_or_page_whose_generations_hold_nothing_is_a_clear_error() -> None:

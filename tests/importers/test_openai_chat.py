@@ -443,3 +443,30 @@ def test_a_message_with_an_anthropic_tool_block_is_not_claimed_by_chat() -> None
         [{"role": "assistant", "content": [block]}]
     )
     assert str(verdict) == "[0].content[0]: a 'tool_use' block is Anthropic's, not Chat's"
+
+
+def test_mistral_cassette_thinking_chunks_are_notes_and_its_text_the_replies() -> None:
+    """pydantic-ai's Mistral cassette (``sample_data/fresh/``, source in its SOURCES.md:
+    ``tests/models/cassettes/test_mistral/test_mistral_model_thinking_part.yaml``). Mistral's
+    ``thinking`` chunk holds a list of text chunks (``{"type": "thinking", "thinking":
+    [{"type": "text", "text": ...}]}``, ``ThinkChunk`` in mistralai/client-ts
+    ``docs/models/components/thinkchunk.md``); Anthropic's thinking
+    block holds a string and a signature. Taken for Anthropic's, the file was refused."""
+    from pathlib import Path
+
+    from flowdrop_core.importers import load_conversation
+
+    path = Path(__file__).resolve().parents[2] / "sample_data/fresh"
+    path = path / "cassette_mistral_mistral_model_thinking_part.json"
+    bodies = json.loads(path.read_text(encoding="utf-8"))
+    got = load_conversation(path)
+    assert got.format == "openai-chat"
+    reply = bodies[1]["choices"][0]["message"]["content"]
+    assert [part["type"] for part in reply] == ["thinking", "text"]
+    assert [m["role"] for m in got.messages] == ["user", "assistant", "user", "assistant"]
+    assert got.messages[3] == {"role": "assistant", "content": reply[1]["text"]}
+    assert [(n.where, n.what, n.unknown) for n in got.notes] == [
+        ("[0].messages[1].content[0]", "thinking part", False),
+        ("[1].choices[0].message.content[0]", "thinking part", False),
+    ]
+    assert json.loads(got.notes[1].content) == reply[0]  # the whole chunk, its text in it

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from flowdrop_core.importers import (
     ImportedConversation,
@@ -217,9 +218,76 @@ def test_cassette_google_google_tool_output() -> None:
         "[3].candidates[0].content",
     ]
 
-    assert [(n.where, n.what) for n in got.notes] == [
-        ("[1].candidates[0].content", "message of call [0]")
+    # The response's call has no id (Gemini gives none); the next request sends the same call
+    # back with the id pydantic-ai made up: the same message, so no note of it.
+    assert got.notes == []
+
+
+def test_cassette_google_google_model_retry() -> None:
+    """A retried Gemini tool call: both calls were notes (their ids made up on one side)
+    and the system instruction, sent with role "user", was read as a user turn."""
+    got = imported("cassette_google_google_model_retry.json")
+    assert got.format == "api-recording"
+    first, second = (
+        "pyd_ai_1f2bdea4ea804905a3f05dfe5b96a7fb",
+        "pyd_ai_9f63eafb0eac47419f4f6c19975e924b",
+    )
+
+    def asks(call_id: str, country: str) -> dict[str, Any]:
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": "get_capital", "arguments": json.dumps({"country": country})}}
+        ]}  # fmt: skip
+
+    retry = (
+        'The country is not supported. Use "La France" instead.\n\nFix the errors and try again.'
+    )
+    assert got.messages == [
+        {"role": "system", "content": "You are a helpful chatbot."},
+        {"role": "user", "content": "What is the capital of France?"},
+        asks(first, "France"),
+        {"role": "tool", "content": json.dumps({"error": retry}), "tool_call_id": first},
+        asks(second, "La France"),
+        {"role": "tool", "content": '{"return_value": "Paris"}', "tool_call_id": second},
+        {"role": "assistant", "content": "Paris"},
     ]
+    assert got.origins[0] == "[4].systemInstruction"
+    assert got.notes == []
+
+
+def test_cassette_openai_compatible_call_with_an_empty_id_matches_its_echo() -> None:
+    """An OpenAI-compatible server answered with ``"id": ""``; the next request carries the
+    call with pydantic-ai's id. It was a note as if only the earlier call held it."""
+    got = imported("cassette_openai_compatible_api_with_tool_calls_without_id.json")
+    assert got.format == "openai-chat"
+    call_id = "pyd_ai_cee885c699414386a7e14b7ec43cadbc"
+    assert got.messages == [
+        {"role": "user", "content": "What is the current time?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": "get_current_time", "arguments": "{}"}}
+        ]},
+        {"role": "tool", "content": "Noon", "tool_call_id": call_id},
+        {"role": "assistant", "content": "The current time is Noon."},
+    ]  # fmt: skip
+    assert got.notes == []
+
+
+def test_a_call_with_a_real_id_is_still_a_note_when_the_last_call_lacks_it() -> None:
+    """Only calls without an id match their echo by name and arguments: an earlier call
+    with its own id that the last call does not hold stays a note."""
+    document = [
+        {"model": "m", "messages": [{"role": "user", "content": "q"}]},
+        {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "a1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}}]},
+        {"model": "m", "messages": [{"role": "user", "content": "q"}, {"role": "assistant",
+         "content": None, "tool_calls": [
+            {"id": "b2", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+         {"role": "tool", "content": "r", "tool_call_id": "b2"}]},
+        {"choices": [{"message": {"role": "assistant", "content": "done"}}]},
+    ]  # fmt: skip
+    got = parse_conversation(json.dumps(document))
+    assert [(n.where, n.what) for n in got.notes] == [("[1].choices[0]", "message of call [0]")]
 
 
 def test_an_error_body_is_a_note_located_at_its_index() -> None:
