@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 
 import pytest
 
-from flowdrop_core.importers.paste import InputProblem, parse_pasted
 from flowdrop_core.replay import replay
 from flowdrop_core.scenario import load_scenario
 from inspector_ui.display import (
@@ -46,45 +44,6 @@ def test_display_helpers_import_no_ui_framework(module):
         )
     }
     assert "streamlit" not in imported
-
-
-def test_parse_pasted_one_message_a_list_and_a_conversation():
-    assert parse_pasted('{"role": "user", "content": "hi"}') == [{"role": "user", "content": "hi"}]
-    batch = [{"role": "user", "content": "a"}, {"role": "bogus"}]
-    assert parse_pasted(json.dumps(batch)) == batch  # verbatim: the engine judges it
-    text = (SAMPLE_DIR / "imports" / "openai_chat.json").read_text()
-    assert len(parse_pasted(text)) == 13
-    jsonl = '{"role": "user", "content": "a"}\n{"role": "assistant", "content": "b"}'
-    assert [m["role"] for m in parse_pasted(jsonl)] == ["user", "assistant"]
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("", "pasted text is empty"),
-        ("   ", "pasted text is empty"),
-        ("[]", "empty list"),
-        (
-            '{"role": "user", "content": }',
-            "pasted text: not JSON (Expecting value at line 1, column 29)",
-        ),
-        ('{"a": 1}\n{"b": ', "no known format matched pasted text"),
-        # json.loads refuses these without a JSONDecodeError (ValueError, RecursionError)
-        (
-            '{"role": "user", "content": "x", "n": ' + "9" * 5000 + "}",
-            "pasted text: not JSON (integer too long: more than 4300 digits)",
-        ),
-        ("[" * 100_000, "pasted text: not JSON (nested too deeply)"),
-        (
-            '{"role": "user", "content": "x"}\n' + "[" * 100_000,
-            "jsonl: line 2: not JSON (nested too deeply)",
-        ),
-    ],
-)
-def test_parse_pasted_errors_name_problem_and_place(text, expected):
-    with pytest.raises(InputProblem) as info:
-        parse_pasted(text)
-    assert expected in str(info.value)
 
 
 def test_compose_message_follows_mem16():
@@ -204,20 +163,3 @@ def test_clip_text_and_value_keep_the_start_and_say_what_is_missing():
     assert clip_text("abcdef", 4) == ("abcd", 2)
     clipped = clip_value({"content": "x" * 10, "n": [1, "y" * 3]}, 8)
     assert clipped == {"content": "xxxxxxxx… [2 characters clipped]", "n": [1, "yyy"]}
-
-
-@pytest.mark.parametrize(
-    "text", ['{"content": "hi"}', '{"rol": "user", "content": "hi"}', '[{"content": "hi"}]']
-)
-def test_a_pasted_message_without_a_role_gets_its_cause_first(text: str) -> None:
-    with pytest.raises(InputProblem) as info:
-        parse_pasted(text)
-    message = str(info.value)
-    assert message.startswith("pasted text: incoming[0]: missing 'role'.")
-    assert "not a recorded conversation either" in message  # the guesses follow, second
-
-
-def test_a_document_without_roles_keeps_the_format_report() -> None:
-    with pytest.raises(InputProblem) as info:
-        parse_pasted('{"messages": [{"content": 1}]}')
-    assert str(info.value).startswith("no known format matched")

@@ -84,3 +84,12 @@ def test_a_memory_read_is_frozen_and_serializes() -> None:
     assert pickle.loads(pickle.dumps(res)) == res
     assert set(MemoryReadResult.json_schema()["properties"]) == set(MemoryReadResult.FIELDS)
     assert repr(res).startswith("MemoryReadResult(value={'lang': 'pt'}, found=True")
+
+
+def test_results_are_slotted_and_their_events_are_made_once() -> None:
+    """Plain slotted results (no per-result ``__dict__``), events built on first read and kept."""
+    for res in _rich_results():
+        assert not hasattr(res, "__dict__"), type(res).__name__
+        with pytest.raises(AttributeError):
+            res.not_a_field = 1  # type: ignore[attr-defined]
+        assert res.events is res.events  # made once, then the same tuple

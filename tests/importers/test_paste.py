@@ -9,10 +9,13 @@ as it is and which is read by the importers, with the notes they return.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from flowdrop_core.importers.paste import InputProblem, parse_pasted, parse_pasted_with_notes
+
+SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data"
 
 OTEL = [
     {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]},
@@ -162,3 +165,62 @@ def test_a_pasted_field_no_reader_uses_is_a_note_not_a_silent_loss() -> None:
     pasted = parse_pasted_with_notes('[{"role": "user", "content": "a", "data": {"k": 1}}]')
     assert pasted.messages == [{"role": "user", "content": "a"}]
     assert [(n.where, n.what) for n in pasted.notes] == [("[0].data", "field 'data'")]
+
+
+# -- moved from the UI tests: what a paste reads as, and its errors ---------------------------
+
+
+def test_parse_pasted_one_message_a_list_and_a_conversation():
+    assert parse_pasted('{"role": "user", "content": "hi"}') == [{"role": "user", "content": "hi"}]
+    batch = [{"role": "user", "content": "a"}, {"role": "bogus"}]
+    assert parse_pasted(json.dumps(batch)) == batch  # verbatim: the engine judges it
+    text = (SAMPLE_DIR / "imports" / "openai_chat.json").read_text()
+    assert len(parse_pasted(text)) == 13
+    jsonl = '{"role": "user", "content": "a"}\n{"role": "assistant", "content": "b"}'
+    assert [m["role"] for m in parse_pasted(jsonl)] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "pasted text is empty"),
+        ("   ", "pasted text is empty"),
+        ("[]", "empty list"),
+        (
+            '{"role": "user", "content": }',
+            "pasted text: not JSON (Expecting value at line 1, column 29)",
+        ),
+        ('{"a": 1}\n{"b": ', "no known format matched pasted text"),
+        # json.loads refuses these without a JSONDecodeError (ValueError, RecursionError)
+        (
+            '{"role": "user", "content": "x", "n": ' + "9" * 5000 + "}",
+            "pasted text: not JSON (integer too long: more than 4300 digits)",
+        ),
+        ("[" * 100_000, "pasted text: not JSON (nested too deeply)"),
+        (
+            '{"role": "user", "content": "x"}\n' + "[" * 100_000,
+            "jsonl: line 2: not JSON (nested too deeply)",
+        ),
+    ],
+)
+def test_parse_pasted_errors_name_problem_and_place(text, expected):
+    with pytest.raises(InputProblem) as info:
+        parse_pasted(text)
+    assert expected in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "text", ['{"content": "hi"}', '{"rol": "user", "content": "hi"}', '[{"content": "hi"}]']
+)
+def test_a_pasted_message_without_a_role_gets_its_cause_first(text: str) -> None:
+    with pytest.raises(InputProblem) as info:
+        parse_pasted(text)
+    message = str(info.value)
+    assert message.startswith("pasted text: incoming[0]: missing 'role'.")
+    assert "not a recorded conversation either" in message  # the guesses follow, second
+
+
+def test_a_document_without_roles_keeps_the_format_report() -> None:
+    with pytest.raises(InputProblem) as info:
+        parse_pasted('{"messages": [{"content": 1}]}')
+    assert str(info.value).startswith("no known format matched")
