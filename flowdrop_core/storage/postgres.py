@@ -55,7 +55,6 @@ from flowdrop_core.storage.base import (
     ANY,
     Delta,
     Expected,
-    JournalConflict,
     JournalWrite,
     RevisionConflict,
     Slot,
@@ -63,7 +62,6 @@ from flowdrop_core.storage.base import (
     Snapshot,
     StorageError,
     StoreBusyError,
-    check_journal_seq,
     check_ops,
     check_timeout,
     conflict_check,
@@ -73,6 +71,12 @@ from flowdrop_core.storage.base import (
     slot_label,
     write_landed,
 )
+from flowdrop_core.storage.ordered_rows import (
+    OrderedRows,
+    RowSQL,
+    add_journal_row,
+    initial_rows,
+)
 
 __all__ = ["POSTGRES_ENV", "PostgresStore"]
 
@@ -80,9 +84,6 @@ _log = logging.getLogger("flowdrop_core")
 
 #: Environment variable naming the Postgres URL when none is passed.
 POSTGRES_ENV = "FLOWDROP_POSTGRES_URL"
-
-#: Step between the ordering keys of consecutive appended entries.
-GAP = 1 << 20
 
 _VERSION = 1
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
@@ -217,6 +218,7 @@ class PostgresStore:
         q = f'"{schema}"'
         self._t = {name: f"{q}.{name}" for name in ("slot", "entry", "journal", "layout")}
         self._schema_sql = [statement.format(s=q) for statement in _SCHEMA]
+        self._rows = RowSQL.build(self._t["entry"], self._t["journal"], "%s")
         self._ready = False
         self._ready_guard = threading.Lock()
         self._conns_guard = threading.Lock()
@@ -517,10 +519,7 @@ class PostgresStore:
             ).fetchone()[0]
             if is_buffer and rows:
                 with conn.cursor() as cur:
-                    cur.executemany(
-                        f"INSERT INTO {self._t['entry']} (slot, ord, body) VALUES (%s, %s, %s)",
-                        [(sid, n * GAP, body) for n, body in enumerate(rows)],
-                    )
+                    cur.executemany(self._rows.insert, list(initial_rows(sid, rows)))
         return token
 
     def apply(
@@ -574,7 +573,7 @@ class PostgresStore:
             row = self._meta(conn, slot)
             conflict_check(slot, expected, None if row is None else row[1])
             if journal is not None:
-                self._add_record(conn, slot, journal)
+                add_journal_row(conn, self._rows, _b(slot), slot, journal, None)
                 if not delta.ops:  # an append that changed nothing: only its record
                     return expected  # type: ignore[return-value]
             now = time.time()
@@ -602,7 +601,7 @@ class PostgresStore:
                 raise StorageError.for_slot(
                     f"cannot apply the change ({exc}); nothing was written", slot
                 ) from exc
-            _RowWriter(conn, self._t["entry"], sid, count).run(delta, bodies)
+            OrderedRows(conn, self._rows, sid, count).run(delta, bodies)
             done = conn.execute(
                 f"UPDATE {self._t['slot']} SET rev = %s, count = %s, updated_at = %s "
                 "WHERE id = %s AND rev = %s",
@@ -618,29 +617,6 @@ class PostgresStore:
             _b(slot),
         ).fetchone()
         return None if row is None else row[0]
-
-    def _add_record(self, conn: Any, slot: Slot, journal: JournalWrite) -> None:
-        """Insert the record (numbered after the journal's last) and trim to ``limit``."""
-        parts = _b(slot)
-        last = conn.execute(
-            f"SELECT max(seq) FROM {self._t['journal']} "
-            "WHERE scope = %s AND scope_id = %s AND key = %s",
-            parts,
-        ).fetchone()[0]
-        try:
-            check_journal_seq(slot, journal, int(last or 0))
-        except JournalConflict:
-            raise
-        conn.execute(
-            f"INSERT INTO {self._t['journal']} (scope, scope_id, key, seq, at, record) "
-            "VALUES (%s, %s, %s, %s, %s, %s)",
-            (*parts, journal.seq, journal.at, journal.text),
-        )
-        conn.execute(
-            f"DELETE FROM {self._t['journal']} "
-            "WHERE scope = %s AND scope_id = %s AND key = %s AND seq <= %s",
-            (*parts, journal.seq - journal.limit),
-        )
 
     def delete(
         self,
@@ -669,8 +645,7 @@ class PostgresStore:
         rows = self._query(
             "read the journal",
             slot,
-            f"SELECT max(seq) FROM {self._t['journal']} "
-            "WHERE scope = %s AND scope_id = %s AND key = %s",
+            self._rows.journal_last,
             _b(slot),
         )
         return int(rows[0][0] or 0) if rows else 0
@@ -681,8 +656,7 @@ class PostgresStore:
         rows = self._query(
             "read the journal",
             slot,
-            f"SELECT seq, record FROM {self._t['journal']} "
-            "WHERE scope = %s AND scope_id = %s AND key = %s ORDER BY seq",
+            self._rows.journal_records,
             _b(slot),
         )
         return [(int(seq), text) for seq, text in rows]
@@ -692,7 +666,7 @@ class PostgresStore:
         rows = self._query(
             "list the journal",
             None,
-            f"SELECT scope, scope_id, key, count(*) FROM {self._t['journal']} GROUP BY 1, 2, 3",
+            self._rows.journal_counts,
             (),
         )
         return {_slot_of(r): int(r[3]) for r in rows}
@@ -757,83 +731,3 @@ class PostgresStore:
                     self._forget(conn)
             if got_thread:
                 tlock.release()
-
-
-class _RowWriter:
-    """Turns a delta's positions into ``entry`` rows of one slot, inside a write transaction.
-
-    The same algorithm as SQLite's: a position is found from the nearer end
-    (``LIMIT 1 OFFSET`` on the primary key), a new row takes the midpoint of
-    its neighbours' keys, and a used-up gap shifts the rows after it once.
-    """
-
-    def __init__(self, conn: Any, table: str, sid: int, count: int) -> None:
-        self.conn, self.table, self.sid, self.count = conn, table, sid, count
-
-    def ord_at(self, position: int) -> int:
-        if position < self.count - position:
-            order, offset = "", position
-        else:
-            order, offset = " DESC", self.count - 1 - position
-        row = self.conn.execute(
-            f"SELECT ord FROM {self.table} WHERE slot = %s ORDER BY ord{order} LIMIT 1 OFFSET %s",
-            (self.sid, offset),
-        ).fetchone()
-        return int(row[0])
-
-    def run(self, delta: Delta, bodies: list[str | None]) -> None:
-        conn, sid, table = self.conn, self.sid, self.table
-        ops = delta.ops
-        k = 0
-        while k < len(ops):
-            kind, position, _ = ops[k]
-            if kind == "delete" and position == 0:  # evictions come in runs from the front
-                run = 1
-                while k + run < len(ops) and ops[k + run][0] == "delete" and ops[k + run][1] == 0:
-                    run += 1
-                conn.execute(
-                    f"DELETE FROM {table} WHERE slot = %s AND ord IN "
-                    f"(SELECT ord FROM {table} WHERE slot = %s ORDER BY ord LIMIT %s)",
-                    (sid, sid, run),
-                )
-                self.count -= run
-                k += run
-                continue
-            if kind == "insert":
-                conn.execute(
-                    f"INSERT INTO {table} (slot, ord, body) VALUES (%s, %s, %s)",
-                    (sid, self.new_ord(position), bodies[k]),
-                )
-                self.count += 1
-            elif kind == "replace":
-                conn.execute(
-                    f"UPDATE {table} SET body = %s WHERE slot = %s AND ord = %s",
-                    (bodies[k], sid, self.ord_at(position)),
-                )
-            else:
-                conn.execute(
-                    f"DELETE FROM {table} WHERE slot = %s AND ord = %s",
-                    (sid, self.ord_at(position)),
-                )
-                self.count -= 1
-            k += 1
-
-    def new_ord(self, position: int) -> int:
-        """An ordering key that sorts the new row at ``position``."""
-        if self.count == 0:
-            return 0
-        if position == self.count:
-            return self.ord_at(position - 1) + GAP
-        hi = self.ord_at(position)
-        if position == 0:
-            return hi - GAP
-        lo = self.ord_at(position - 1)
-        if hi - lo < 2:  # the gap is used up: shift the rows from ``position`` on, once
-            top = self.ord_at(self.count - 1)
-            shift = top - hi + GAP  # every shifted key lands above every current key
-            self.conn.execute(
-                f"UPDATE {self.table} SET ord = ord + %s WHERE slot = %s AND ord >= %s",
-                (shift, self.sid, hi),
-            )
-            hi += shift
-        return (lo + hi) // 2
