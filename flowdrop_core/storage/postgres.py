@@ -65,6 +65,8 @@ from flowdrop_core.storage.base import (
     check_ops,
     check_timeout,
     conflict_check,
+    decode_json,
+    encode_json,
     fork_generation,
     mask_url,
     new_revision,
@@ -141,27 +143,6 @@ def _b(slot: Slot) -> tuple[bytes, bytes, bytes]:
 def _slot_of(row: tuple[Any, ...]) -> Slot:
     scope, scope_id, key = (bytes(part).decode("utf-8") for part in row[:3])
     return (scope, scope_id, key)
-
-
-def _encode(value: Any, slot: Slot, where: str) -> str:
-    """JSON text; what cannot be stored is an error naming the slot and field."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        text.encode("utf-8")
-    except (TypeError, ValueError) as exc:  # UnicodeEncodeError (a lone surrogate) included
-        raise StorageError.for_slot(
-            f"{where} cannot be stored as JSON text ({exc}); nothing was written", slot
-        ) from None
-    return text
-
-
-def _decode(text: Any, slot: Slot, what: str = "stored value") -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError) as exc:
-        raise StorageError.for_slot(
-            f"{what} is corrupt and cannot be decoded ({exc})", slot
-        ) from exc
 
 
 def _lock_key(schema: str, slot: Slot) -> int:
@@ -386,7 +367,7 @@ class PostgresStore:
             return Snapshot(None, False, None)
         rev, count, value, bodies = rows[0]
         if count is None:
-            return Snapshot(_decode(value, slot), True, rev)
+            return Snapshot(decode_json(value, slot), True, rev)
         bodies = bodies or []
         if len(bodies) != count:
             raise StorageError.for_slot(
@@ -397,7 +378,7 @@ class PostgresStore:
         try:
             return Snapshot(json.loads("[" + ",".join(bodies) + "]"), True, rev)
         except (TypeError, ValueError):
-            entries = [_decode(b, slot, f"stored entry {n}") for n, b in enumerate(bodies)]
+            entries = [decode_json(b, slot, f"stored entry {n}") for n, b in enumerate(bodies)]
             return Snapshot(entries, True, rev)
 
     def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
@@ -497,9 +478,9 @@ class PostgresStore:
         slot = (str(scope), scope_id, key)
         is_buffer = isinstance(value, list | tuple)
         if is_buffer:
-            rows = [_encode(e, slot, f"entry {n}") for n, e in enumerate(value)]
+            rows = [encode_json(e, slot, f"entry {n}") for n, e in enumerate(value)]
         else:
-            text = _encode(value, slot, "value")
+            text = encode_json(value, slot, "value")
         token = new_revision()
         with self._transaction(slot, timeout, expected) as conn:
             row = self._meta(conn, slot)
@@ -541,7 +522,9 @@ class PostgresStore:
         """
         slot = (str(scope), scope_id, key)
         bodies = [
-            None if entry is None or kind == "delete" else _encode(entry, slot, f"entry at {pos}")
+            None
+            if entry is None or kind == "delete"
+            else encode_json(entry, slot, f"entry at {pos}")
             for kind, pos, entry in delta.ops
         ]
         token = new_revision() if journal is None or journal.revision is None else journal.revision
@@ -688,46 +671,45 @@ class PostgresStore:
         deadline = time.monotonic() + wait
         if self._pid != fork_generation():
             self._after_fork()
-        tlock = self._locks.get(slot)
-        got_thread = tlock.acquire(timeout=wait)
-        got = False
-        conn = None
-        lock_key = _lock_key(self.schema, slot)
-        try:
-            if got_thread:
-                try:
-                    conn = self._conn(slot, "take the slot lock")
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        got = bool(
-                            conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_key,)).fetchone()[
-                                0
-                            ]
+        with self._locks.held(slot, wait) as got_thread:
+            got = False
+            conn = None
+            lock_key = _lock_key(self.schema, slot)
+            try:
+                if got_thread:
+                    try:
+                        conn = self._conn(slot, "take the slot lock")
+                        remaining = deadline - time.monotonic()
+                        if remaining <= 0:
+                            got = bool(
+                                conn.execute(
+                                    "SELECT pg_try_advisory_lock(%s)", (lock_key,)
+                                ).fetchone()[0]
+                            )
+                        else:
+                            # Whole milliseconds, so a buffer's repeated appends set it once
+                            # per connection; what the thread lock's wait used is taken off.
+                            self._lock_timeout(
+                                conn, _ms(wait if remaining > 0.9 * wait else remaining)
+                            )
+                            try:
+                                conn.execute("SELECT pg_advisory_lock(%s)", (lock_key,))
+                                got = True
+                            except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled):
+                                got = False
+                    except (psycopg.Error, StorageError) as exc:
+                        _log.warning(
+                            "MEM-12: cannot take the advisory lock on slot %s (%s)",
+                            slot_label(*slot),
+                            exc,
                         )
-                    else:
-                        # Whole milliseconds, so a buffer's repeated appends set it once
-                        # per connection; what the thread lock's wait used is taken off.
-                        self._lock_timeout(conn, _ms(wait if remaining > 0.9 * wait else remaining))
-                        try:
-                            conn.execute("SELECT pg_advisory_lock(%s)", (lock_key,))
-                            got = True
-                        except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled):
-                            got = False
-                except (psycopg.Error, StorageError) as exc:
-                    _log.warning(
-                        "MEM-12: cannot take the advisory lock on slot %s (%s)",
-                        slot_label(*slot),
-                        exc,
-                    )
-                    if conn is not None:
+                        if conn is not None:
+                            self._forget(conn)
+                        got = False
+                yield got
+            finally:
+                if got and conn is not None and not conn.broken:
+                    try:
+                        conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
+                    except psycopg.Error:  # the server frees it with the connection
                         self._forget(conn)
-                    got = False
-            yield got
-        finally:
-            if got and conn is not None and not conn.broken:
-                try:
-                    conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
-                except psycopg.Error:  # the server frees it with the connection
-                    self._forget(conn)
-            if got_thread:
-                tlock.release()

@@ -851,24 +851,21 @@ class SQLiteStore:
         deadline = time.monotonic() + check_timeout(timeout)
         if self._pid != fork_generation():
             self._after_fork()
-        tlock = self._locks.get(slot)
-        got_thread = tlock.acquire(timeout=timeout)
-        fd: int | None = None
-        got_file = False
-        try:
-            if got_thread and fcntl is not None:
-                fd = self._open_lock_file(slot)
-                got_file = fd is not None and _flock_until(fd, deadline)
-            elif got_thread:  # pragma: no cover - non-POSIX
-                got_file = True
-            yield got_thread and got_file
-        finally:
-            if fd is not None:
-                if got_file:
-                    fcntl.flock(fd, fcntl.LOCK_UN)
-                os.close(fd)
-            if got_thread:
-                tlock.release()
+        with self._locks.held(slot, timeout) as got_thread:
+            fd: int | None = None
+            got_file = False
+            try:
+                if got_thread and fcntl is not None:
+                    fd = self._open_lock_file(slot)
+                    got_file = fd is not None and _flock_until(fd, deadline)
+                elif got_thread:  # pragma: no cover - non-POSIX
+                    got_file = True
+                yield got_thread and got_file
+            finally:
+                if fd is not None:
+                    if got_file:
+                        fcntl.flock(fd, fcntl.LOCK_UN)
+                    os.close(fd)
 
 
 def _migrate_v1(conn: sqlite3.Connection) -> None:
