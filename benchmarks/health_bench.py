@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import statistics
 import sys
 import time
@@ -31,6 +30,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from gen_long_conversation import generate, render  # noqa: E402
 
 from flowdrop_core.importers import load_conversation  # noqa: E402
 from flowdrop_core.inspect.health import health  # noqa: E402
@@ -47,14 +49,8 @@ ERROR = (
 
 
 def conversation_text(messages: int) -> str:
-    spec = importlib.util.spec_from_file_location(
-        "gen", ROOT / "scripts" / "gen_long_conversation.py"
-    )
-    assert spec is not None and spec.loader is not None
-    gen = importlib.util.module_from_spec(spec)
-    sys.modules["gen"] = gen
-    spec.loader.exec_module(gen)
-    return str(gen.render(gen.generate(messages)))
+    """The checked-in generator's conversation, at the requested length."""
+    return str(render(generate(messages)))
 
 
 def median_ms(fn: Callable[[], Any], rounds: int = 5) -> float:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import sys
 import time
 import tracemalloc
@@ -24,18 +23,14 @@ from flowdrop_core.replay import replay_conversation
 from flowdrop_core.scenario import ScenarioConfig
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from gen_long_conversation import generate, render  # noqa: E402
 
 
 def conversation_text(messages: int) -> str:
     """The checked-in generator's conversation, at the requested length."""
-    spec = importlib.util.spec_from_file_location(
-        "gen", ROOT / "scripts" / "gen_long_conversation.py"
-    )
-    assert spec is not None and spec.loader is not None
-    gen = importlib.util.module_from_spec(spec)
-    sys.modules["gen"] = gen
-    spec.loader.exec_module(gen)
-    return gen.render(gen.generate(messages))
+    return str(render(generate(messages)))
 
 
 def measure(text: str, window: int) -> tuple[float, float, float, int]:

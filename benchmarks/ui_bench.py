@@ -26,7 +26,6 @@ and then a fourth and a fifth.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import sys
 import time
@@ -36,19 +35,16 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from gen_long_conversation import generate, render  # noqa: E402
+
 APP = str(ROOT / "app.py")
 
 
 def conversation_text(messages: int) -> str:
     """The checked-in generator's conversation, at the requested length."""
-    spec = importlib.util.spec_from_file_location(
-        "gen", ROOT / "scripts" / "gen_long_conversation.py"
-    )
-    assert spec is not None and spec.loader is not None
-    gen = importlib.util.module_from_spec(spec)
-    sys.modules["gen"] = gen
-    spec.loader.exec_module(gen)
-    return gen.render(gen.generate(messages))
+    return str(render(generate(messages)))
 
 
 def timed(at: AppTest) -> float:

@@ -17,13 +17,14 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
+from server_process import free_port, wait_until_ready
+
+__all__ = ["PostgresServer", "find_postgres_bin", "free_port", "require_postgres_bin"]
 
 #: Debian's ``postgresql`` package puts the binaries here (version in the path).
 _GLOBS = ("/usr/lib/postgresql/*/bin", "/usr/local/pgsql/bin")
@@ -50,13 +51,6 @@ def require_postgres_bin() -> Path:
             "/usr/lib/postgresql/*/bin (Debian package 'postgresql'; .ci/run installs it)"
         )
     return folder
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _run_as() -> pwd.struct_passwd | None:
@@ -147,16 +141,16 @@ class PostgresServer:
             stderr=subprocess.STDOUT,
         )
         log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                text = (self.folder / "postgres.log").read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"postgres exited with {self.proc.returncode}:\n{text}")
-            if self.ready():
-                return
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"postgres on port {self.port} did not answer within {timeout} s")
+        wait_until_ready(
+            self.proc,
+            self.ready,
+            name="postgres",
+            port=self.port,
+            log=self.folder / "postgres.log",
+            stop=self.stop,
+            timeout=timeout,
+            poll=0.05,
+        )
 
     def ready(self) -> bool:
         """Whether the server accepts a connection right now."""

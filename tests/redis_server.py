@@ -12,10 +12,12 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
+from server_process import free_port, wait_until_ready
+
+__all__ = ["RedisServer", "find_redis_server", "free_port", "require_redis_server"]
 
 #: Where Debian's ``redis-server`` package puts the server; PATH is searched first.
 _CANDIDATES = ("/usr/bin/redis-server", "/usr/local/bin/redis-server")
@@ -40,13 +42,6 @@ def require_redis_server() -> str:
     return exe
 
 
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class RedisServer:
     """One ``redis-server`` process; ``stop()`` and ``start()`` again keep port and folder."""
 
@@ -61,46 +56,46 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
+    def args(self) -> list[str]:
+        """The server's command line."""
+        return [
+            self.exe,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.folder),
+            "--save",
+            "",
+            "--appendonly",
+            "yes" if self.persist else "no",
+            "--appendfsync",
+            "always",
+            "--daemonize",
+            "no",
+            "--protected-mode",
+            "yes",
+            "--maxclients",
+            "1000",
+        ]
+
     def start(self, timeout: float = 20.0) -> None:
         """Start the server and wait until it answers PING."""
         self.folder.mkdir(parents=True, exist_ok=True)
         log = open(self.folder / "redis.log", "ab")  # noqa: SIM115 - owned by the process
-        self.proc = subprocess.Popen(
-            [
-                self.exe,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                str(self.folder),
-                "--save",
-                "",
-                "--appendonly",
-                "yes" if self.persist else "no",
-                "--appendfsync",
-                "always",
-                "--daemonize",
-                "no",
-                "--protected-mode",
-                "yes",
-                "--maxclients",
-                "1000",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        self.proc = subprocess.Popen(self.args(), stdout=log, stderr=subprocess.STDOUT)
         log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                text = (self.folder / "redis.log").read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"redis-server exited with {self.proc.returncode}:\n{text}")
-            if self.ping():
-                return
-            time.sleep(0.02)
-        self.stop()
-        raise RuntimeError(f"redis-server on port {self.port} did not answer within {timeout} s")
+        wait_until_ready(
+            self.proc,
+            self.ping,
+            name="redis-server",
+            port=self.port,
+            log=self.folder / "redis.log",
+            stop=self.stop,
+            timeout=timeout,
+            poll=0.02,
+        )
 
     def ping(self) -> bool:
         """Whether the server answers a RESP PING right now (no client library needed)."""

@@ -41,12 +41,13 @@ and callers must not mutate the dicts a store or a buffer hands out.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import threading
 import uuid
 import weakref
-from collections.abc import Callable, Iterable, MutableSequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator, MutableSequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Final, Literal, NamedTuple, Protocol, Self, runtime_checkable
 
 from flowdrop_core.errors import FlowdropError
@@ -191,6 +192,11 @@ class JournalConflict(RevisionConflict):
             key=key,
             path=path,
         )
+
+    @classmethod
+    def for_seq(cls, slot: Slot, seq: int, last: int | str, path: Any = None) -> Self:
+        """The conflict of a record numbered ``seq`` on a journal whose last is ``last``."""
+        return cls(slot, str(seq - 1), str(last), path)
 
 
 class StoreBusyError(StorageError):
@@ -458,7 +464,33 @@ def write_landed(store: Any, slot: Slot, token: str, journal: JournalWrite | Non
 def check_journal_seq(slot: Slot, journal: JournalWrite, last: int, path: Any = None) -> None:
     """Raise :class:`JournalConflict` unless ``journal.seq`` follows the journal's ``last``."""
     if journal.seq != last + 1:
-        raise JournalConflict(slot, str(journal.seq - 1), str(last), path)
+        raise JournalConflict.for_seq(slot, journal.seq, last, path)
+
+
+def encode_json(value: Any, slot: Slot, where: str) -> str:
+    """Compact JSON text for a networked store; what cannot be stored names the slot and field.
+
+    NaN, infinities, an object JSON cannot hold and a lone surrogate (not
+    UTF-8) are refused before anything is written.
+    """
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text.encode("utf-8")
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError (a lone surrogate) included
+        raise StorageError.for_slot(
+            f"{where} cannot be stored as JSON text ({exc}); nothing was written", slot
+        ) from None
+    return text
+
+
+def decode_json(text: Any, slot: Slot, what: str = "stored value") -> Any:
+    """The value of stored JSON text; corrupt text is a :class:`StorageError` naming the slot."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise StorageError.for_slot(
+            f"{what} is corrupt and cannot be decoded ({exc})", slot
+        ) from exc
 
 
 def apply_ops(entries: MutableSequence[Any], ops: Iterable[Op]) -> None:
@@ -593,3 +625,19 @@ class SlotLocks:
             if len(recent) > _RECENT_LOCKS:
                 del recent[next(iter(recent))]
             return lock
+
+    @contextmanager
+    def held(self, slot: Slot, timeout: float) -> Iterator[bool]:
+        """The slot's thread lock for the ``with`` block, waited for at most ``timeout`` seconds.
+
+        MEM-12's in-process half, shared by the stores that then take a
+        cross-process lock: yields whether it was acquired (never raises for
+        a timeout) and, only then, releases it on exit, exceptions included.
+        """
+        lock = self.get(slot)
+        acquired = lock.acquire(timeout=timeout)
+        try:
+            yield acquired
+        finally:
+            if acquired:
+                lock.release()

@@ -55,7 +55,6 @@ from flowdrop_core.storage.base import (
     ANY,
     Delta,
     Expected,
-    JournalConflict,
     JournalWrite,
     RevisionConflict,
     Slot,
@@ -63,15 +62,22 @@ from flowdrop_core.storage.base import (
     Snapshot,
     StorageError,
     StoreBusyError,
-    check_journal_seq,
     check_ops,
     check_timeout,
     conflict_check,
+    decode_json,
+    encode_json,
     fork_generation,
     mask_url,
     new_revision,
     slot_label,
     write_landed,
+)
+from flowdrop_core.storage.ordered_rows import (
+    OrderedRows,
+    RowSQL,
+    add_journal_row,
+    initial_rows,
 )
 
 __all__ = ["POSTGRES_ENV", "PostgresStore"]
@@ -80,9 +86,6 @@ _log = logging.getLogger("flowdrop_core")
 
 #: Environment variable naming the Postgres URL when none is passed.
 POSTGRES_ENV = "FLOWDROP_POSTGRES_URL"
-
-#: Step between the ordering keys of consecutive appended entries.
-GAP = 1 << 20
 
 _VERSION = 1
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
@@ -142,27 +145,6 @@ def _slot_of(row: tuple[Any, ...]) -> Slot:
     return (scope, scope_id, key)
 
 
-def _encode(value: Any, slot: Slot, where: str) -> str:
-    """JSON text; what cannot be stored is an error naming the slot and field."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        text.encode("utf-8")
-    except (TypeError, ValueError) as exc:  # UnicodeEncodeError (a lone surrogate) included
-        raise StorageError.for_slot(
-            f"{where} cannot be stored as JSON text ({exc}); nothing was written", slot
-        ) from None
-    return text
-
-
-def _decode(text: Any, slot: Slot, what: str = "stored value") -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError) as exc:
-        raise StorageError.for_slot(
-            f"{what} is corrupt and cannot be decoded ({exc})", slot
-        ) from exc
-
-
 def _lock_key(schema: str, slot: Slot) -> int:
     """A signed 64-bit advisory lock key for the slot (a digest of schema and parts)."""
     digest = hashlib.sha256(json.dumps([schema, *slot]).encode("utf-8")).digest()
@@ -217,6 +199,7 @@ class PostgresStore:
         q = f'"{schema}"'
         self._t = {name: f"{q}.{name}" for name in ("slot", "entry", "journal", "layout")}
         self._schema_sql = [statement.format(s=q) for statement in _SCHEMA]
+        self._rows = RowSQL.build(self._t["entry"], self._t["journal"], "%s")
         self._ready = False
         self._ready_guard = threading.Lock()
         self._conns_guard = threading.Lock()
@@ -384,7 +367,7 @@ class PostgresStore:
             return Snapshot(None, False, None)
         rev, count, value, bodies = rows[0]
         if count is None:
-            return Snapshot(_decode(value, slot), True, rev)
+            return Snapshot(decode_json(value, slot), True, rev)
         bodies = bodies or []
         if len(bodies) != count:
             raise StorageError.for_slot(
@@ -395,7 +378,7 @@ class PostgresStore:
         try:
             return Snapshot(json.loads("[" + ",".join(bodies) + "]"), True, rev)
         except (TypeError, ValueError):
-            entries = [_decode(b, slot, f"stored entry {n}") for n, b in enumerate(bodies)]
+            entries = [decode_json(b, slot, f"stored entry {n}") for n, b in enumerate(bodies)]
             return Snapshot(entries, True, rev)
 
     def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
@@ -495,9 +478,9 @@ class PostgresStore:
         slot = (str(scope), scope_id, key)
         is_buffer = isinstance(value, list | tuple)
         if is_buffer:
-            rows = [_encode(e, slot, f"entry {n}") for n, e in enumerate(value)]
+            rows = [encode_json(e, slot, f"entry {n}") for n, e in enumerate(value)]
         else:
-            text = _encode(value, slot, "value")
+            text = encode_json(value, slot, "value")
         token = new_revision()
         with self._transaction(slot, timeout, expected) as conn:
             row = self._meta(conn, slot)
@@ -517,10 +500,7 @@ class PostgresStore:
             ).fetchone()[0]
             if is_buffer and rows:
                 with conn.cursor() as cur:
-                    cur.executemany(
-                        f"INSERT INTO {self._t['entry']} (slot, ord, body) VALUES (%s, %s, %s)",
-                        [(sid, n * GAP, body) for n, body in enumerate(rows)],
-                    )
+                    cur.executemany(self._rows.insert, list(initial_rows(sid, rows)))
         return token
 
     def apply(
@@ -542,7 +522,9 @@ class PostgresStore:
         """
         slot = (str(scope), scope_id, key)
         bodies = [
-            None if entry is None or kind == "delete" else _encode(entry, slot, f"entry at {pos}")
+            None
+            if entry is None or kind == "delete"
+            else encode_json(entry, slot, f"entry at {pos}")
             for kind, pos, entry in delta.ops
         ]
         token = new_revision() if journal is None or journal.revision is None else journal.revision
@@ -574,7 +556,7 @@ class PostgresStore:
             row = self._meta(conn, slot)
             conflict_check(slot, expected, None if row is None else row[1])
             if journal is not None:
-                self._add_record(conn, slot, journal)
+                add_journal_row(conn, self._rows, _b(slot), slot, journal, None)
                 if not delta.ops:  # an append that changed nothing: only its record
                     return expected  # type: ignore[return-value]
             now = time.time()
@@ -602,7 +584,7 @@ class PostgresStore:
                 raise StorageError.for_slot(
                     f"cannot apply the change ({exc}); nothing was written", slot
                 ) from exc
-            _RowWriter(conn, self._t["entry"], sid, count).run(delta, bodies)
+            OrderedRows(conn, self._rows, sid, count).run(delta, bodies)
             done = conn.execute(
                 f"UPDATE {self._t['slot']} SET rev = %s, count = %s, updated_at = %s "
                 "WHERE id = %s AND rev = %s",
@@ -618,29 +600,6 @@ class PostgresStore:
             _b(slot),
         ).fetchone()
         return None if row is None else row[0]
-
-    def _add_record(self, conn: Any, slot: Slot, journal: JournalWrite) -> None:
-        """Insert the record (numbered after the journal's last) and trim to ``limit``."""
-        parts = _b(slot)
-        last = conn.execute(
-            f"SELECT max(seq) FROM {self._t['journal']} "
-            "WHERE scope = %s AND scope_id = %s AND key = %s",
-            parts,
-        ).fetchone()[0]
-        try:
-            check_journal_seq(slot, journal, int(last or 0))
-        except JournalConflict:
-            raise
-        conn.execute(
-            f"INSERT INTO {self._t['journal']} (scope, scope_id, key, seq, at, record) "
-            "VALUES (%s, %s, %s, %s, %s, %s)",
-            (*parts, journal.seq, journal.at, journal.text),
-        )
-        conn.execute(
-            f"DELETE FROM {self._t['journal']} "
-            "WHERE scope = %s AND scope_id = %s AND key = %s AND seq <= %s",
-            (*parts, journal.seq - journal.limit),
-        )
 
     def delete(
         self,
@@ -669,8 +628,7 @@ class PostgresStore:
         rows = self._query(
             "read the journal",
             slot,
-            f"SELECT max(seq) FROM {self._t['journal']} "
-            "WHERE scope = %s AND scope_id = %s AND key = %s",
+            self._rows.journal_last,
             _b(slot),
         )
         return int(rows[0][0] or 0) if rows else 0
@@ -681,8 +639,7 @@ class PostgresStore:
         rows = self._query(
             "read the journal",
             slot,
-            f"SELECT seq, record FROM {self._t['journal']} "
-            "WHERE scope = %s AND scope_id = %s AND key = %s ORDER BY seq",
+            self._rows.journal_records,
             _b(slot),
         )
         return [(int(seq), text) for seq, text in rows]
@@ -692,7 +649,7 @@ class PostgresStore:
         rows = self._query(
             "list the journal",
             None,
-            f"SELECT scope, scope_id, key, count(*) FROM {self._t['journal']} GROUP BY 1, 2, 3",
+            self._rows.journal_counts,
             (),
         )
         return {_slot_of(r): int(r[3]) for r in rows}
@@ -714,126 +671,45 @@ class PostgresStore:
         deadline = time.monotonic() + wait
         if self._pid != fork_generation():
             self._after_fork()
-        tlock = self._locks.get(slot)
-        got_thread = tlock.acquire(timeout=wait)
-        got = False
-        conn = None
-        lock_key = _lock_key(self.schema, slot)
-        try:
-            if got_thread:
-                try:
-                    conn = self._conn(slot, "take the slot lock")
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        got = bool(
-                            conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_key,)).fetchone()[
-                                0
-                            ]
+        with self._locks.held(slot, wait) as got_thread:
+            got = False
+            conn = None
+            lock_key = _lock_key(self.schema, slot)
+            try:
+                if got_thread:
+                    try:
+                        conn = self._conn(slot, "take the slot lock")
+                        remaining = deadline - time.monotonic()
+                        if remaining <= 0:
+                            got = bool(
+                                conn.execute(
+                                    "SELECT pg_try_advisory_lock(%s)", (lock_key,)
+                                ).fetchone()[0]
+                            )
+                        else:
+                            # Whole milliseconds, so a buffer's repeated appends set it once
+                            # per connection; what the thread lock's wait used is taken off.
+                            self._lock_timeout(
+                                conn, _ms(wait if remaining > 0.9 * wait else remaining)
+                            )
+                            try:
+                                conn.execute("SELECT pg_advisory_lock(%s)", (lock_key,))
+                                got = True
+                            except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled):
+                                got = False
+                    except (psycopg.Error, StorageError) as exc:
+                        _log.warning(
+                            "MEM-12: cannot take the advisory lock on slot %s (%s)",
+                            slot_label(*slot),
+                            exc,
                         )
-                    else:
-                        # Whole milliseconds, so a buffer's repeated appends set it once
-                        # per connection; what the thread lock's wait used is taken off.
-                        self._lock_timeout(conn, _ms(wait if remaining > 0.9 * wait else remaining))
-                        try:
-                            conn.execute("SELECT pg_advisory_lock(%s)", (lock_key,))
-                            got = True
-                        except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled):
-                            got = False
-                except (psycopg.Error, StorageError) as exc:
-                    _log.warning(
-                        "MEM-12: cannot take the advisory lock on slot %s (%s)",
-                        slot_label(*slot),
-                        exc,
-                    )
-                    if conn is not None:
+                        if conn is not None:
+                            self._forget(conn)
+                        got = False
+                yield got
+            finally:
+                if got and conn is not None and not conn.broken:
+                    try:
+                        conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
+                    except psycopg.Error:  # the server frees it with the connection
                         self._forget(conn)
-                    got = False
-            yield got
-        finally:
-            if got and conn is not None and not conn.broken:
-                try:
-                    conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
-                except psycopg.Error:  # the server frees it with the connection
-                    self._forget(conn)
-            if got_thread:
-                tlock.release()
-
-
-class _RowWriter:
-    """Turns a delta's positions into ``entry`` rows of one slot, inside a write transaction.
-
-    The same algorithm as SQLite's: a position is found from the nearer end
-    (``LIMIT 1 OFFSET`` on the primary key), a new row takes the midpoint of
-    its neighbours' keys, and a used-up gap shifts the rows after it once.
-    """
-
-    def __init__(self, conn: Any, table: str, sid: int, count: int) -> None:
-        self.conn, self.table, self.sid, self.count = conn, table, sid, count
-
-    def ord_at(self, position: int) -> int:
-        if position < self.count - position:
-            order, offset = "", position
-        else:
-            order, offset = " DESC", self.count - 1 - position
-        row = self.conn.execute(
-            f"SELECT ord FROM {self.table} WHERE slot = %s ORDER BY ord{order} LIMIT 1 OFFSET %s",
-            (self.sid, offset),
-        ).fetchone()
-        return int(row[0])
-
-    def run(self, delta: Delta, bodies: list[str | None]) -> None:
-        conn, sid, table = self.conn, self.sid, self.table
-        ops = delta.ops
-        k = 0
-        while k < len(ops):
-            kind, position, _ = ops[k]
-            if kind == "delete" and position == 0:  # evictions come in runs from the front
-                run = 1
-                while k + run < len(ops) and ops[k + run][0] == "delete" and ops[k + run][1] == 0:
-                    run += 1
-                conn.execute(
-                    f"DELETE FROM {table} WHERE slot = %s AND ord IN "
-                    f"(SELECT ord FROM {table} WHERE slot = %s ORDER BY ord LIMIT %s)",
-                    (sid, sid, run),
-                )
-                self.count -= run
-                k += run
-                continue
-            if kind == "insert":
-                conn.execute(
-                    f"INSERT INTO {table} (slot, ord, body) VALUES (%s, %s, %s)",
-                    (sid, self.new_ord(position), bodies[k]),
-                )
-                self.count += 1
-            elif kind == "replace":
-                conn.execute(
-                    f"UPDATE {table} SET body = %s WHERE slot = %s AND ord = %s",
-                    (bodies[k], sid, self.ord_at(position)),
-                )
-            else:
-                conn.execute(
-                    f"DELETE FROM {table} WHERE slot = %s AND ord = %s",
-                    (sid, self.ord_at(position)),
-                )
-                self.count -= 1
-            k += 1
-
-    def new_ord(self, position: int) -> int:
-        """An ordering key that sorts the new row at ``position``."""
-        if self.count == 0:
-            return 0
-        if position == self.count:
-            return self.ord_at(position - 1) + GAP
-        hi = self.ord_at(position)
-        if position == 0:
-            return hi - GAP
-        lo = self.ord_at(position - 1)
-        if hi - lo < 2:  # the gap is used up: shift the rows from ``position`` on, once
-            top = self.ord_at(self.count - 1)
-            shift = top - hi + GAP  # every shifted key lands above every current key
-            self.conn.execute(
-                f"UPDATE {self.table} SET ord = ord + %s WHERE slot = %s AND ord >= %s",
-                (shift, self.sid, hi),
-            )
-            hi += shift
-        return (lo + hi) // 2

@@ -66,6 +66,8 @@ from flowdrop_core.storage.base import (
     Snapshot,
     StorageError,
     check_timeout,
+    decode_json,
+    encode_json,
     mask_url,
     new_revision,
     slot_label,
@@ -476,7 +478,7 @@ class RedisStore:
             expected = args[0]
             raise RevisionConflict(slot, None if expected == "-" else expected[1:], actual)
         if status == b"jconflict":
-            raise JournalConflict(slot, str(int(args[5]) - 1), reply[1].decode("utf-8"))
+            raise JournalConflict.for_seq(slot, int(args[5]), reply[1].decode("utf-8"))
         if status == b"error":
             raise StorageError.for_slot(
                 f"cannot apply the change ({reply[1].decode('utf-8')}); nothing was written", slot
@@ -524,7 +526,7 @@ class RedisStore:
             return Snapshot(None, False, None)
         revision = rev.decode("utf-8") if rev else None
         if kind == b"json":
-            return Snapshot(_decode(text, slot), True, revision)
+            return Snapshot(decode_json(text, slot), True, revision)
         if count and int(count) != len(items):
             raise StorageError.for_slot(
                 f"the slot's keys disagree: its meta says {int(count)} entries, its list holds "
@@ -640,9 +642,9 @@ class RedisStore:
         """Replace the slot's value in one script; return the new revision."""
         slot, keys = self._keys(scope, scope_id, key)
         if isinstance(value, list | tuple):
-            args = ["list", *(_encode(e, slot, f"entry {n}") for n, e in enumerate(value))]
+            args = ["list", *(encode_json(e, slot, f"entry {n}") for n, e in enumerate(value))]
         else:
-            args = ["json", _encode(value, slot, "value")]
+            args = ["json", encode_json(value, slot, "value")]
         token = new_revision()
         now = repr(time.time())
         self._run(
@@ -696,7 +698,7 @@ class RedisStore:
             args = [_condition(expected), token, now, _triple(slot), delta.count]
             args += [journal.seq, journal.text, journal.limit]
         for kind, position, entry in delta.ops:
-            body = "" if kind == "delete" else _encode(entry, slot, f"entry at {position}")
+            body = "" if kind == "delete" else encode_json(entry, slot, f"entry at {position}")
             args += [_OPS[kind], position, body]
         try:
             self._run(self._apply, keys, args, slot, "write the change")
@@ -873,63 +875,39 @@ class RedisStore:
         slot, (entries, *_rest) = self._keys(scope, scope_id, key)
         lock_key = entries[: -len(":entries")] + ":lock"
         deadline = time.monotonic() + check_timeout(timeout)
-        tlock = self._locks.get(slot)
-        got_thread = tlock.acquire(timeout=timeout)
-        got = False
-        token = ""
-        lease = int(LEASE_SECONDS * 1000)
-        try:
-            delay = _POLL_MIN
-            next_check = time.monotonic() + _LIVENESS_EVERY
-            while got_thread:
-                try:
-                    if not token:
-                        holder = self._holder_id()
-                        token = f"{'-' if holder is None else holder}:{uuid.uuid4().hex}"
-                    got = bool(self.client.set(lock_key, token, nx=True, px=lease))
-                    if not got and time.monotonic() >= next_check:
-                        next_check = time.monotonic() + _LIVENESS_EVERY
-                        held = self.client.get(lock_key)
-                        if held is not None and self._holder_gone(held):
-                            got = bool(self._steal(keys=[lock_key], args=[held, token, lease]))
-                except RedisError as exc:
-                    _log.warning(
-                        "MEM-12: cannot take the lease on slot %s (%s)", slot_label(*slot), exc
-                    )
-                    break
-                remaining = deadline - time.monotonic()
-                if got or remaining <= 0:
-                    break
-                time.sleep(min(delay, remaining))
-                delay = min(delay * 2, _POLL_MAX)
-            yield got
-        finally:
-            if got:
-                with suppress(RedisError):  # the lease expires by itself
-                    self._unlock(keys=[lock_key], args=[token])
-            if got_thread:
-                tlock.release()
-
-
-def _encode(value: Any, slot: Slot, where: str) -> str:
-    """JSON text for Redis; what cannot be stored is an error naming the slot and field."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        text.encode("utf-8")
-    except (TypeError, ValueError) as exc:  # UnicodeEncodeError (a lone surrogate) included
-        raise StorageError.for_slot(
-            f"{where} cannot be stored as JSON text ({exc}); nothing was written", slot
-        ) from None
-    return text
-
-
-def _decode(text: Any, slot: Slot, what: str = "stored value") -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError) as exc:
-        raise StorageError.for_slot(
-            f"{what} is corrupt and cannot be decoded ({exc})", slot
-        ) from exc
+        with self._locks.held(slot, timeout) as got_thread:
+            got = False
+            token = ""
+            lease = int(LEASE_SECONDS * 1000)
+            try:
+                delay = _POLL_MIN
+                next_check = time.monotonic() + _LIVENESS_EVERY
+                while got_thread:
+                    try:
+                        if not token:
+                            holder = self._holder_id()
+                            token = f"{'-' if holder is None else holder}:{uuid.uuid4().hex}"
+                        got = bool(self.client.set(lock_key, token, nx=True, px=lease))
+                        if not got and time.monotonic() >= next_check:
+                            next_check = time.monotonic() + _LIVENESS_EVERY
+                            held = self.client.get(lock_key)
+                            if held is not None and self._holder_gone(held):
+                                got = bool(self._steal(keys=[lock_key], args=[held, token, lease]))
+                    except RedisError as exc:
+                        _log.warning(
+                            "MEM-12: cannot take the lease on slot %s (%s)", slot_label(*slot), exc
+                        )
+                        break
+                    remaining = deadline - time.monotonic()
+                    if got or remaining <= 0:
+                        break
+                    time.sleep(min(delay, remaining))
+                    delay = min(delay * 2, _POLL_MAX)
+                yield got
+            finally:
+                if got:
+                    with suppress(RedisError):  # the lease expires by itself
+                        self._unlock(keys=[lock_key], args=[token])
 
 
 def _record_seq(fields: dict[bytes, bytes], slot: Slot) -> int:
@@ -955,4 +933,4 @@ def _decode_entries(items: list[bytes], slot: Slot) -> list[Any]:
         out = None
     if isinstance(out, list) and len(out) == len(items):
         return out
-    return [_decode(item, slot, f"stored entry {n}") for n, item in enumerate(items)]
+    return [decode_json(item, slot, f"stored entry {n}") for n, item in enumerate(items)]

@@ -48,13 +48,18 @@ from flowdrop_core.storage.base import (
     Snapshot,
     StorageError,
     StoreBusyError,
-    check_journal_seq,
     check_ops,
     check_timeout,
     conflict_check,
     fork_generation,
     new_revision,
     slot_label,
+)
+from flowdrop_core.storage.ordered_rows import (
+    OrderedRows,
+    RowSQL,
+    add_journal_row,
+    initial_rows,
 )
 
 try:  # POSIX advisory file locks for the cross-process half of MEM-12.
@@ -73,8 +78,8 @@ _log = logging.getLogger("flowdrop_core")
 #: Environment variable naming the SQLite file when no path is passed.
 DB_ENV = "FLOWDROP_DB"
 
-#: Step between the ordering keys of consecutive appended entries.
-GAP = 1 << 20
+#: The statements on the ``entry`` and ``journal`` tables (shared with Postgres).
+_ROWS = RowSQL.build("entry", "journal", "?")
 
 _VERSION = 3
 #: Layouts this version reads without migrating (a read-only file cannot be migrated;
@@ -612,10 +617,7 @@ class SQLiteStore:
             )
             if is_buffer:
                 sid = cur.lastrowid
-                conn.executemany(
-                    "INSERT INTO entry (slot, ord, body) VALUES (?, ?, ?)",
-                    ((sid, n * GAP, body) for n, body in enumerate(rows)),
-                )
+                conn.executemany(_ROWS.insert, initial_rows(sid, rows))
                 conn.execute("UPDATE slot SET rev=? WHERE id=?", (token, sid))
         return token
 
@@ -646,7 +648,7 @@ class SQLiteStore:
             row = self._meta(conn, slot)
             conflict_check(slot, expected, None if row is None else row[1], self.path)
             if journal is not None:
-                self._add_record(conn, slot, journal)
+                add_journal_row(conn, _ROWS, slot, slot, journal, self.path)
                 if not delta.ops:  # an append that changed nothing: only its record
                     return expected  # type: ignore[return-value]
             if row is None:
@@ -671,27 +673,12 @@ class SQLiteStore:
                 raise StorageError.for_slot(
                     f"cannot apply the change ({exc}); nothing was written", slot, self.path
                 ) from exc
-            _RowWriter(conn, int(sid or 0), count).run(delta, bodies)
+            OrderedRows(conn, _ROWS, int(sid or 0), count).run(delta, bodies)
             conn.execute(
                 "UPDATE slot SET rev=?, count=?, updated_at=? WHERE id=?",
                 (token, delta.count, time.time(), sid),
             )
         return token
-
-    def _add_record(self, conn: sqlite3.Connection, slot: Slot, journal: JournalWrite) -> None:
-        """Insert the record (numbered after the journal's last) and trim to ``limit``."""
-        last = conn.execute(
-            "SELECT max(seq) FROM journal WHERE scope=? AND scope_id=? AND key=?", slot
-        ).fetchone()[0]
-        check_journal_seq(slot, journal, int(last or 0), self.path)
-        conn.execute(
-            "INSERT INTO journal (scope, scope_id, key, seq, at, record) VALUES (?, ?, ?, ?, ?, ?)",
-            (*slot, journal.seq, journal.at, journal.text),
-        )
-        conn.execute(
-            "DELETE FROM journal WHERE scope=? AND scope_id=? AND key=? AND seq<=?",
-            (*slot, journal.seq - journal.limit),
-        )
 
     # -- journal and listing ---------------------------------------------------------------
 
@@ -722,7 +709,7 @@ class SQLiteStore:
         rows = self._journal_query(
             "read the journal",
             slot,
-            "SELECT max(seq) FROM journal WHERE scope=? AND scope_id=? AND key=?",
+            _ROWS.journal_last,
             slot,
         )
         return int(rows[0][0] or 0) if rows else 0
@@ -733,7 +720,7 @@ class SQLiteStore:
         rows = self._journal_query(
             "read the journal",
             slot,
-            "SELECT seq, record FROM journal WHERE scope=? AND scope_id=? AND key=? ORDER BY seq",
+            _ROWS.journal_records,
             slot,
         )
         return [(int(seq), text) for seq, text in rows]
@@ -743,7 +730,7 @@ class SQLiteStore:
         rows = self._journal_query(
             "list the journal",
             None,
-            "SELECT scope, scope_id, key, count(*) FROM journal GROUP BY 1, 2, 3",
+            _ROWS.journal_counts,
             (),
         )
         return {(a, b, c): int(n) for a, b, c, n in rows}
@@ -864,100 +851,21 @@ class SQLiteStore:
         deadline = time.monotonic() + check_timeout(timeout)
         if self._pid != fork_generation():
             self._after_fork()
-        tlock = self._locks.get(slot)
-        got_thread = tlock.acquire(timeout=timeout)
-        fd: int | None = None
-        got_file = False
-        try:
-            if got_thread and fcntl is not None:
-                fd = self._open_lock_file(slot)
-                got_file = fd is not None and _flock_until(fd, deadline)
-            elif got_thread:  # pragma: no cover - non-POSIX
-                got_file = True
-            yield got_thread and got_file
-        finally:
-            if fd is not None:
-                if got_file:
-                    fcntl.flock(fd, fcntl.LOCK_UN)
-                os.close(fd)
-            if got_thread:
-                tlock.release()
-
-
-class _RowWriter:
-    """Turns a delta's positions into ``entry`` rows of one slot, inside a write transaction.
-
-    A position is found from the nearer end of the buffer (``LIMIT 1 OFFSET``
-    on the primary key), so the ops an append makes (evict the first,
-    append after the last, a placeholder near the end) are a few index steps.
-    """
-
-    def __init__(self, conn: sqlite3.Connection, sid: int, count: int) -> None:
-        self.conn, self.sid, self.count = conn, sid, count
-
-    def ord_at(self, position: int) -> int:
-        if position < self.count - position:
-            sql = "SELECT ord FROM entry WHERE slot=? ORDER BY ord LIMIT 1 OFFSET ?"
-            offset = position
-        else:
-            sql = "SELECT ord FROM entry WHERE slot=? ORDER BY ord DESC LIMIT 1 OFFSET ?"
-            offset = self.count - 1 - position
-        return self.conn.execute(sql, (self.sid, offset)).fetchone()[0]
-
-    def run(self, delta: Delta, bodies: list[str | None]) -> None:
-        conn, sid = self.conn, self.sid
-        ops = delta.ops
-        k = 0
-        while k < len(ops):
-            kind, position, _ = ops[k]
-            if kind == "delete" and position == 0:  # evictions come in runs from the front
-                run = 1
-                while k + run < len(ops) and ops[k + run][0] == "delete" and ops[k + run][1] == 0:
-                    run += 1
-                conn.execute(
-                    "DELETE FROM entry WHERE slot=? AND ord IN "
-                    "(SELECT ord FROM entry WHERE slot=? ORDER BY ord LIMIT ?)",
-                    (sid, sid, run),
-                )
-                self.count -= run
-                k += run
-                continue
-            if kind == "insert":
-                conn.execute(
-                    "INSERT INTO entry (slot, ord, body) VALUES (?, ?, ?)",
-                    (sid, self.new_ord(position), bodies[k]),
-                )
-                self.count += 1
-            elif kind == "replace":
-                conn.execute(
-                    "UPDATE entry SET body=? WHERE slot=? AND ord=?",
-                    (bodies[k], sid, self.ord_at(position)),
-                )
-            else:
-                conn.execute(
-                    "DELETE FROM entry WHERE slot=? AND ord=?", (sid, self.ord_at(position))
-                )
-                self.count -= 1
-            k += 1
-
-    def new_ord(self, position: int) -> int:
-        """An ordering key that sorts the new row at ``position``."""
-        if self.count == 0:
-            return 0
-        if position == self.count:
-            return self.ord_at(position - 1) + GAP
-        hi = self.ord_at(position)
-        if position == 0:
-            return hi - GAP
-        lo = self.ord_at(position - 1)
-        if hi - lo < 2:  # the gap is used up: shift the rows from ``position`` on, once
-            top = self.ord_at(self.count - 1)
-            shift = top - hi + GAP  # every shifted key lands above every current key
-            self.conn.execute(
-                "UPDATE entry SET ord = ord + ? WHERE slot=? AND ord >= ?", (shift, self.sid, hi)
-            )
-            hi += shift
-        return (lo + hi) // 2
+        with self._locks.held(slot, timeout) as got_thread:
+            fd: int | None = None
+            got_file = False
+            try:
+                if got_thread and fcntl is not None:
+                    fd = self._open_lock_file(slot)
+                    got_file = fd is not None and _flock_until(fd, deadline)
+                elif got_thread:  # pragma: no cover - non-POSIX
+                    got_file = True
+                yield got_thread and got_file
+            finally:
+                if fd is not None:
+                    if got_file:
+                        fcntl.flock(fd, fcntl.LOCK_UN)
+                    os.close(fd)
 
 
 def _migrate_v1(conn: sqlite3.Connection) -> None:
@@ -987,14 +895,9 @@ def _migrate_v1(conn: sqlite3.Connection) -> None:
                 updated or time.time(),
             ),
         ).lastrowid
-        if is_buffer:
-            conn.executemany(
-                "INSERT INTO entry (slot, ord, body) VALUES (?, ?, ?)",
-                (
-                    (sid, n * GAP, json.dumps(e, ensure_ascii=False, separators=(",", ":")))
-                    for n, e in enumerate(value)  # type: ignore[arg-type]
-                ),
-            )
+        if isinstance(value, list):
+            bodies = [json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in value]
+            conn.executemany(_ROWS.insert, initial_rows(sid, bodies))
     conn.execute("DROP TRIGGER IF EXISTS slots_rev_unknown")
     conn.execute("DROP TABLE slots")
 

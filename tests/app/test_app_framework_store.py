@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+from apptest_helpers import path_entry  # noqa: F401 - autouse: a typed store per test
 from framework_files import agents_file, digest, langgraph_file
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 TIMEOUT = 90
-
-
-@pytest.fixture(autouse=True)
-def path_entry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """These tests type the framework's file: local path entry on, served on loopback."""
-    from streamlit import config
-
-    monkeypatch.setenv("FLOWDROP_STORE_PATHS", "1")
-    for var in ("FLOWDROP_STORES", "FLOWDROP_STORES_FILE", "FLOWDROP_DB", "FLOWDROP_REDIS_URL"):
-        monkeypatch.delenv(var, raising=False)
-    was = config.get_option("server.address")
-    config.set_option("server.address", "127.0.0.1")
-    yield
-    config.set_option("server.address", was)
 
 
 def open_page(target: Path) -> AppTest:

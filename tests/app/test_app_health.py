@@ -6,9 +6,9 @@ The pages run in-process; every expected number comes from the library
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from apptest_helpers import shown
 from streamlit.testing.v1 import AppTest
 
 from flowdrop_core.importers import load_conversation
@@ -21,11 +21,6 @@ APP = str(ROOT / "app.py")
 BROKEN = "imports/broken_history.json"
 LONG = ROOT / "sample_data" / "long_conversation.jsonl"
 TIMEOUT = 120
-
-
-def shown(markdown: str) -> str:
-    text = markdown.replace("\u2060", "").replace("\u00a0", " ").replace("\\\n", "\n")
-    return re.sub(r"\\(.)", r"\1", text)
 
 
 def replay_page(**query: str) -> AppTest:

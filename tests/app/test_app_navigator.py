@@ -13,6 +13,7 @@ import re
 import string
 from pathlib import Path
 
+from apptest_helpers import paste, shown, start_app
 from streamlit.testing.v1 import AppTest
 
 from flowdrop_core.importers import load_conversation
@@ -26,31 +27,13 @@ LONG = ROOT / "sample_data" / "long_conversation.jsonl"
 TIMEOUT = 120
 
 
-def shown(markdown: str) -> str:
-    """An alert's text as a reader sees it: escapes, hard breaks and word joiners read back."""
-    text = markdown.replace("\u2060", "").replace("\u00a0", " ").replace("\\\n", "\n")
-    return re.sub(r"\\(.)", r"\1", text)
-
-
 def start(**query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return start_app(TIMEOUT, **query)
 
 
 def replay_page(**query: str) -> AppTest:
     at = start(**query)
     at.switch_page("pages/replay.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
-def paste(at: AppTest, text: str) -> AppTest:
-    at.text_area(key="pg_paste").input(text)
-    at.button(key="pg_append").click().run()
     assert not at.exception, at.exception
     return at
 

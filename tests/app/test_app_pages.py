@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
+from apptest_helpers import shown
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,12 +17,6 @@ TIMEOUT = 60
 def nav_table(at: AppTest):
     """The timeline table (the health panel's findings table may come before it)."""
     return next(df.value for df in at.dataframe if "incoming" in df.value.columns)
-
-
-def shown(markdown: str) -> str:
-    """An alert's text as a reader sees it: escapes, hard breaks and word joiners read back."""
-    text = markdown.replace("\u2060", "").replace("\u00a0", " ").replace("\\\n", "\n")
-    return re.sub(r"\\(.)", r"\1", text)
 
 
 def origin_column(at: AppTest) -> list[str]:

@@ -10,29 +10,18 @@ input shows an error naming its place, keeps the text, and appends nothing.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
+from apptest_helpers import paste, shown, start_app
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 TIMEOUT = 60  # this machine is slow; a cold first run imports pandas and altair
 
 
-def shown(markdown: str) -> str:
-    """An alert's text as a reader sees it: escapes, hard breaks and word joiners read back."""
-    text = markdown.replace("\u2060", "").replace("\u00a0", " ").replace("\\\n", "\n")
-    return re.sub(r"\\(.)", r"\1", text)
-
-
 def start(**query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return start_app(TIMEOUT, **query)
 
 
 def metrics(at: AppTest) -> dict[str, str]:
@@ -48,13 +37,6 @@ def timeline(at: AppTest):
 def load_example(at: AppTest, name: str) -> AppTest:
     at.selectbox(key="pg_example").select(name)
     at.button(key="pg_load_example").click().run()
-    assert not at.exception, at.exception
-    return at
-
-
-def paste(at: AppTest, text: str) -> AppTest:
-    at.text_area(key="pg_paste").input(text)
-    at.button(key="pg_append").click().run()
     assert not at.exception, at.exception
     return at
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from apptest_helpers import path_entry  # noqa: F401 - autouse: a typed store per test
 from store_fixture import SLOTS, make_store_file
 from streamlit.testing.v1 import AppTest
 
@@ -34,20 +34,6 @@ def digest(path: Path) -> str:
 @pytest.fixture
 def store_file(tmp_path: Path) -> Path:
     return make_store_file(tmp_path / "buffers.sqlite3")
-
-
-@pytest.fixture(autouse=True)
-def path_entry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """These tests type their store: local path entry on, served on loopback."""
-    from streamlit import config
-
-    monkeypatch.setenv("FLOWDROP_STORE_PATHS", "1")
-    for var in ("FLOWDROP_STORES", "FLOWDROP_STORES_FILE", "FLOWDROP_DB", "FLOWDROP_REDIS_URL"):
-        monkeypatch.delenv(var, raising=False)
-    was = config.get_option("server.address")
-    config.set_option("server.address", "127.0.0.1")
-    yield
-    config.set_option("server.address", was)
 
 
 def open_store_page(target: str) -> AppTest:

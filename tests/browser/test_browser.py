@@ -11,106 +11,32 @@ a reason where Chromium or Playwright is missing. See
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
-import os
 import re
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from serving import (
+    IDLE,
+    ROOT,
+    SHOTS,
+    chromium,
+    new_page,
+    require_browser,
+    serve,
+    settle,
+)
 
 from inspector_ui.registry import PAGES
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("FLOWDROP_CHROMIUM", "/usr/bin/chromium")
-SHOTS = Path(
-    os.environ.get("FLOWDROP_SCREENSHOT_DIR")
-    or Path(tempfile.gettempdir()) / "flowdrop-screenshots"
-)
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 NAV_LINK = ".st-key-nav a[data-testid='stPageLink-NavLink']"
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 
-playwright_sync = pytest.importorskip(
-    "playwright.sync_api", reason="the playwright package is not installed"
-)
-if not Path(CHROMIUM).exists():
-    pytest.skip(
-        f"Chromium not found at {CHROMIUM} (install the Debian package 'chromium')",
-        allow_module_level=True,
-    )
+playwright_sync = require_browser()
 expect = playwright_sync.expect
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextlib.contextmanager
-def serve(env: dict[str, str] | None = None) -> Iterator[str]:
-    """A freshly started ``streamlit run app.py`` on a free port; its URL once healthy.
-
-    ``env`` adds to the environment (the operator's configuration, e.g. its stores).
-    """
-    port = free_port()
-    streamlit = shutil.which("streamlit", path=str(Path(sys.executable).parent)) or "streamlit"
-    proc = subprocess.Popen(
-        [
-            streamlit,
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--browser.gatherUsageStats",
-            "false",
-        ],
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                    if resp.read().decode().strip() == "ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("streamlit did not start")
-            time.sleep(0.3)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture(scope="module")
@@ -121,29 +47,14 @@ def server() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser():
-    with playwright_sync.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with chromium() as browser:
+        yield browser
 
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    try:
+    with new_page(browser, 1400, 1000) as page:
         yield page
-    finally:
-        context.close()
-
-
-def settle(page) -> None:
-    """Wait until the script run triggered by the last action has finished."""
-    page.wait_for_timeout(400)
-    page.wait_for_selector(IDLE, timeout=60_000)
 
 
 def metric_values(page) -> dict[str, str]:

@@ -21,43 +21,27 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("FLOWDROP_CHROMIUM", "/usr/bin/chromium")
-SHOTS = Path(
-    os.environ.get("FLOWDROP_SCREENSHOT_DIR")
-    or Path(tempfile.gettempdir()) / "flowdrop-screenshots"
+from serving import (
+    ROOT,
+    SHOTS,
+    chromium,
+    free_port,
+    new_page,
+    require_browser,
+    run_streamlit,
+    settle,
+    streamlit_executable,
 )
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+
 SECRET = "s3cretPW"
 
-playwright_sync = pytest.importorskip(
-    "playwright.sync_api", reason="the playwright package is not installed"
-)
-if not Path(CHROMIUM).exists():
-    pytest.skip(f"Chromium not found at {CHROMIUM}", allow_module_level=True)
+playwright_sync = require_browser()
 if shutil.which("make") is None:
     pytest.skip("make is not installed", allow_module_level=True)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def make_run_command() -> list[str]:
@@ -70,9 +54,7 @@ def make_run_command() -> list[str]:
         check=True,
     ).stdout
     line = next(ln for ln in out.splitlines() if "streamlit run" in ln)
-    argv = shlex.split(line)
-    streamlit = shutil.which("streamlit", path=str(Path(sys.executable).parent)) or "streamlit"
-    return [streamlit, *argv[1:]]
+    return [streamlit_executable(), *shlex.split(line)[1:]]
 
 
 def non_loopback_addresses() -> list[str]:
@@ -117,59 +99,21 @@ def served(store_file: Path) -> Iterator[tuple[str, int]]:
         FLOWDROP_STORES=f"team={store_file}",
         FLOWDROP_REDIS_URL=f"redis://:{SECRET}@127.0.0.1:9/0",
     )
-    proc = subprocess.Popen(
-        [*command, "--server.headless", "true", "--server.port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                    if resp.read().decode().strip() == "ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("streamlit did not start")
-            time.sleep(0.3)
+    argv = [*command, "--server.headless", "true", "--server.port", str(port)]
+    with run_streamlit(argv, port, env) as url:
         yield url, port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with playwright_sync.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with chromium() as browser:
+        yield browser
 
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    try:
+    with new_page(browser, 1280, 900) as page:
         yield page
-    finally:
-        context.close()
-
-
-def settle(page) -> None:
-    page.wait_for_timeout(400)
-    page.wait_for_selector(IDLE, timeout=60_000)
 
 
 def shot(page, name: str) -> None:

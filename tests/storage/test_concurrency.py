@@ -8,15 +8,19 @@ import os
 import signal
 import sqlite3
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from concurrency_helpers import LONG_WAIT, MARGIN, user
+from concurrency_helpers import (
+    LONG_WAIT,
+    MARGIN,
+    append_from_threads,
+    check_one_chain,
+    user,
+)
 from concurrency_helpers import python_child as _python
-from concurrency_helpers import walk_chain as _walk_chain
 
 from flowdrop_core.conversation import ConversationBuffer
 from flowdrop_core.events import EventKind
@@ -50,43 +54,13 @@ def test_eight_threads_lose_nothing(kind: str, window: int, tmp_path: Path) -> N
     threads, per_thread = 8, 250
     store: Store = MemoryStore() if kind == "memory" else SQLiteStore(tmp_path / "db.sqlite3")
     buf = ConversationBuffer(store=store, max_messages=window, lock_timeout=30)
-    appended = [0] * threads
-    unserialized = [0] * threads
-    links: dict[str, str | None] = {}
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(threads)
-
-    def work(t: int) -> None:
-        try:
-            barrier.wait()
-            for j in range(per_thread):
-                res = buf.append(user(f"{t}:{j}"), CTX)
-                appended[t] += res.appended
-                unserialized[t] += not res.serialized
-                msgs = res.messages or []
-                links[msgs[-1]["content"]] = msgs[-2]["content"] if len(msgs) > 1 else None
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-
-    workers = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    assert errors == []
-    assert sum(unserialized) == 0
-    total = threads * per_thread
-    assert sum(appended) == total
+    run = append_from_threads(buf, CTX, threads, per_thread)
+    assert run.unserialized == 0
+    assert run.appended == threads * per_thread
     final = [m["content"] for m in buf.messages(CTX)]
-    chain = _walk_chain(links, final[-1])
-    assert len(chain) == total  # no two appends read the same buffer
-    assert final == (chain[-window:] if window else chain)
+    check_one_chain(run.links, final, threads, per_thread, window)
     if not window:
-        assert buf.read(CTX).count == sum(appended)
-    for t in range(threads):  # each thread's turns in its own order
-        assert [c for c in chain if c.startswith(f"{t}:")] == [
-            f"{t}:{j}" for j in range(per_thread)
-        ]
+        assert buf.read(CTX).count == run.appended
 
 
 # -- processes ---------------------------------------------------------------------------------

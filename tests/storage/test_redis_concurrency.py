@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from concurrency_helpers import LONG_WAIT, MARGIN, user
+from concurrency_helpers import (
+    LONG_WAIT,
+    MARGIN,
+    append_from_threads,
+    check_one_chain,
+    user,
+)
 from concurrency_helpers import python_child as _python
-from concurrency_helpers import walk_chain as _walk_chain
 
 from flowdrop_core.conversation import ConversationBuffer
 from flowdrop_core.events import EventKind
@@ -20,52 +24,17 @@ from flowdrop_core.storage.redis_store import LEASE_SECONDS, RedisStore
 CTX = {"session_id": "s1"}
 
 
-def _check_history(
-    links: dict[str, str | None], final: list[str], writers: int, n: int, window: int = 0
-) -> None:
-    """One chain through every append (no two read the same buffer), each writer in order."""
-    chain = _walk_chain(links, final[-1])
-    assert len(links) == writers * n
-    assert len(chain) == writers * n  # a lost update would fork the chain and shorten it
-    assert final == (chain[-window:] if window else chain)
-    for w in range(writers):
-        assert [c for c in chain if c.startswith(f"{w}:")] == [f"{w}:{j}" for j in range(n)]
-
-
 def test_eight_threads_lose_no_turn(redis_url: str) -> None:
     """8 x 250 appends to one slot (a window of 50, as the SQLite test, to keep it fast)."""
     threads, per_thread, window = 8, 250, 50
     buf = ConversationBuffer(
         store=RedisStore(redis_url), lock_timeout=LONG_WAIT, max_messages=window
     )
-    links: dict[str, str | None] = {}
-    appended = [0] * threads
-    unserialized = [0] * threads
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(threads)
-
-    def work(t: int) -> None:
-        try:
-            barrier.wait()
-            for j in range(per_thread):
-                res = buf.append(user(f"{t}:{j}"), CTX)
-                appended[t] += res.appended
-                unserialized[t] += not res.serialized
-                msgs = res.messages or []
-                links[msgs[-1]["content"]] = msgs[-2]["content"] if len(msgs) > 1 else None
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-
-    workers = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    assert errors == []
-    assert sum(unserialized) == 0
-    assert sum(appended) == threads * per_thread
+    run = append_from_threads(buf, CTX, threads, per_thread)
+    assert run.unserialized == 0
+    assert run.appended == threads * per_thread
     final = [m["content"] for m in RedisStore(redis_url).get("session", "s1", "chat_history")[0]]
-    _check_history(links, final, threads, per_thread, window)
+    check_one_chain(run.links, final, threads, per_thread, window)
 
 
 WORKER = """
@@ -124,7 +93,7 @@ def test_four_processes_lose_no_turn(
         assert sum(r["unserialized"] for r in reports) == 0
     assert sum(r["appended"] for r in reports) == procs * per_proc
     final = [m["content"] for m in RedisStore(redis_url).get("session", "s1", "chat_history")[0]]
-    _check_history(links, final, procs, per_proc)
+    check_one_chain(links, final, procs, per_proc)
 
 
 HOLDER = """

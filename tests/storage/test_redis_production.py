@@ -259,40 +259,16 @@ class _ClusterNode(RedisServer):
         super().__init__(exe, folder)
         self.port = _cluster_port()
 
-    def start(self, timeout: float = 20.0) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        log = open(self.folder / "redis.log", "ab")  # noqa: SIM115 - owned by the process
-        self.proc = subprocess.Popen(
-            [
-                self.exe,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                str(self.folder),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                str(self.folder / "nodes.conf"),
-                "--cluster-node-timeout",
-                "5000",
-                "--daemonize",
-                "no",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        log.close()
-        deadline = time.monotonic() + timeout
-        while not self.ping():
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                raise RuntimeError(f"cluster node on {self.port} did not start")
-            time.sleep(0.02)
+    def args(self) -> list[str]:
+        return [
+            *super().args(),
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            str(self.folder / "nodes.conf"),
+            "--cluster-node-timeout",
+            "5000",
+        ]
 
 
 def test_a_slot_runs_on_one_node_of_a_real_cluster(cluster: list[_ClusterNode]) -> None:

@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from concurrency_helpers import LONG_WAIT, MARGIN, python_child, user, walk_chain
+from concurrency_helpers import (
+    LONG_WAIT,
+    MARGIN,
+    append_from_threads,
+    check_one_chain,
+    python_child,
+    user,
+)
 
 from flowdrop_core.conversation import ConversationBuffer
 from flowdrop_core.journal import journal_for
@@ -268,14 +275,6 @@ print(json.dumps({"links": links, "unserialized": unserialized}), flush=True)
 )
 
 
-def _check_chain(links: dict[str, str | None], final: list[str], writers: int, n: int) -> None:
-    chain = walk_chain(links, final[-1])
-    assert len(chain) == writers * n == len(final)  # no two appends read the same buffer
-    assert chain == final
-    for w in range(writers):
-        assert [c for c in chain if c.startswith(f"{w}:")] == [f"{w}:{j}" for j in range(n)]
-
-
 def test_postgres_four_processes_lose_no_turn(postgres_url: str, tmp_path: Path) -> None:
     procs, per_proc = 4, 250
     go = tmp_path / "go"
@@ -294,35 +293,15 @@ def test_postgres_four_processes_lose_no_turn(postgres_url: str, tmp_path: Path)
         assert report["unserialized"] == 0
         links.update(report["links"])
     final = [m["content"] for m in open_store("postgres", postgres_url).get(*SLOT)[0]]
-    _check_chain(links, final, procs, per_proc)
+    check_one_chain(links, final, procs, per_proc)
 
 
 def test_postgres_eight_threads_lose_no_turn(postgres_url: str) -> None:
     threads, per_thread = 8, 250
     buf = ConversationBuffer(store=open_store("postgres", postgres_url), lock_timeout=30)
-    links: dict[str, str | None] = {}
-    errors: list[BaseException] = []
-    unserialized = [0]
-    barrier = threading.Barrier(threads)
-
-    def work(t: int) -> None:
-        try:
-            barrier.wait()
-            for j in range(per_thread):
-                res = buf.append(user(f"{t}:{j}"), CTX)
-                unserialized[0] += not res.serialized
-                msgs = res.messages or []
-                links[msgs[-1]["content"]] = msgs[-2]["content"] if len(msgs) > 1 else None
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-
-    workers = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    assert errors == [] and unserialized[0] == 0
-    _check_chain(links, [m["content"] for m in buf.messages(CTX)], threads, per_thread)
+    run = append_from_threads(buf, CTX, threads, per_thread)
+    assert run.unserialized == 0
+    check_one_chain(run.links, [m["content"] for m in buf.messages(CTX)], threads, per_thread)
 
 
 def test_postgres_stopped_mid_run_fails_clearly_and_recovers(
