@@ -45,6 +45,7 @@ __all__ = [
     "Timeline",
     "check",
     "conversation_to_scenario",
+    "incoming_summary",
     "new_timeline",
     "replay",
     "replay_conversation",
@@ -74,6 +75,8 @@ RULE_SUMMARIES: dict[str, str] = {
 _DUPLICATES = (str(EventKind.DUPLICATE_RESULT), str(EventKind.DUPLICATE_TURN))
 _ADDS = (EventKind.APPENDED, EventKind.PLACEHOLDER_INSERTED)
 _APPENDED, _INSERTED, _EVICTED = (*_ADDS, EventKind.EVICTED)
+_REPLACED = EventKind.PLACEHOLDER_REPLACED
+_DUPLICATE_RESULT, _DUPLICATE_TURN = EventKind.DUPLICATE_RESULT, EventKind.DUPLICATE_TURN
 
 
 _new_object = object.__new__
@@ -83,28 +86,11 @@ _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
-def _fast_record(fields: dict[str, Any]) -> StepRecord:
-    """``StepRecord.model_construct(**fields)`` with every field given, at a fraction of its cost.
-
-    A timeline makes one record per step from values the library computed
-    itself (nothing to validate); ``model_construct`` was the largest cost of
-    a long replay.
-    """
-    obj = _new_object(StepRecord)
-    _set_dict(obj, "__dict__", fields)
-    _set_fields_set(
-        obj, _RECORD_FIELDS.copy() if len(fields) == len(_RECORD_FIELDS) else set(fields)
-    )
-    _set_extra(obj, None)
-    _set_private(obj, None)
-    return obj  # type: ignore[no-any-return]
-
-
 class ReplayError(FlowdropError, ValueError):
     """A scenario step holds a malformed message; raised before any step runs."""
 
 
-def _short(messages: Sequence[dict[str, Any]], width: int = 60) -> str:
+def incoming_summary(messages: Sequence[dict[str, Any]], width: int = 60) -> str:
     """One-line summary of a step's incoming messages, for tables."""
     parts = []
     for msg in messages:
@@ -120,27 +106,109 @@ def _short(messages: Sequence[dict[str, Any]], width: int = 60) -> str:
     return out if len(out) <= width else out[: width - 1] + "…"
 
 
-class StepRecord(BaseModel):
-    """One append of a timeline: what came in, what MEM-14 reported, and why."""
+class StepRecord:
+    """One append of a timeline: what came in, what MEM-14 reported, and why.
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    A plain slotted class (no validation): a timeline makes one per step from
+    values the library computed itself, and a long replay makes 100,000 of
+    them, so building, reading and freeing one must cost next to nothing. The
+    event tallies a table row shows are counted once, when the record is made.
+    """
+
+    __slots__ = (
+        "appended",
+        "appended_any",
+        "context",
+        "count",
+        "count_before",
+        "duplicates",
+        "events",
+        "evicted",
+        "incoming",
+        "inserted",
+        "key",
+        "label",
+        "origins",
+        "refire",
+        "refusal_reason",
+        "refused",
+        "replaced",
+        "resolved_scope_id",
+        "scope",
+        "step",
+    )
 
     step: int
-    label: str = ""
+    label: str
     incoming: list[dict[str, Any]]
-    origins: list[str] = []
-    context: dict[str, Any] | None = None
-    refire: bool = False
+    origins: list[str]
+    context: dict[str, Any] | None
+    refire: bool
     count_before: int
     count: int
     appended: int
     appended_any: bool
     refused: bool
-    refusal_reason: str | None = None
+    refusal_reason: str | None
     scope: str
     key: str
     resolved_scope_id: str
-    events: tuple[Event, ...] = ()
+    events: tuple[Event, ...]
+    #: Events of the step by kind, counted once: dropped duplicates (MEM-1, MEM-2),
+    #: placeholders replaced (MEM-10) and inserted (MEM-3), entries evicted by the window.
+    duplicates: int
+    replaced: int
+    inserted: int
+    evicted: int
+
+    def __init__(
+        self,
+        *,
+        step: int,
+        incoming: list[dict[str, Any]],
+        count_before: int,
+        count: int,
+        appended: int,
+        appended_any: bool,
+        refused: bool,
+        scope: str,
+        key: str,
+        resolved_scope_id: str,
+        label: str = "",
+        origins: list[str] | None = None,
+        context: dict[str, Any] | None = None,
+        refire: bool = False,
+        refusal_reason: str | None = None,
+        events: tuple[Event, ...] = (),
+    ) -> None:
+        self.step = step
+        self.label = label
+        self.incoming = incoming
+        self.origins = [] if origins is None else origins
+        self.context = context
+        self.refire = refire
+        self.count_before = count_before
+        self.count = count
+        self.appended = appended
+        self.appended_any = appended_any
+        self.refused = refused
+        self.refusal_reason = refusal_reason
+        self.scope = scope
+        self.key = key
+        self.resolved_scope_id = resolved_scope_id
+        self.events = events
+        self.duplicates, self.replaced, self.inserted, self.evicted, _ = _tallies(events)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not StepRecord:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _RECORD_FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in _RECORD_FIELDS)
+        return f"StepRecord({fields})"
 
     @property
     def count_delta(self) -> int:
@@ -165,37 +233,26 @@ class StepRecord(BaseModel):
     @property
     def mem14_flag(self) -> str | None:
         """Mark the steps MEM-14 is about: where the size change misleads."""
-        if self.appended > 0 and self.count_delta == 0:
+        if self.appended > 0 and self.count == self.count_before:
             return "hidden append"
-        if self.appended == 0 and self.count_delta > 0:
+        if self.appended == 0 and self.count > self.count_before:
             return "growth without append"
         return None
 
     def row(self) -> dict[str, Any]:
         """A flat timeline row (tables, CSV)."""
-        duplicates = replaced = inserted = evicted = 0
-        for ev in self.events:  # one pass, no Counter: the CLI makes a row per step
-            kind = ev.kind
-            if kind is EventKind.EVICTED:
-                evicted += 1
-            elif kind is EventKind.DUPLICATE_RESULT or kind is EventKind.DUPLICATE_TURN:
-                duplicates += 1
-            elif kind is EventKind.PLACEHOLDER_INSERTED:
-                inserted += 1
-            elif kind is EventKind.PLACEHOLDER_REPLACED:
-                replaced += 1
         return {
             "step": self.step,
             "label": self.label,
-            "incoming": _short(self.incoming),
+            "incoming": incoming_summary(self.incoming),
             "count": self.count,
             "count_delta": self.count - self.count_before,
             "appended": self.appended,
             "appended_any": self.appended_any,
-            "duplicates": duplicates,
-            "replaced": replaced,
-            "inserted": inserted,
-            "evicted": evicted,
+            "duplicates": self.duplicates,
+            "replaced": self.replaced,
+            "inserted": self.inserted,
+            "evicted": self.evicted,
             "refused": self.refused,
             "resolved_scope_id": self.resolved_scope_id,
             "mem14_flag": self.mem14_flag or "",
@@ -226,8 +283,47 @@ class StepRecord(BaseModel):
         return out
 
 
-#: Every field of a StepRecord (a timeline's records give them all).
-_RECORD_FIELDS = set(StepRecord.model_fields)
+#: The fields of a StepRecord given when it is made, in order (the rest are its event tallies).
+_RECORD_FIELDS: tuple[str, ...] = (
+    "step",
+    "label",
+    "incoming",
+    "origins",
+    "context",
+    "refire",
+    "count_before",
+    "count",
+    "appended",
+    "appended_any",
+    "refused",
+    "refusal_reason",
+    "scope",
+    "key",
+    "resolved_scope_id",
+    "events",
+)
+
+
+def _tallies(events: Sequence[Event]) -> tuple[int, int, int, int, int]:
+    """A step's duplicates, replaced, inserted and evicted events, and the size it grew by.
+
+    One pass over the events (one for most steps): +1 per entry added, -1 per eviction.
+    """
+    duplicates = replaced = inserted = evicted = appended = 0
+    for ev in events:
+        kind = ev[0]
+        if kind is _APPENDED:
+            appended += 1
+        elif kind is _EVICTED:
+            evicted += 1
+        elif kind is _DUPLICATE_RESULT or kind is _DUPLICATE_TURN:
+            duplicates += 1
+        elif kind is _INSERTED:
+            inserted += 1
+        elif kind is _REPLACED:
+            replaced += 1
+    return duplicates, replaced, inserted, evicted, appended + inserted - evicted
+
 
 Slot = tuple[str, str, str]
 
@@ -355,35 +451,30 @@ class Timeline:
         origins: list[str],
     ) -> StepRecord:
         number = len(self.steps) + 1
-        # The size before, read off the events: +1 per entry added, -1 per eviction.
         events = res.events
-        grew = 0
-        for ev in events:
-            kind = ev[0]
-            if kind is _APPENDED or kind is _INSERTED:
-                grew += 1
-            elif kind is _EVICTED:
-                grew -= 1
-        record = _fast_record(
-            {
-                "step": number,
-                "label": label,
-                "incoming": batch,
-                "origins": origins,
-                "context": context,
-                "refire": refire,
-                "count_before": res.count - grew,
-                "count": res.count,
-                "appended": res.appended,
-                "appended_any": res.appended_any,
-                "refused": res.refused,
-                "refusal_reason": res.refusal_reason,
-                "scope": str(res.scope),
-                "key": res.key,
-                "resolved_scope_id": res.resolved_scope_id,
-                "events": events,
-            },
-        )
+        record = _new_object(StepRecord)  # every field set here: no defaults to fill
+        record.step = number
+        record.label = label
+        record.incoming = batch
+        record.origins = origins
+        record.context = context
+        record.refire = refire
+        # The size before, read off the events (the tallies' last figure: what it grew by).
+        duplicates, replaced, inserted, evicted, grew = _tallies(events)
+        record.count_before = res.count - grew
+        record.count = res.count
+        record.appended = res.appended
+        record.appended_any = res.appended_any
+        record.refused = res.refused
+        record.refusal_reason = res.refusal_reason
+        record.scope = str(res.scope)
+        record.key = res.key
+        record.resolved_scope_id = res.resolved_scope_id
+        record.events = events
+        record.duplicates = duplicates
+        record.replaced = replaced
+        record.inserted = inserted
+        record.evicted = evicted
         self.steps.append(record)
         slot = None if res.refused else (str(res.scope), res.resolved_scope_id, res.key)
         self._slot_of.append(slot)
