@@ -92,18 +92,34 @@ class ReplayError(FlowdropError, ValueError):
 
 def incoming_summary(messages: Sequence[dict[str, Any]], width: int = 60) -> str:
     """One-line summary of a step's incoming messages, for tables."""
-    parts = []
-    for msg in messages:
-        role = msg.get("role", "?")
-        content = msg.get("content")
-        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-        meta = msg["metadata"] if isinstance(msg.get("metadata"), dict) else {}
-        cid = msg.get("tool_call_id") or meta.get("tool_call_id")
-        calls = msg.get("tool_calls") or meta.get("tool_calls")
-        tag = f"[{cid}]" if cid else (f"[calls {len(calls)}]" if calls else "")
-        parts.append(f"{role}{tag}: {' '.join((text or '').split())}")
-    out = " | ".join(parts) if parts else "(nothing)"
+    if len(messages) == 1:  # the commonest step: one message, no list to join
+        out = _one_line(messages[0])
+    else:
+        out = " | ".join([_one_line(msg) for msg in messages]) if messages else "(nothing)"
     return out if len(out) <= width else out[: width - 1] + "…"
+
+
+#: The metadata of a message that has none (read only).
+_NO_METADATA: dict[str, Any] = {}
+
+
+def _one_line(msg: dict[str, Any]) -> str:
+    """``role[call id]: text`` (or ``role[calls N]: ...``), whitespace runs made one space."""
+    role = msg.get("role", "?")
+    content = msg.get("content")
+    if isinstance(content, str):
+        text = content
+    elif content is None:
+        text = "null"  # what json.dumps writes, without the call (an assistant turn's calls)
+    else:
+        text = json.dumps(content, ensure_ascii=False)
+    meta = msg.get("metadata")
+    if not isinstance(meta, dict):
+        meta = _NO_METADATA
+    cid = msg.get("tool_call_id") or meta.get("tool_call_id")
+    calls = msg.get("tool_calls") or meta.get("tool_calls")
+    tag = f"[{cid}]" if cid else (f"[calls {len(calls)}]" if calls else "")
+    return f"{role}{tag}: {' '.join((text or '').split())}"
 
 
 class StepRecord:
@@ -772,6 +788,7 @@ def replay(
     store: Store | None = None,
     progress: Callable[[int, int], None] | None = None,
     origins: list[list[str]] | None = None,
+    validated: bool = False,
 ) -> Timeline:
     """Run every step of ``scenario`` and return its timeline.
 
@@ -779,8 +796,12 @@ def replay(
     ``refire="results"`` re-sends each step that carries a tool result right
     after it (what an orchestrator re-delivering results does). Both are the
     MEM-14 situation: the count looks the same, ``appended`` tells.
+    Every step's messages are read before any step runs (no partial replay),
+    unless ``validated``: the caller has read them all already, with its own
+    located errors (the CLI's ``check_messages``), so they are not read twice.
     """
-    _validate(scenario)
+    if not validated:
+        _validate(scenario)
     timeline = _timeline(scenario, store)
     plan: list[tuple[ScenarioStep, bool, list[str]]] = []
     for k, step in enumerate(scenario.steps):

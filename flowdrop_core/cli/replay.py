@@ -240,8 +240,14 @@ def _planned_steps(scenario: Scenario, refire: str) -> int:
 
 
 def _run(
-    scenario: Scenario, refire: str, origins: list[list[str]] | None, show_progress: bool = True
+    scenario: Scenario,
+    refire: str,
+    origins: list[list[str]] | None,
+    show_progress: bool = True,
+    *,
+    validated: bool = False,
 ) -> Timeline:
+    """Replay with a progress bar on stderr; ``validated``: ``check_messages`` read every step."""
     bar = Progress.for_stderr(_planned_steps(scenario, refire)) if show_progress else None
     try:
         return run_replay(
@@ -249,6 +255,7 @@ def _run(
             refire=refire,  # type: ignore[arg-type]
             progress=bar,
             origins=origins,
+            validated=validated,
         )
     finally:
         if bar is not None:
@@ -399,7 +406,8 @@ def _replay_command(args: argparse.Namespace) -> int:
     check_messages(source.path, source.entries, source.origins)
     scenario, origins = build_replay(source, args)
     try:
-        timeline = _run(scenario, args.refire, origins)
+        # check_messages read every message a step appends or starts from: not again.
+        timeline = _run(scenario, args.refire, origins, validated=True)
     except INPUT_ERRORS as exc:
         raise CliError(in_file(args.path, exc)) from None
     out = sys.stdout

@@ -58,15 +58,29 @@ class LineProblem:
     what: str
 
 
-def each(items: Any, prefix: str, check: Check, shape: str, *, score: int = 1) -> Verdict:
+def each(
+    items: Any,
+    prefix: str,
+    check: Check,
+    shape: str,
+    *,
+    score: int = 1,
+    plain: Callable[[Any], bool] | None = None,
+) -> Verdict:
     """Every item of the list ``items`` passes ``check``; a miss is scored by how many did.
 
-    An empty list is a miss: no item shows the signature.
+    An empty list is a miss: no item shows the signature. ``plain``, when
+    given, is a quick test that is true only of items ``check`` passes (the
+    commonest shape): when every item is plain, the claim is made without
+    locating each item (a 100,000-message file); otherwise ``check`` runs on
+    every item, so a miss is the same, located.
     """
     if not isinstance(items, list):
         return Miss(prefix, f"expected a list, got {_json_type(items)}", score - 1)
     if not items:
         return Miss(prefix, "an empty list", score)
+    if plain is not None and all(map(plain, items)):
+        return Claim(shape)
     for k, item in enumerate(items):
         missed = check(item, f"{prefix}[{k}]")
         if missed is not None:

@@ -149,6 +149,8 @@ def _is_conversation(value: Any) -> bool:
 
 def _relocate(origin: str, numbers: list[int]) -> str:
     """``[3].content[1]`` -> ``line 7: content[1]`` for a run of single-message lines."""
+    if origin[:1] == "[" and origin[-1:] == "]" and origin[1:-1].isdecimal():
+        return f"line {numbers[int(origin[1:-1])]}"  # a whole line's message: ``[3]``
 
     def swap(match: re.Match[str]) -> str:
         line = f"{match.group(1)}line {numbers[int(match.group(2))]}"

@@ -70,20 +70,33 @@ def claims(document: Any) -> Verdict:
         if missed is not None:
             return Miss(missed.where, missed.what, 1)
         if "messages" in document:
-            verdict = each(document["messages"], "messages", message_miss, "request and response")
+            verdict = each(
+                document["messages"],
+                "messages",
+                message_miss,
+                "request and response",
+                plain=plain_message,
+            )
             return verdict if isinstance(verdict, Miss) else Claim("a request and its response")
         return Claim("a response object")
     if isinstance(document, dict) and "messages" in document:
         if "system" in document:
             return Miss("system", "a top-level system prompt is not OpenAI Chat's layout", 1)
-        return each(document["messages"], "messages", message_miss, "a request body", score=2)
+        return each(
+            document["messages"],
+            "messages",
+            message_miss,
+            "a request body",
+            score=2,
+            plain=plain_message,
+        )
     if isinstance(document, dict) and "role" in document:
         missed = message_miss(document, "")
         return Claim("one message") if missed is None else missed
     if _is_exchanges(document):
         return each(document, "", _exchange_miss, "a list of requests and responses", score=2)
     if isinstance(document, list):
-        return each(document, "", message_miss, "a list of messages")
+        return each(document, "", message_miss, "a list of messages", plain=plain_message)
     return Miss("", f"expected a list of messages or an object with 'messages' or 'choices', "
                 f"got {json_type(document)}")  # fmt: skip
 
@@ -108,12 +121,35 @@ def message_miss(item: Any, where: str) -> Miss | None:
     return None
 
 
+def plain_message(item: Any) -> bool:
+    """True only of a message :func:`message_miss` passes: the commonest shape, tested fast.
+
+    An object with a string ``role``, a content key and no list of parts
+    (parts are looked at by :func:`message_miss`); anything else is for
+    :func:`message_miss` to judge and locate.
+    """
+    return (
+        type(item) is dict
+        and type(item.get("role")) is str
+        and not isinstance(item.get("content"), list)
+        and (
+            "content" in item
+            or "tool_calls" in item
+            or "tool_call_id" in item
+            or "function_call" in item
+        )
+    )
+
+
 def _is_exchanges(document: Any) -> bool:
-    """A recording of API calls: a list with a request or response body and no message."""
+    """A recording of API calls: a list with a request or response body and no message.
+
+    The message test comes first: a list of messages answers it at its first item.
+    """
     return (
         isinstance(document, list)
-        and any(_is_exchange(v) for v in document)
         and not any(isinstance(v, dict) and "role" in v for v in document)
+        and any(_is_exchange(v) for v in document)
     )
 
 
