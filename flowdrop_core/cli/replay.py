@@ -38,6 +38,7 @@ from flowdrop_core.cli.output import (
     CliError,
     Progress,
     in_file,
+    leave_to_exit,
     plural,
     say,
     visible,
@@ -434,4 +435,7 @@ def _replay_command(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CliError(f"cannot write {args.save}: {exc.strerror or exc}") from None
         say(f"saved {args.save}", sys.stderr)
+    if scenario.config.storage.strip().lower() == "memory":
+        # Nothing to clean up at exit (a SQLite replay removes its temporary file then).
+        leave_to_exit(source, scenario, origins, timeline)
     return 0
