@@ -12,10 +12,10 @@ import argparse
 import gc
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flowdrop_core.cli.loading import (
     Source,
@@ -53,6 +53,9 @@ from flowdrop_core.replay import (
 )
 from flowdrop_core.replay import replay as run_replay
 from flowdrop_core.scenario import SCOPES, Scenario, ScenarioConfig, dump_scenario
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 __all__ = ["NAME", "build_replay", "format_table", "recording_context", "register", "run"]
 
@@ -402,6 +405,31 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+#: How many characters of JSON lines are escaped and written at once.
+_CHUNK = 1 << 20
+
+
+def _write_lines(out: SupportsWrite[str], lines: Iterable[str]) -> None:
+    """Write each line escaped (:func:`visible_json`) and ended, about a megabyte at a time.
+
+    One escape pass and one write per chunk rather than two writes per line
+    (100,000 lines: 200,000 writes, each a system call when the output is
+    unbuffered). A newline is never escaped, so a chunk's escape is the
+    escapes of its lines; memory stays bounded by the chunk, not the output.
+    """
+    chunk: list[str] = []
+    size = 0
+    for line in lines:
+        chunk.append(line)
+        size += len(line)
+        if size >= _CHUNK:
+            out.write(visible_json("\n".join(chunk)) + "\n")
+            chunk.clear()
+            size = 0
+    if chunk:
+        out.write(visible_json("\n".join(chunk)) + "\n")
+
+
 def _replay_command(args: argparse.Namespace) -> int:
     source = load_source(args.path, args.format, getattr(args, "conversation", None))
     check_messages(source.path, source.entries, source.origins)
@@ -419,9 +447,7 @@ def _replay_command(args: argparse.Namespace) -> int:
             out.write("\n")
         # Each line's events are the step's delta (kind, position, entry); the
         # whole buffer after each step only with --buffer (O(steps x buffer)).
-        for line in timeline.to_json_lines(include_messages=args.buffer):
-            out.write(visible_json(line))
-            out.write("\n")
+        _write_lines(out, timeline.to_json_lines(include_messages=args.buffer))
     else:
         out.write(visible(format_table(timeline)) + "\n")
         if source.notes:
