@@ -274,6 +274,11 @@ def chat_message(
     message answers the oldest open call of its name.
     """
     pending = pending if pending is not None else PendingCalls()
+    if type(message) is dict and message.keys() <= _PLAIN_KEYS:
+        role = message.get("role")
+        content = message.get("content")
+        if type(role) is str and role in _PLAIN_ROLES and (content is None or type(content) is str):
+            return _plain_message(message, role, content, where, pending)
     if not isinstance(message, dict):
         raise Problem(where, f"expected a message object, got {json_type(message)}")
     if "role" not in message:
@@ -313,14 +318,7 @@ def chat_message(
         calls.append(_legacy_call(legacy, f"{where}.function_call"))
         out.synthetic.add(f"{where}.function_call")
     if calls:
-        if role != "assistant":
-            raise Problem(
-                where, f"'tool_calls' on a {role} message; only assistant turns call tools"
-            )
-        result["tool_calls"] = calls
-        for call in calls:
-            if isinstance(call["id"], str):
-                pending.declare(call["id"], call["function"]["name"])
+        _add_calls(result, calls, role, where, pending)
     if role == "tool":
         if "tool_call_id" in message:
             result["tool_call_id"] = message["tool_call_id"]
@@ -329,6 +327,40 @@ def chat_message(
     if metadata.get("healed") is True:
         result["metadata"] = {"healed": True}
     return result
+
+
+#: The keys of the commonest Chat message: nothing to note, no metadata, no legacy call.
+_PLAIN_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
+#: Its roles: no alias to map, no legacy ``function`` result to pair.
+_PLAIN_ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+
+def _plain_message(
+    message: dict[str, Any], role: str, content: str | None, where: str, pending: PendingCalls
+) -> Message:
+    """:func:`chat_message` of a message with only :data:`_PLAIN_KEYS`, a plain role and
+    text (or null) content: the same result, without the checks that cannot apply to it
+    (no key to note, no parts, no refusal, audio or reasoning, no metadata)."""
+    result: Message = {"role": role, "content": content}
+    if "tool_calls" in message:
+        calls = openai_calls(message["tool_calls"], f"{where}.tool_calls")
+        if calls:
+            _add_calls(result, calls, role, where, pending)
+    if role == "tool" and "tool_call_id" in message:
+        result["tool_call_id"] = message["tool_call_id"]
+    return result
+
+
+def _add_calls(
+    result: Message, calls: list[dict[str, Any]], role: str, where: str, pending: PendingCalls
+) -> None:
+    """Put a message's tool calls on ``result`` and open them; only assistant turns call tools."""
+    if role != "assistant":
+        raise Problem(where, f"'tool_calls' on a {role} message; only assistant turns call tools")
+    result["tool_calls"] = calls
+    for call in calls:
+        if isinstance(call["id"], str):
+            pending.declare(call["id"], call["function"]["name"])
 
 
 def _assistant_extras(message: dict[str, Any], where: str, content: str | None) -> str | None:
