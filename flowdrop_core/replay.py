@@ -844,6 +844,24 @@ def step_origins(conv: ImportedConversation, per: Per = "message") -> list[list[
     return [[conv.origins[k] for k in group] for group in _groups(conv, per)]
 
 
+def _step(label: str, append: dict[str, Any] | list[dict[str, Any]]) -> ScenarioStep:
+    """``ScenarioStep.model_construct(label=label, append=append)``, made directly.
+
+    The importer's messages are message objects already, and one step per
+    message makes this the replay's setup cost.
+    """
+    step = _new_object(ScenarioStep)
+    _set_dict(
+        step,
+        "__dict__",
+        {"label": label, "append": append, "context": None, "text": None, "refire": False},
+    )
+    _set_fields_set(step, {"label", "append"})
+    _set_extra(step, None)
+    _set_private(step, None)
+    return step  # type: ignore[no-any-return]
+
+
 def conversation_to_scenario(
     conv: ImportedConversation,
     *,
@@ -858,25 +876,18 @@ def conversation_to_scenario(
     a context, the steps run under ``{"session_id": "replay"}`` so the default
     ``session`` scope resolves.
     """
-    steps = []
     messages, origins = conv.messages, conv.origins
-    for group in _groups(conv, per):
-        where = [origins[k] for k in group]
-        label = where[0] if len(where) == 1 else f"{where[0]} … {where[-1]}"
-        # Shallow copies, as validating ``append`` would make: the step does not alias the import.
-        append = [dict(messages[k]) for k in group] if per == "turn" else dict(messages[group[0]])
-        # model_construct's result, made directly: the importer's messages are message
-        # objects already, and one step per message makes this the replay's setup cost.
-        step = _new_object(ScenarioStep)
-        _set_dict(
-            step,
-            "__dict__",
-            {"label": label, "append": append, "context": None, "text": None, "refire": False},
-        )
-        _set_fields_set(step, {"label", "append"})
-        _set_extra(step, None)
-        _set_private(step, None)
-        steps.append(step)
+    if per == "message":  # the commonest: one step per message, labelled by its origin
+        steps = [
+            _step(origin, dict(message)) for message, origin in zip(messages, origins, strict=True)
+        ]
+    else:
+        steps = []
+        for group in _groups(conv, per):
+            where = [origins[k] for k in group]
+            label = where[0] if len(where) == 1 else f"{where[0]} … {where[-1]}"
+            # Shallow copies, as validating ``append`` would make: no alias of the import.
+            steps.append(_step(label, [dict(messages[k]) for k in group]))
     return Scenario(
         name=name or conv.name,
         title=f"{conv.name} ({conv.format}, one append per {per})",
