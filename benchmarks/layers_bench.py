@@ -34,7 +34,9 @@ CPU time (robust to other processes sharing the machine), best of
 ``--repeat`` runs of ``--probe`` appends after one warm-up append.
 
 Run: ``.venv/bin/python benchmarks/layers_bench.py [--probe 2000] [--repeat 3]``
-(``--ratio-only`` stops after the first part).
+(``--ratio-only`` stops after the first part; ``--parts`` instead shows
+where the runtime layer's cost goes: the layer with its store's write or its
+slot lock replaced by a stub that does nothing).
 """
 
 from __future__ import annotations
@@ -211,6 +213,79 @@ def print_ratio(messages: int, rounds: int) -> None:
     print(f"  load average: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
+class _ConstantWrite(MemoryStore):
+    """A memory store whose conditional write does nothing (the write's share, by difference)."""
+
+    def apply(self, scope: str, scope_id: str, key: str, delta: Any, **_: Any) -> str:
+        return "constant"
+
+
+class _FreeLock:
+    """A with-block that always acquires and holds nothing."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> bool:
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class _NoLock(MemoryStore):
+    """A memory store whose slot lock costs nothing (the lock's share, by difference)."""
+
+    def lock(self, *args: Any, **kwargs: Any) -> Any:
+        return _FreeLock()
+
+
+class _NeitherStore(_ConstantWrite, _NoLock):
+    """Neither the write nor the lock: what is left is the layer's own bookkeeping."""
+
+
+def print_parts(messages: int, rounds: int) -> None:
+    """Where the runtime layer's cost goes: the layer with one part at a time made free.
+
+    Each variant replaces one part of the memory store by a stub that does
+    nothing (a write that stores nothing and returns a constant revision, a
+    lock that holds nothing), so the difference from the real layer is that
+    part's cost. The stubs keep the layer's own cache valid, so the engine
+    still appends to the whole buffer. Medians of ``rounds`` rounds, in turn.
+    """
+    rows = generate(messages)
+
+    def engine() -> None:
+        append = Buffer().append
+        for msg in rows:
+            append(msg)
+
+    def layer(make: Callable[[], Store]) -> Callable[[], None]:
+        def run() -> None:
+            append = ConversationBuffer(store=make()).append
+            for msg in rows:
+                append(msg, CTX)
+
+        return run
+
+    variants: dict[str, Callable[[], None]] = {
+        "Buffer.append (engine)": engine,
+        "ConversationBuffer.append (memory)": layer(MemoryStore),
+        "  with a write that does nothing": layer(_ConstantWrite),
+        "  with a lock that holds nothing": layer(_NoLock),
+        "  with neither": layer(_NeitherStore),
+    }
+    costs: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(rounds):
+        for name, run in variants.items():
+            costs[name].append(_cpu_per_append(run, len(rows)))
+    engine_us = statistics.median(costs["Buffer.append (engine)"])
+    print(f"runtime layer by part: {messages:,} messages, median of {rounds} rounds")
+    for name, values in costs.items():
+        median = statistics.median(values)
+        print(f"  {name:<36}: {median:5.2f} µs/append  {median / engine_us:4.2f}x the engine")
+    print(f"  load average: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--probe", type=int, default=2_000, help="appends measured per size")
@@ -219,7 +294,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ratio-messages", type=int, default=20_000, help="messages, part one")
     parser.add_argument("--rounds", type=int, default=7, help="rounds of part one")
     parser.add_argument("--ratio-only", action="store_true", help="only part one")
+    parser.add_argument("--parts", action="store_true", help="only the layer's cost by part")
     args = parser.parse_args(argv)
+
+    if args.parts:
+        print_parts(args.ratio_messages, args.rounds)
+        return
 
     print_ratio(args.ratio_messages, args.rounds)
     if args.ratio_only:

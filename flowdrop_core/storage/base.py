@@ -45,7 +45,7 @@ import os
 import threading
 import uuid
 import weakref
-from collections.abc import Iterable, MutableSequence
+from collections.abc import Callable, Iterable, MutableSequence
 from contextlib import AbstractContextManager
 from typing import Any, Final, Literal, NamedTuple, Protocol, Self, runtime_checkable
 
@@ -514,9 +514,12 @@ class SlotLocks:
     """One ``threading.Lock`` per slot, created on demand and dropped when unused.
 
     Different slots get different locks, so they never wait on each other.
+    ``make`` builds a slot's lock (default ``threading.Lock``; a store may
+    keep a lock-like object of its own, which must support weak references).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, make: Callable[[], Any] = threading.Lock) -> None:
+        self._make = make
         self._guard = threading.Lock()
         self._locks: weakref.WeakValueDictionary[Slot, Any] = weakref.WeakValueDictionary()
         # Strong references to the most recently used locks (oldest first), so a
@@ -533,7 +536,7 @@ class SlotLocks:
         with self._guard:
             lock = self._locks.get(slot)
             if lock is None:
-                lock = threading.Lock()
+                lock = self._make()
                 self._locks[slot] = lock
             recent = self._recent
             recent[slot] = lock

@@ -48,7 +48,7 @@ class MemoryStore:
         self._data: dict[Slot, list[Any]] = {}  # slot -> [value (deque for a buffer), revision]
         self._journal: dict[Slot, deque[tuple[int, str]]] = {}
         self._guard = threading.Lock()
-        self._locks = SlotLocks()
+        self._locks = SlotLocks(_SlotLock)
 
     def __repr__(self) -> str:
         return "MemoryStore()"
@@ -104,24 +104,19 @@ class MemoryStore:
         With ``journal``, the record is kept under the same guard, so the
         change and its record land together or not at all.
         """
-        slot = (str(scope), scope_id, key)
-        if journal is None and len(delta.ops) == 1:  # the usual append: one entry at the end
-            kind, position, entry = delta.ops[0]
+        slot = (scope, scope_id, key) if type(scope) is str else (str(scope), scope_id, key)
+        ops = delta.ops
+        if journal is None and len(ops) == 1:  # the usual append: one entry at the end
+            kind, position, entry = ops[0]
             with self._guard:
                 item = self._data.get(slot)
-                if (
-                    kind == "insert"
-                    and item is not None
-                    and expected is not None
-                    and item[1] == expected
-                    and type(item[0]) is deque
-                    and position == len(item[0])
-                    and delta.count == position + 1
-                ):
-                    token = new_revision()
-                    item[0].append(entry)
-                    item[1] = token
-                    return token
+                # ``item[1] == expected`` is never true for ``expected=None`` (a token is a str)
+                if item is not None and item[1] == expected and kind == "insert":
+                    value = item[0]
+                    if type(value) is deque and position == len(value) == delta.count - 1:
+                        value.append(entry)
+                        token = item[1] = new_revision()
+                        return token
             # anything else (a conflict included) takes the general path below
         token = new_revision() if journal is None or journal.revision is None else journal.revision
         with self._guard:
@@ -215,33 +210,54 @@ class MemoryStore:
         with self._guard:
             return sorted(self._data)
 
-    def lock(self, scope: str, scope_id: str, key: str, timeout: float = 5.0) -> _Held:
-        """MEM-12: hold the slot's thread lock, waiting at most ``timeout`` seconds."""
+    def lock(
+        self, scope: str, scope_id: str, key: str, timeout: float = 5.0
+    ) -> _SlotLock | _NotAcquired:
+        """MEM-12: the slot's thread lock, waited for at most ``timeout`` seconds.
+
+        Use it as ``with store.lock(...) as acquired:``. The lock is taken
+        here, when called, and the ``with`` block releases it: the context
+        manager is then a shared object without state (the slot's lock, or
+        one object meaning "not acquired"), so a lock costs no allocation per
+        append.
+        """
         if not (type(timeout) is float and timeout >= 0):
             timeout = check_timeout(timeout)
-        held = _new_held(_Held)  # no __init__: this runs once per append
-        held._lock = self._locks.get((str(scope), scope_id, key))
-        held._timeout = timeout
-        held._acquired = False
-        return held
+        held: _SlotLock = self._locks.get(
+            (scope, scope_id, key) if type(scope) is str else (str(scope), scope_id, key)
+        )
+        if held.acquire(True, timeout):
+            return held
+        return _NOT_ACQUIRED
 
 
-class _Held:
-    """The slot lock as a context manager yielding whether it was acquired (no generator)."""
+class _SlotLock:
+    """A slot's lock, and the ``with`` block of :meth:`MemoryStore.lock` once it was acquired."""
 
-    __slots__ = ("_acquired", "_lock", "_timeout")
+    __slots__ = ("__weakref__", "acquire", "release")
 
-    def __init__(self, lock: Any, timeout: float) -> None:
-        self._lock, self._timeout, self._acquired = lock, timeout, False
+    def __init__(self) -> None:
+        lock = threading.Lock()
+        self.acquire = lock.acquire
+        self.release = lock.release
 
     def __enter__(self) -> bool:
-        acquired = self._acquired = self._lock.acquire(True, self._timeout)
-        return acquired
+        return True
 
     def __exit__(self, *exc: object) -> None:
-        if self._acquired:
-            self._acquired = False
-            self._lock.release()
+        self.release()
 
 
-_new_held = object.__new__
+class _NotAcquired:
+    """The ``with`` block of a slot lock not acquired in time: it yields False, releases nothing."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> bool:
+        return False
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NOT_ACQUIRED = _NotAcquired()
