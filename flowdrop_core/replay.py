@@ -420,7 +420,8 @@ class Timeline:
         it as is). A malformed message raises :class:`InvalidMessagesError`
         and changes nothing, the timeline included.
         """
-        batch = as_batch(messages)
+        # One message (the commonest step) is its own batch; as_batch reads anything else.
+        batch = [messages] if type(messages) is dict else as_batch(messages)
         base = self.scenario.context
         if context is None:
             context = base  # the same object step after step: validated once (below)
