@@ -42,7 +42,7 @@ from gen_long_conversation import generate, render  # noqa: E402
 from flowdrop_core.cli import build_parser  # noqa: E402
 from flowdrop_core.cli import replay as replay_cli  # noqa: E402
 from flowdrop_core.cli.loading import check_messages, load_source  # noqa: E402
-from flowdrop_core.cli.output import visible, visible_json  # noqa: E402
+from flowdrop_core.cli.output import visible  # noqa: E402
 
 TARGET_S = 3.0
 
@@ -59,6 +59,13 @@ def child_times(args: list[str]) -> tuple[float, float]:
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+class _Sink:
+    """A text stream that drops what is written (the command's output, without a file)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
 
 
 def phases(path: Path, as_json: bool) -> dict[str, float]:
@@ -78,12 +85,11 @@ def phases(path: Path, as_json: bool) -> dict[str, float]:
         source = lap("read + import", lambda: load_source(str(path), None))
         lap("check messages", lambda: check_messages(source.path, source.entries, source.origins))
         scenario, origins = lap("build scenario", lambda: replay_cli.build_replay(source, args))
-        timeline = lap("replay", lambda: replay_cli._run(scenario, "none", origins, False))
+        timeline = lap(
+            "replay", lambda: replay_cli._run(scenario, "none", origins, False, validated=True)
+        )
         if as_json:
-            lap(
-                "JSON lines",
-                lambda: sum(len(visible_json(line)) for line in timeline.to_json_lines()),
-            )
+            lap("JSON lines", lambda: replay_cli._write_lines(_Sink(), timeline.to_json_lines()))
         else:
             lap("table", lambda: len(visible(replay_cli.format_table(timeline))))
     finally:

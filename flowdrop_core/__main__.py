@@ -1,8 +1,6 @@
 """``python -m flowdrop_core``: the ``flowdrop-buffer`` command line (see :mod:`flowdrop_core.cli`)."""
 
-import sys
-
-from flowdrop_core.cli import main
+from flowdrop_core.cli import console_main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

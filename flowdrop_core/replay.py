@@ -45,6 +45,7 @@ __all__ = [
     "Timeline",
     "check",
     "conversation_to_scenario",
+    "incoming_summary",
     "new_timeline",
     "replay",
     "replay_conversation",
@@ -74,6 +75,8 @@ RULE_SUMMARIES: dict[str, str] = {
 _DUPLICATES = (str(EventKind.DUPLICATE_RESULT), str(EventKind.DUPLICATE_TURN))
 _ADDS = (EventKind.APPENDED, EventKind.PLACEHOLDER_INSERTED)
 _APPENDED, _INSERTED, _EVICTED = (*_ADDS, EventKind.EVICTED)
+_REPLACED = EventKind.PLACEHOLDER_REPLACED
+_DUPLICATE_RESULT, _DUPLICATE_TURN = EventKind.DUPLICATE_RESULT, EventKind.DUPLICATE_TURN
 
 
 _new_object = object.__new__
@@ -83,64 +86,145 @@ _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
-def _fast_record(fields: dict[str, Any]) -> StepRecord:
-    """``StepRecord.model_construct(**fields)`` with every field given, at a fraction of its cost.
-
-    A timeline makes one record per step from values the library computed
-    itself (nothing to validate); ``model_construct`` was the largest cost of
-    a long replay.
-    """
-    obj = _new_object(StepRecord)
-    _set_dict(obj, "__dict__", fields)
-    _set_fields_set(
-        obj, _RECORD_FIELDS.copy() if len(fields) == len(_RECORD_FIELDS) else set(fields)
-    )
-    _set_extra(obj, None)
-    _set_private(obj, None)
-    return obj  # type: ignore[no-any-return]
-
-
 class ReplayError(FlowdropError, ValueError):
     """A scenario step holds a malformed message; raised before any step runs."""
 
 
-def _short(messages: Sequence[dict[str, Any]], width: int = 60) -> str:
+def incoming_summary(messages: Sequence[dict[str, Any]], width: int = 60) -> str:
     """One-line summary of a step's incoming messages, for tables."""
-    parts = []
-    for msg in messages:
-        role = msg.get("role", "?")
-        content = msg.get("content")
-        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-        meta = msg["metadata"] if isinstance(msg.get("metadata"), dict) else {}
-        cid = msg.get("tool_call_id") or meta.get("tool_call_id")
-        calls = msg.get("tool_calls") or meta.get("tool_calls")
-        tag = f"[{cid}]" if cid else (f"[calls {len(calls)}]" if calls else "")
-        parts.append(f"{role}{tag}: {' '.join((text or '').split())}")
-    out = " | ".join(parts) if parts else "(nothing)"
+    if len(messages) == 1:  # the commonest step: one message, no list to join
+        out = _one_line(messages[0])
+    else:
+        out = " | ".join([_one_line(msg) for msg in messages]) if messages else "(nothing)"
     return out if len(out) <= width else out[: width - 1] + "…"
 
 
-class StepRecord(BaseModel):
-    """One append of a timeline: what came in, what MEM-14 reported, and why."""
+#: The metadata of a message that has none (read only).
+_NO_METADATA: dict[str, Any] = {}
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+def _one_line(msg: dict[str, Any]) -> str:
+    """``role[call id]: text`` (or ``role[calls N]: ...``), whitespace runs made one space."""
+    role = msg.get("role", "?")
+    content = msg.get("content")
+    if isinstance(content, str):
+        text = content
+    elif content is None:
+        text = "null"  # what json.dumps writes, without the call (an assistant turn's calls)
+    else:
+        text = json.dumps(content, ensure_ascii=False)
+    meta = msg.get("metadata")
+    if not isinstance(meta, dict):
+        meta = _NO_METADATA
+    cid = msg.get("tool_call_id") or meta.get("tool_call_id")
+    calls = msg.get("tool_calls") or meta.get("tool_calls")
+    tag = f"[{cid}]" if cid else (f"[calls {len(calls)}]" if calls else "")
+    return f"{role}{tag}: {' '.join((text or '').split())}"
+
+
+class StepRecord:
+    """One append of a timeline: what came in, what MEM-14 reported, and why.
+
+    A plain slotted class (no validation): a timeline makes one per step from
+    values the library computed itself, and a long replay makes 100,000 of
+    them, so building, reading and freeing one must cost next to nothing. The
+    event tallies a table row shows are counted once, when the record is made.
+    """
+
+    __slots__ = (
+        "appended",
+        "appended_any",
+        "context",
+        "count",
+        "count_before",
+        "duplicates",
+        "events",
+        "evicted",
+        "incoming",
+        "inserted",
+        "key",
+        "label",
+        "origins",
+        "refire",
+        "refusal_reason",
+        "refused",
+        "replaced",
+        "resolved_scope_id",
+        "scope",
+        "step",
+    )
 
     step: int
-    label: str = ""
+    label: str
     incoming: list[dict[str, Any]]
-    origins: list[str] = []
-    context: dict[str, Any] | None = None
-    refire: bool = False
+    origins: list[str]
+    context: dict[str, Any] | None
+    refire: bool
     count_before: int
     count: int
     appended: int
     appended_any: bool
     refused: bool
-    refusal_reason: str | None = None
+    refusal_reason: str | None
     scope: str
     key: str
     resolved_scope_id: str
-    events: tuple[Event, ...] = ()
+    events: tuple[Event, ...]
+    #: Events of the step by kind, counted once: dropped duplicates (MEM-1, MEM-2),
+    #: placeholders replaced (MEM-10) and inserted (MEM-3), entries evicted by the window.
+    duplicates: int
+    replaced: int
+    inserted: int
+    evicted: int
+
+    def __init__(
+        self,
+        *,
+        step: int,
+        incoming: list[dict[str, Any]],
+        count_before: int,
+        count: int,
+        appended: int,
+        appended_any: bool,
+        refused: bool,
+        scope: str,
+        key: str,
+        resolved_scope_id: str,
+        label: str = "",
+        origins: list[str] | None = None,
+        context: dict[str, Any] | None = None,
+        refire: bool = False,
+        refusal_reason: str | None = None,
+        events: tuple[Event, ...] = (),
+    ) -> None:
+        self.step = step
+        self.label = label
+        self.incoming = incoming
+        self.origins = [] if origins is None else origins
+        self.context = context
+        self.refire = refire
+        self.count_before = count_before
+        self.count = count
+        self.appended = appended
+        self.appended_any = appended_any
+        self.refused = refused
+        self.refusal_reason = refusal_reason
+        self.scope = scope
+        self.key = key
+        self.resolved_scope_id = resolved_scope_id
+        self.events = events
+        self.duplicates, self.replaced, self.inserted, self.evicted, _ = _tallies(events)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not StepRecord:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _RECORD_FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in _RECORD_FIELDS)
+        return f"StepRecord({fields})"
 
     @property
     def count_delta(self) -> int:
@@ -165,37 +249,26 @@ class StepRecord(BaseModel):
     @property
     def mem14_flag(self) -> str | None:
         """Mark the steps MEM-14 is about: where the size change misleads."""
-        if self.appended > 0 and self.count_delta == 0:
+        if self.appended > 0 and self.count == self.count_before:
             return "hidden append"
-        if self.appended == 0 and self.count_delta > 0:
+        if self.appended == 0 and self.count > self.count_before:
             return "growth without append"
         return None
 
     def row(self) -> dict[str, Any]:
         """A flat timeline row (tables, CSV)."""
-        duplicates = replaced = inserted = evicted = 0
-        for ev in self.events:  # one pass, no Counter: the CLI makes a row per step
-            kind = ev.kind
-            if kind is EventKind.EVICTED:
-                evicted += 1
-            elif kind is EventKind.DUPLICATE_RESULT or kind is EventKind.DUPLICATE_TURN:
-                duplicates += 1
-            elif kind is EventKind.PLACEHOLDER_INSERTED:
-                inserted += 1
-            elif kind is EventKind.PLACEHOLDER_REPLACED:
-                replaced += 1
         return {
             "step": self.step,
             "label": self.label,
-            "incoming": _short(self.incoming),
+            "incoming": incoming_summary(self.incoming),
             "count": self.count,
             "count_delta": self.count - self.count_before,
             "appended": self.appended,
             "appended_any": self.appended_any,
-            "duplicates": duplicates,
-            "replaced": replaced,
-            "inserted": inserted,
-            "evicted": evicted,
+            "duplicates": self.duplicates,
+            "replaced": self.replaced,
+            "inserted": self.inserted,
+            "evicted": self.evicted,
             "refused": self.refused,
             "resolved_scope_id": self.resolved_scope_id,
             "mem14_flag": self.mem14_flag or "",
@@ -226,8 +299,47 @@ class StepRecord(BaseModel):
         return out
 
 
-#: Every field of a StepRecord (a timeline's records give them all).
-_RECORD_FIELDS = set(StepRecord.model_fields)
+#: The fields of a StepRecord given when it is made, in order (the rest are its event tallies).
+_RECORD_FIELDS: tuple[str, ...] = (
+    "step",
+    "label",
+    "incoming",
+    "origins",
+    "context",
+    "refire",
+    "count_before",
+    "count",
+    "appended",
+    "appended_any",
+    "refused",
+    "refusal_reason",
+    "scope",
+    "key",
+    "resolved_scope_id",
+    "events",
+)
+
+
+def _tallies(events: Sequence[Event]) -> tuple[int, int, int, int, int]:
+    """A step's duplicates, replaced, inserted and evicted events, and the size it grew by.
+
+    One pass over the events (one for most steps): +1 per entry added, -1 per eviction.
+    """
+    duplicates = replaced = inserted = evicted = appended = 0
+    for ev in events:
+        kind = ev[0]
+        if kind is _APPENDED:
+            appended += 1
+        elif kind is _EVICTED:
+            evicted += 1
+        elif kind is _DUPLICATE_RESULT or kind is _DUPLICATE_TURN:
+            duplicates += 1
+        elif kind is _INSERTED:
+            inserted += 1
+        elif kind is _REPLACED:
+            replaced += 1
+    return duplicates, replaced, inserted, evicted, appended + inserted - evicted
+
 
 Slot = tuple[str, str, str]
 
@@ -308,7 +420,8 @@ class Timeline:
         it as is). A malformed message raises :class:`InvalidMessagesError`
         and changes nothing, the timeline included.
         """
-        batch = as_batch(messages)
+        # One message (the commonest step) is its own batch; as_batch reads anything else.
+        batch = [messages] if type(messages) is dict else as_batch(messages)
         base = self.scenario.context
         if context is None:
             context = base  # the same object step after step: validated once (below)
@@ -355,35 +468,30 @@ class Timeline:
         origins: list[str],
     ) -> StepRecord:
         number = len(self.steps) + 1
-        # The size before, read off the events: +1 per entry added, -1 per eviction.
         events = res.events
-        grew = 0
-        for ev in events:
-            kind = ev[0]
-            if kind is _APPENDED or kind is _INSERTED:
-                grew += 1
-            elif kind is _EVICTED:
-                grew -= 1
-        record = _fast_record(
-            {
-                "step": number,
-                "label": label,
-                "incoming": batch,
-                "origins": origins,
-                "context": context,
-                "refire": refire,
-                "count_before": res.count - grew,
-                "count": res.count,
-                "appended": res.appended,
-                "appended_any": res.appended_any,
-                "refused": res.refused,
-                "refusal_reason": res.refusal_reason,
-                "scope": str(res.scope),
-                "key": res.key,
-                "resolved_scope_id": res.resolved_scope_id,
-                "events": events,
-            },
-        )
+        record = _new_object(StepRecord)  # every field set here: no defaults to fill
+        record.step = number
+        record.label = label
+        record.incoming = batch
+        record.origins = origins
+        record.context = context
+        record.refire = refire
+        # The size before, read off the events (the tallies' last figure: what it grew by).
+        duplicates, replaced, inserted, evicted, grew = _tallies(events)
+        record.count_before = res.count - grew
+        record.count = res.count
+        record.appended = res.appended
+        record.appended_any = res.appended_any
+        record.refused = res.refused
+        record.refusal_reason = res.refusal_reason
+        record.scope = str(res.scope)
+        record.key = res.key
+        record.resolved_scope_id = res.resolved_scope_id
+        record.events = events
+        record.duplicates = duplicates
+        record.replaced = replaced
+        record.inserted = inserted
+        record.evicted = evicted
         self.steps.append(record)
         slot = None if res.refused else (str(res.scope), res.resolved_scope_id, res.key)
         self._slot_of.append(slot)
@@ -542,12 +650,13 @@ class Timeline:
         ``ValueError`` rather than writing ``NaN``.
         """
         encoded: dict[int, tuple[dict[str, Any], str]] = {}
+        encode_strict = _STRICT_JSON.encode  # json.dumps(..., the same options), one encoder
 
         def encode(entry: dict[str, Any]) -> str:
             hit = encoded.get(id(entry))
             if hit is not None and hit[0] is entry:
                 return hit[1]
-            text = json.dumps(entry, ensure_ascii=False, default=str, allow_nan=False)
+            text = encode_strict(entry)
             encoded[id(entry)] = (entry, text)
             return text
 
@@ -555,7 +664,7 @@ class Timeline:
             self._live_buffers() if include_messages else iter([None] * len(self.steps))
         )
         for record, messages in zip(self.steps, buffers, strict=True):
-            head = json.dumps(record.to_dict(), ensure_ascii=False, default=str, allow_nan=False)
+            head = encode_strict(record.to_dict())
             if messages is None:
                 yield head
                 continue
@@ -597,6 +706,11 @@ class Timeline:
             steps=steps,
             expect=expect,
         )
+
+
+#: ``json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)`` as one encoder
+#: made once: ``json.dumps`` with options makes a new encoder per call (100,000 lines).
+_STRICT_JSON = json.JSONEncoder(ensure_ascii=False, default=str, allow_nan=False)
 
 
 def _apply_in_place(entries: list[dict[str, Any]], events: Sequence[Event]) -> None:
@@ -681,6 +795,7 @@ def replay(
     store: Store | None = None,
     progress: Callable[[int, int], None] | None = None,
     origins: list[list[str]] | None = None,
+    validated: bool = False,
 ) -> Timeline:
     """Run every step of ``scenario`` and return its timeline.
 
@@ -688,8 +803,12 @@ def replay(
     ``refire="results"`` re-sends each step that carries a tool result right
     after it (what an orchestrator re-delivering results does). Both are the
     MEM-14 situation: the count looks the same, ``appended`` tells.
+    Every step's messages are read before any step runs (no partial replay),
+    unless ``validated``: the caller has read them all already, with its own
+    located errors (the CLI's ``check_messages``), so they are not read twice.
     """
-    _validate(scenario)
+    if not validated:
+        _validate(scenario)
     timeline = _timeline(scenario, store)
     plan: list[tuple[ScenarioStep, bool, list[str]]] = []
     for k, step in enumerate(scenario.steps):
@@ -726,6 +845,24 @@ def step_origins(conv: ImportedConversation, per: Per = "message") -> list[list[
     return [[conv.origins[k] for k in group] for group in _groups(conv, per)]
 
 
+def _step(label: str, append: dict[str, Any] | list[dict[str, Any]]) -> ScenarioStep:
+    """``ScenarioStep.model_construct(label=label, append=append)``, made directly.
+
+    The importer's messages are message objects already, and one step per
+    message makes this the replay's setup cost.
+    """
+    step = _new_object(ScenarioStep)
+    _set_dict(
+        step,
+        "__dict__",
+        {"label": label, "append": append, "context": None, "text": None, "refire": False},
+    )
+    _set_fields_set(step, {"label", "append"})
+    _set_extra(step, None)
+    _set_private(step, None)
+    return step  # type: ignore[no-any-return]
+
+
 def conversation_to_scenario(
     conv: ImportedConversation,
     *,
@@ -740,25 +877,18 @@ def conversation_to_scenario(
     a context, the steps run under ``{"session_id": "replay"}`` so the default
     ``session`` scope resolves.
     """
-    steps = []
     messages, origins = conv.messages, conv.origins
-    for group in _groups(conv, per):
-        where = [origins[k] for k in group]
-        label = where[0] if len(where) == 1 else f"{where[0]} … {where[-1]}"
-        # Shallow copies, as validating ``append`` would make: the step does not alias the import.
-        append = [dict(messages[k]) for k in group] if per == "turn" else dict(messages[group[0]])
-        # model_construct's result, made directly: the importer's messages are message
-        # objects already, and one step per message makes this the replay's setup cost.
-        step = _new_object(ScenarioStep)
-        _set_dict(
-            step,
-            "__dict__",
-            {"label": label, "append": append, "context": None, "text": None, "refire": False},
-        )
-        _set_fields_set(step, {"label", "append"})
-        _set_extra(step, None)
-        _set_private(step, None)
-        steps.append(step)
+    if per == "message":  # the commonest: one step per message, labelled by its origin
+        steps = [
+            _step(origin, dict(message)) for message, origin in zip(messages, origins, strict=True)
+        ]
+    else:
+        steps = []
+        for group in _groups(conv, per):
+            where = [origins[k] for k in group]
+            label = where[0] if len(where) == 1 else f"{where[0]} … {where[-1]}"
+            # Shallow copies, as validating ``append`` would make: no alias of the import.
+            steps.append(_step(label, [dict(messages[k]) for k in group]))
     return Scenario(
         name=name or conv.name,
         title=f"{conv.name} ({conv.format}, one append per {per})",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import sys
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 from flowdrop_core.errors import FlowdropError
 
@@ -28,6 +28,8 @@ __all__ = [
     "error",
     "fit",
     "in_file",
+    "leave_to_exit",
+    "left_to_exit",
     "plural",
     "say",
     "say_json",
@@ -47,6 +49,30 @@ INTERNAL_ERROR = "internal error while handling this input"
 
 class CliError(FlowdropError):
     """Bad input found by the command line itself (exit 2)."""
+
+
+#: Set by the program's own entry (:func:`flowdrop_core.cli.console_main`) only:
+#: the process ends when the command returns, so what it built need not be freed.
+EXIT_AFTER_COMMAND = {"on": False}
+_LEFT: list[Any] = []
+
+
+def leave_to_exit(*objects: Any) -> None:
+    """Keep ``objects`` alive until the process ends, when the program's entry ends it.
+
+    A long replay holds millions of small objects (steps, events, entries)
+    until its output is written; freeing them one by one is a tenth of the
+    command and gives nothing to a process about to end. Under the program's
+    entry they are kept here and the process ends without that teardown; for
+    an in-process caller of ``main`` this does nothing (they are freed as usual).
+    """
+    if EXIT_AFTER_COMMAND["on"]:
+        _LEFT.extend(objects)
+
+
+def left_to_exit() -> bool:
+    """Whether a command left objects for the process's end (see :func:`leave_to_exit`)."""
+    return bool(_LEFT)
 
 
 #: Bad input: reported on stderr as one message, exit 2, no traceback. Every error

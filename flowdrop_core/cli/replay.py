@@ -12,10 +12,10 @@ import argparse
 import gc
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flowdrop_core.cli.loading import (
     Source,
@@ -38,14 +38,24 @@ from flowdrop_core.cli.output import (
     CliError,
     Progress,
     in_file,
+    leave_to_exit,
     plural,
     say,
     visible,
     visible_json,
 )
-from flowdrop_core.replay import StepRecord, Timeline, conversation_to_scenario, step_origins
+from flowdrop_core.replay import (
+    StepRecord,
+    Timeline,
+    conversation_to_scenario,
+    incoming_summary,
+    step_origins,
+)
 from flowdrop_core.replay import replay as run_replay
 from flowdrop_core.scenario import SCOPES, Scenario, ScenarioConfig, dump_scenario
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 __all__ = ["NAME", "build_replay", "format_table", "recording_context", "register", "run"]
 
@@ -234,8 +244,14 @@ def _planned_steps(scenario: Scenario, refire: str) -> int:
 
 
 def _run(
-    scenario: Scenario, refire: str, origins: list[list[str]] | None, show_progress: bool = True
+    scenario: Scenario,
+    refire: str,
+    origins: list[list[str]] | None,
+    show_progress: bool = True,
+    *,
+    validated: bool = False,
 ) -> Timeline:
+    """Replay with a progress bar on stderr; ``validated``: ``check_messages`` read every step."""
     bar = Progress.for_stderr(_planned_steps(scenario, refire)) if show_progress else None
     try:
         return run_replay(
@@ -243,6 +259,7 @@ def _run(
             refire=refire,  # type: ignore[arg-type]
             progress=bar,
             origins=origins,
+            validated=validated,
         )
     finally:
         if bar is not None:
@@ -267,24 +284,35 @@ _COLUMNS: tuple[tuple[str, str, str, int], ...] = (
 )
 
 
-def _cells(row: dict[str, Any], record: StepRecord) -> list[str]:
-    """One table row's cells, in :data:`_COLUMNS` order (one call per row, not per cell)."""
-    flag = row["mem14_flag"]
-    scope_id = row["resolved_scope_id"]
+def _flag(record: StepRecord) -> str:
+    """The record's MEM-14 mark for the table, ``""`` when the size change does not mislead."""
+    return record.mem14_flag or ""
+
+
+def _columns(steps: Sequence[StepRecord]) -> list[list[str]]:
+    """The table's cells column by column, in :data:`_COLUMNS` order, read off the records.
+
+    One pass per column over the records' slots (the event tallies were counted
+    when each record was made), so no row dict is built per step for the table.
+    """
+    flags = [_flag(r) for r in steps]
     return [
-        f"{'*' if flag else ' '}{row['step']}",
-        row["label"],
-        row["incoming"],
-        str(row["count"]),
-        f"{row['count_delta']:+d}",
-        str(row["appended"]),
-        "yes" if row["appended_any"] else "no",
-        str(row["duplicates"]),
-        str(row["replaced"]),
-        str(row["inserted"]),
-        str(row["evicted"]),
-        "REFUSED" if record.refused else (scope_id if scope_id else '""'),
-        flag,
+        [f"*{r.step}" if flag else f" {r.step}" for r, flag in zip(steps, flags, strict=True)],
+        [r.label for r in steps],
+        [incoming_summary(r.incoming) for r in steps],
+        [str(r.count) for r in steps],
+        [f"{r.count - r.count_before:+d}" for r in steps],
+        [str(r.appended) for r in steps],
+        ["yes" if r.appended_any else "no" for r in steps],
+        [str(r.duplicates) for r in steps],
+        [str(r.replaced) for r in steps],
+        [str(r.inserted) for r in steps],
+        [str(r.evicted) for r in steps],
+        [
+            "REFUSED" if r.refused else (r.resolved_scope_id if r.resolved_scope_id else '""')
+            for r in steps
+        ],
+        flags,
     ]
 
 
@@ -303,13 +331,10 @@ def format_table(timeline: Timeline) -> str:
         f"context {context}",
         "",
     ]
-    rows = timeline.rows()
-    # Column by column (a transposition and C-level passes, not a Python loop per cell):
-    # a value longer than its column's cap is cut to the cap, ending in an ellipsis.
-    cells = [_cells(row, record) for row, record in zip(rows, timeline.steps, strict=True)]
-    columns: list[Sequence[str]] = (
-        list(zip(*cells, strict=True)) if cells else [() for _ in _COLUMNS]
-    )
+    steps = timeline.steps
+    # Column by column (C-level passes, not a Python loop per cell): a value
+    # longer than its column's cap is cut to the cap, ending in an ellipsis.
+    columns = _columns(steps)
     widths = []
     for k, (_, header, _, cap) in enumerate(_COLUMNS):
         column = columns[k]
@@ -318,7 +343,6 @@ def format_table(timeline: Timeline) -> str:
             columns[k] = column = [v if len(v) <= cap else v[: cap - 1] + "…" for v in column]
             longest = max(map(len, column))
         widths.append(max(len(header), longest))
-    cells = list(zip(*columns, strict=True)) if rows else []  # type: ignore[arg-type]
     # One format string for every row: a C call per row instead of a pad per cell
     # (what str.rjust / str.ljust do, cell by cell, then the trailing spaces cut).
     row_format = "  ".join(
@@ -330,10 +354,10 @@ def format_table(timeline: Timeline) -> str:
 
     lines.append(render([header for _, header, _, _ in _COLUMNS]))
     lines.append(render(["-" * w for w in widths]))
-    lines.extend([row_format(*r).rstrip() for r in cells])
+    lines.extend([row_format(*r).rstrip() for r in zip(*columns, strict=True)])
     lines.append("")
-    lines.append(_summary(timeline, rows))
-    if any(row["mem14_flag"] for row in rows):
+    lines.append(_summary(timeline))
+    if any(columns[-1]):
         lines.append(
             "* MEM-14: the change in count does not show what was appended "
             "(hidden append: the window evicted as much as it added; growth without append: "
@@ -342,19 +366,17 @@ def format_table(timeline: Timeline) -> str:
     return "\n".join(lines)
 
 
-def _summary(timeline: Timeline, rows: list[dict[str, Any]] | None = None) -> str:
-    rows = timeline.rows() if rows is None else rows
-    total = {
-        key: sum(row[key] for row in rows)
-        for key in ("appended", "duplicates", "replaced", "inserted", "evicted")
-    }
-    refused = sum(1 for row in rows if row["refused"])
-    flagged = sum(1 for row in rows if row["mem14_flag"])
+def _summary(timeline: Timeline) -> str:
+    """The line under the table: totals over the steps, read off the records."""
+    steps = timeline.steps
     return (
-        f"{plural(len(rows), 'step')}: {total['appended']} appended, "
-        f"{total['duplicates']} duplicates dropped, {total['replaced']} placeholders replaced, "
-        f"{total['inserted']} placeholders inserted, {total['evicted']} evicted, "
-        f"{refused} refused; {flagged} marked * (MEM-14)"
+        f"{plural(len(steps), 'step')}: {sum(r.appended for r in steps)} appended, "
+        f"{sum(r.duplicates for r in steps)} duplicates dropped, "
+        f"{sum(r.replaced for r in steps)} placeholders replaced, "
+        f"{sum(r.inserted for r in steps)} placeholders inserted, "
+        f"{sum(r.evicted for r in steps)} evicted, "
+        f"{sum(1 for r in steps if r.refused)} refused; "
+        f"{sum(1 for r in steps if r.mem14_flag)} marked * (MEM-14)"
     )
 
 
@@ -383,12 +405,38 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+#: How many characters of JSON lines are escaped and written at once.
+_CHUNK = 1 << 20
+
+
+def _write_lines(out: SupportsWrite[str], lines: Iterable[str]) -> None:
+    """Write each line escaped (:func:`visible_json`) and ended, about a megabyte at a time.
+
+    One escape pass and one write per chunk rather than two writes per line
+    (100,000 lines: 200,000 writes, each a system call when the output is
+    unbuffered). A newline is never escaped, so a chunk's escape is the
+    escapes of its lines; memory stays bounded by the chunk, not the output.
+    """
+    chunk: list[str] = []
+    size = 0
+    for line in lines:
+        chunk.append(line)
+        size += len(line)
+        if size >= _CHUNK:
+            out.write(visible_json("\n".join(chunk)) + "\n")
+            chunk.clear()
+            size = 0
+    if chunk:
+        out.write(visible_json("\n".join(chunk)) + "\n")
+
+
 def _replay_command(args: argparse.Namespace) -> int:
     source = load_source(args.path, args.format, getattr(args, "conversation", None))
     check_messages(source.path, source.entries, source.origins)
     scenario, origins = build_replay(source, args)
     try:
-        timeline = _run(scenario, args.refire, origins)
+        # check_messages read every message a step appends or starts from: not again.
+        timeline = _run(scenario, args.refire, origins, validated=True)
     except INPUT_ERRORS as exc:
         raise CliError(in_file(args.path, exc)) from None
     out = sys.stdout
@@ -399,9 +447,7 @@ def _replay_command(args: argparse.Namespace) -> int:
             out.write("\n")
         # Each line's events are the step's delta (kind, position, entry); the
         # whole buffer after each step only with --buffer (O(steps x buffer)).
-        for line in timeline.to_json_lines(include_messages=args.buffer):
-            out.write(visible_json(line))
-            out.write("\n")
+        _write_lines(out, timeline.to_json_lines(include_messages=args.buffer))
     else:
         out.write(visible(format_table(timeline)) + "\n")
         if source.notes:
@@ -415,4 +461,7 @@ def _replay_command(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CliError(f"cannot write {args.save}: {exc.strerror or exc}") from None
         say(f"saved {args.save}", sys.stderr)
+    if scenario.config.storage.strip().lower() == "memory":
+        # Nothing to clean up at exit (a SQLite replay removes its temporary file then).
+        leave_to_exit(source, scenario, origins, timeline)
     return 0

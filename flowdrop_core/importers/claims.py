@@ -58,15 +58,29 @@ class LineProblem:
     what: str
 
 
-def each(items: Any, prefix: str, check: Check, shape: str, *, score: int = 1) -> Verdict:
+def each(
+    items: Any,
+    prefix: str,
+    check: Check,
+    shape: str,
+    *,
+    score: int = 1,
+    plain: Callable[[Any], bool] | None = None,
+) -> Verdict:
     """Every item of the list ``items`` passes ``check``; a miss is scored by how many did.
 
-    An empty list is a miss: no item shows the signature.
+    An empty list is a miss: no item shows the signature. ``plain``, when
+    given, is a quick test that is true only of items ``check`` passes (the
+    commonest shape): when every item is plain, the claim is made without
+    locating each item (a 100,000-message file); otherwise ``check`` runs on
+    every item, so a miss is the same, located.
     """
     if not isinstance(items, list):
         return Miss(prefix, f"expected a list, got {_json_type(items)}", score - 1)
     if not items:
         return Miss(prefix, "an empty list", score)
+    if plain is not None and all(map(plain, items)):
+        return Claim(shape)
     for k, item in enumerate(items):
         missed = check(item, f"{prefix}[{k}]")
         if missed is not None:
@@ -90,13 +104,21 @@ def has_string(item: dict[str, Any], key: str) -> bool:
 
 
 def lines_of(text: str) -> list[Line]:
-    """The non-blank lines of ``text`` parsed as JSON (split on ``\\n`` only, as readers do)."""
-    from flowdrop_core.scenario import JSONProblem, parse_json
+    """The non-blank lines of ``text`` parsed as JSON (split on ``\\n`` only, as readers do).
 
+    All lines are decoded at once when none can be a problem
+    (:func:`~flowdrop_core.scenario.parse_json_lines`: the same values, at a
+    fraction of the cost of a long file's 100,000 checked parses); otherwise
+    line by line, each problem kept as the line's :class:`LineProblem`.
+    """
+    from flowdrop_core.scenario import JSONProblem, parse_json, parse_json_lines
+
+    numbered = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    values = parse_json_lines([line for _, line in numbered])
+    if values is not None:
+        return list(zip([n for n, _ in numbered], values, strict=True))
     lines: list[Line] = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
+    for number, line in numbered:
         try:
             lines.append((number, parse_json(line, column_only=True)))
         except JSONProblem as exc:

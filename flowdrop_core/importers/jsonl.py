@@ -14,9 +14,8 @@ import re
 from typing import Any
 
 from flowdrop_core.importers.base import TOP_LEVEL, Out, Problem
-from flowdrop_core.importers.claims import Claim, Line, LineProblem, Miss, Verdict
+from flowdrop_core.importers.claims import Claim, Line, LineProblem, Miss, Verdict, lines_of
 from flowdrop_core.importers.detect import detect_value, json_formats, nearest_miss
-from flowdrop_core.scenario import JSONProblem, parse_json, parse_json_lines
 
 NAME = "jsonl"
 EXPECTS = "one JSON message (or one whole conversation) per line"
@@ -94,17 +93,19 @@ def conversation_lines(lines: list[Line]) -> list[Line] | None:
 
 def read_text(text: str, out: Out) -> None:
     """Read every line (blank lines skipped)."""
-    lines: list[tuple[int, Any]] = []
-    # split on "\n" only: str.splitlines would also split inside JSON strings at U+2028.
-    numbered = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
-    values = parse_json_lines([line for _, line in numbered])  # all at once when it can
-    if values is not None:
-        lines = [(number, value) for (number, _), value in zip(numbered, values, strict=True)]
-    for number, line in numbered if values is None else ():
-        try:
-            lines.append((number, parse_json(line, column_only=True)))
-        except JSONProblem as exc:
-            raise Problem(f"line {number}", str(exc)) from None
+    read_lines(lines_of(text), out)
+
+
+def read_lines(lines: list[Line], out: Out) -> None:
+    """Read the parsed lines of :func:`~flowdrop_core.importers.claims.lines_of`.
+
+    The registry parses a JSON Lines file once for every format's claim and
+    hands the same lines here, so a long file is not decoded twice. A line
+    that is not JSON is the problem, located, before anything is read.
+    """
+    for number, value in lines:
+        if isinstance(value, LineProblem):
+            raise Problem(f"line {number}", value.what)
     run: list[tuple[int, Any]] = []
 
     def flush() -> None:
@@ -148,6 +149,8 @@ def _is_conversation(value: Any) -> bool:
 
 def _relocate(origin: str, numbers: list[int]) -> str:
     """``[3].content[1]`` -> ``line 7: content[1]`` for a run of single-message lines."""
+    if origin[:1] == "[" and origin[-1:] == "]" and origin[1:-1].isdecimal():
+        return f"line {numbers[int(origin[1:-1])]}"  # a whole line's message: ``[3]``
 
     def swap(match: re.Match[str]) -> str:
         line = f"{match.group(1)}line {numbers[int(match.group(2))]}"

@@ -70,20 +70,33 @@ def claims(document: Any) -> Verdict:
         if missed is not None:
             return Miss(missed.where, missed.what, 1)
         if "messages" in document:
-            verdict = each(document["messages"], "messages", message_miss, "request and response")
+            verdict = each(
+                document["messages"],
+                "messages",
+                message_miss,
+                "request and response",
+                plain=plain_message,
+            )
             return verdict if isinstance(verdict, Miss) else Claim("a request and its response")
         return Claim("a response object")
     if isinstance(document, dict) and "messages" in document:
         if "system" in document:
             return Miss("system", "a top-level system prompt is not OpenAI Chat's layout", 1)
-        return each(document["messages"], "messages", message_miss, "a request body", score=2)
+        return each(
+            document["messages"],
+            "messages",
+            message_miss,
+            "a request body",
+            score=2,
+            plain=plain_message,
+        )
     if isinstance(document, dict) and "role" in document:
         missed = message_miss(document, "")
         return Claim("one message") if missed is None else missed
     if _is_exchanges(document):
         return each(document, "", _exchange_miss, "a list of requests and responses", score=2)
     if isinstance(document, list):
-        return each(document, "", message_miss, "a list of messages")
+        return each(document, "", message_miss, "a list of messages", plain=plain_message)
     return Miss("", f"expected a list of messages or an object with 'messages' or 'choices', "
                 f"got {json_type(document)}")  # fmt: skip
 
@@ -108,12 +121,35 @@ def message_miss(item: Any, where: str) -> Miss | None:
     return None
 
 
+def plain_message(item: Any) -> bool:
+    """True only of a message :func:`message_miss` passes: the commonest shape, tested fast.
+
+    An object with a string ``role``, a content key and no list of parts
+    (parts are looked at by :func:`message_miss`); anything else is for
+    :func:`message_miss` to judge and locate.
+    """
+    return (
+        type(item) is dict
+        and type(item.get("role")) is str
+        and not isinstance(item.get("content"), list)
+        and (
+            "content" in item
+            or "tool_calls" in item
+            or "tool_call_id" in item
+            or "function_call" in item
+        )
+    )
+
+
 def _is_exchanges(document: Any) -> bool:
-    """A recording of API calls: a list with a request or response body and no message."""
+    """A recording of API calls: a list with a request or response body and no message.
+
+    The message test comes first: a list of messages answers it at its first item.
+    """
     return (
         isinstance(document, list)
-        and any(_is_exchange(v) for v in document)
         and not any(isinstance(v, dict) and "role" in v for v in document)
+        and any(_is_exchange(v) for v in document)
     )
 
 
@@ -238,6 +274,11 @@ def chat_message(
     message answers the oldest open call of its name.
     """
     pending = pending if pending is not None else PendingCalls()
+    if type(message) is dict and message.keys() <= _PLAIN_KEYS:
+        role = message.get("role")
+        content = message.get("content")
+        if type(role) is str and role in _PLAIN_ROLES and (content is None or type(content) is str):
+            return _plain_message(message, role, content, where, pending)
     if not isinstance(message, dict):
         raise Problem(where, f"expected a message object, got {json_type(message)}")
     if "role" not in message:
@@ -277,14 +318,7 @@ def chat_message(
         calls.append(_legacy_call(legacy, f"{where}.function_call"))
         out.synthetic.add(f"{where}.function_call")
     if calls:
-        if role != "assistant":
-            raise Problem(
-                where, f"'tool_calls' on a {role} message; only assistant turns call tools"
-            )
-        result["tool_calls"] = calls
-        for call in calls:
-            if isinstance(call["id"], str):
-                pending.declare(call["id"], call["function"]["name"])
+        _add_calls(result, calls, role, where, pending)
     if role == "tool":
         if "tool_call_id" in message:
             result["tool_call_id"] = message["tool_call_id"]
@@ -293,6 +327,40 @@ def chat_message(
     if metadata.get("healed") is True:
         result["metadata"] = {"healed": True}
     return result
+
+
+#: The keys of the commonest Chat message: nothing to note, no metadata, no legacy call.
+_PLAIN_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
+#: Its roles: no alias to map, no legacy ``function`` result to pair.
+_PLAIN_ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+
+def _plain_message(
+    message: dict[str, Any], role: str, content: str | None, where: str, pending: PendingCalls
+) -> Message:
+    """:func:`chat_message` of a message with only :data:`_PLAIN_KEYS`, a plain role and
+    text (or null) content: the same result, without the checks that cannot apply to it
+    (no key to note, no parts, no refusal, audio or reasoning, no metadata)."""
+    result: Message = {"role": role, "content": content}
+    if "tool_calls" in message:
+        calls = openai_calls(message["tool_calls"], f"{where}.tool_calls")
+        if calls:
+            _add_calls(result, calls, role, where, pending)
+    if role == "tool" and "tool_call_id" in message:
+        result["tool_call_id"] = message["tool_call_id"]
+    return result
+
+
+def _add_calls(
+    result: Message, calls: list[dict[str, Any]], role: str, where: str, pending: PendingCalls
+) -> None:
+    """Put a message's tool calls on ``result`` and open them; only assistant turns call tools."""
+    if role != "assistant":
+        raise Problem(where, f"'tool_calls' on a {role} message; only assistant turns call tools")
+    result["tool_calls"] = calls
+    for call in calls:
+        if isinstance(call["id"], str):
+            pending.declare(call["id"], call["function"]["name"])
 
 
 def _assistant_extras(message: dict[str, Any], where: str, content: str | None) -> str | None:

@@ -108,6 +108,8 @@ class Format:
     read: Callable[[Any, Out], None] | None = None
     read_text: Callable[[str, Out], None] | None = None
     on_text: bool = False
+    #: A JSON Lines format's reader of the lines its claim saw (parsed once, not again).
+    read_lines: Callable[[list[Line], Out], None] | None = None
 
     @classmethod
     def of(cls, module: ModuleType) -> Format:
@@ -121,6 +123,7 @@ class Format:
             getattr(module, "read", None),
             getattr(module, "read_text", None),
             on_text,
+            getattr(module, "read_lines", None),
         )
 
 
@@ -375,7 +378,10 @@ def _read(spec: Format, document: Any, text: str, lines: list[Line]) -> list[tup
             read.append((f"line {number}", out))
         return read
     out = Out()
-    _guarded(spec, document if spec.read_text is None else text, out)
+    if spec.read_lines is not None:
+        _guarded(spec, lines, out)
+    else:
+        _guarded(spec, document if spec.read_text is None else text, out)
     _check_read(out)
     return [("", out)]
 
@@ -434,12 +440,14 @@ def _untraced(problem: BaseException) -> None:
 
 
 def _guarded(spec: Format, source: Any, out: Out) -> None:
-    """Run a reader on parsed JSON (or, for JSON Lines formats, the text).
+    """Run a reader on parsed JSON (or, for JSON Lines formats, the text or its parsed lines).
 
     Input nested past the stack's depth is a problem, not a crash.
     """
     try:
-        if spec.read_text is not None:
+        if spec.read_lines is not None and isinstance(source, list):
+            spec.read_lines(source, out)
+        elif spec.read_text is not None:
             spec.read_text(source, out)
         else:
             assert spec.read is not None

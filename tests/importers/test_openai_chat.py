@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from import_helpers import (
     CHAT_ERRORS,
     call_fmt,
@@ -29,6 +31,8 @@ from flowdrop_core.importers import (
     ConversationFormatError,
     parse_conversation,
 )
+from flowdrop_core.importers.base import Out, PendingCalls, Problem
+from flowdrop_core.importers.openai_chat import chat_message, message_miss, plain_message
 
 
 def test_openai_chat_request_body() -> None:
@@ -470,3 +474,61 @@ def test_mistral_cassette_thinking_chunks_are_notes_and_its_text_the_replies() -
         ("[1].choices[0].message.content[0]", "thinking part", False),
     ]
     assert json.loads(got.notes[1].content) == reply[0]  # the whole chunk, its text in it
+
+
+# -- the fast paths for the commonest message give what the full checks give --------
+
+_ROLE = st.sampled_from(["system", "user", "assistant", "tool", "function", "developer", "x", 3])
+_CALL = st.fixed_dictionaries(
+    {"id": st.sampled_from(["c1", "c2", "", " c3 ", 0]), "type": st.just("function")},
+    optional={
+        "function": st.fixed_dictionaries(
+            {"name": st.sampled_from(["f", "g"])},
+            optional={"arguments": st.sampled_from(["{}", '{"a": 1}', {"a": 1}])},
+        )
+    },
+)
+_MESSAGE = st.fixed_dictionaries(
+    {"role": _ROLE},
+    optional={
+        "content": st.one_of(
+            st.none(),
+            st.text(max_size=8),
+            st.integers(),
+            st.sampled_from(
+                [
+                    [{"type": "text", "text": "hi"}],
+                    [{"type": "tool_result", "content": "r"}],  # Anthropic's, not Chat's
+                    [{"text": "a part without type"}],
+                ]
+            ),
+        ),
+        "tool_calls": st.one_of(st.none(), st.lists(_CALL, max_size=2), st.just("x")),
+        "tool_call_id": st.sampled_from(["c1", "", 7]),
+        "name": st.sampled_from(["f", "g"]),
+    },
+)
+
+
+def _chat_read(message: dict[str, Any]) -> tuple[Any, list[Any], list[Any]]:
+    """``chat_message``'s result (or problem), notes and opened calls, for one message."""
+    out, pending = Out(), PendingCalls()
+    try:
+        got: Any = chat_message(message, "[0]", out, pending)
+    except Problem as problem:
+        got = ("problem", problem.where, problem.what)
+    return got, out.notes, list(pending._open)
+
+
+@given(_MESSAGE)
+@settings(max_examples=300, deadline=None)
+def test_the_plain_message_path_reads_as_the_full_one(message: dict[str, Any]) -> None:
+    # A ``metadata`` key (null: no metadata) sends the same message down the full path.
+    assert _chat_read(message) == _chat_read({**message, "metadata": None})
+
+
+@given(_MESSAGE)
+@settings(max_examples=300, deadline=None)
+def test_a_plain_message_is_one_the_claim_check_passes(message: dict[str, Any]) -> None:
+    if plain_message(message):
+        assert message_miss(message, "[0]") is None
