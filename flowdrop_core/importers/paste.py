@@ -137,9 +137,8 @@ def parse_pasted_with_notes(text: str, source: str = "pasted text") -> PastedInp
             )
         except (ConversationFormatError, RecursionError, ValueError):
             return PastedInput(batch, [])  # no reader for it: the engine judges it as before
-        if imported.messages:
-            return PastedInput(imported.messages, imported.notes, imported.format)
-        return PastedInput(batch, [])
+        # an import is never empty (the registry refuses one with no message)
+        return PastedInput(imported.messages, imported.notes, imported.format)
     if isinstance(document, list) and not document:
         raise InputProblem(f"{source} is an empty list: there is nothing to append")
     try:
@@ -153,8 +152,6 @@ def parse_pasted_with_notes(text: str, source: str = "pasted text") -> PastedInp
                 f"{source}: {cause}. It is not a recorded conversation either:\n{exc}"
             ) from None
         raise InputProblem(str(exc)) from None
-    if not conversation.messages:
-        raise InputProblem(f"{source} ({conversation.format}) holds no messages")
     return PastedInput(conversation.messages, conversation.notes, conversation.format)
 
 

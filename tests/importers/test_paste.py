@@ -8,12 +8,14 @@ as it is and which is read by the importers, with the notes they return.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
 from flowdrop_core.importers.paste import InputProblem, parse_pasted, parse_pasted_with_notes
+from flowdrop_core.messages import InvalidMessagesError, read_messages
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data"
 
@@ -224,3 +226,55 @@ def test_a_document_without_roles_keeps_the_format_report() -> None:
     with pytest.raises(InputProblem) as info:
         parse_pasted('{"messages": [{"content": 1}]}')
     assert str(info.value).startswith("no known format matched")
+
+
+# -- what a paste reads as, exactly ----------------------------------------------------------
+
+
+def test_a_pasted_input_is_frozen_and_slotted() -> None:
+    pasted = parse_pasted_with_notes('{"role": "user", "content": "hi"}')
+    assert not hasattr(pasted, "__dict__")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        pasted.messages = []  # type: ignore[misc]
+
+
+def test_one_engine_shaped_message_is_passed_on_as_it_is() -> None:
+    pasted = parse_pasted_with_notes('{"role": "user", "content": "hi"}')
+    assert (pasted.messages, pasted.notes, pasted.format) == (
+        [{"role": "user", "content": "hi"}],
+        [],
+        None,
+    )
+
+
+def test_a_message_whose_content_is_an_object_is_read_by_an_importer() -> None:
+    pasted = parse_pasted_with_notes('{"role": "user", "content": {"text": "x"}}')
+    assert pasted.format == "openai-chat"
+    assert pasted.messages == [{"role": "user", "content": '{"text": "x"}'}]
+    assert [(n.where, n.what) for n in pasted.notes] == [
+        ("[0].content", "content that is an object")
+    ]
+
+
+def test_one_object_with_parts_is_read_as_a_list_of_one() -> None:
+    """Read as ``[object]`` (OpenTelemetry, origins ``[0]...``), not as a one-line JSONL file."""
+    parts = [{"type": "text", "content": "hi"}, {"type": "weird", "content": "kept"}]
+    pasted = parse_pasted_with_notes(json.dumps({"role": "user", "parts": parts}))
+    assert pasted.format == "otel-genai"
+    assert pasted.messages == [{"role": "user", "content": "hi\nkept"}]
+    assert [n.where for n in pasted.notes] == ["[0].parts[1]"]
+
+
+def test_a_list_holding_a_non_object_goes_to_the_engine_to_name() -> None:
+    batch = [{"role": "user", "content": "a"}, 5]
+    pasted = parse_pasted_with_notes(json.dumps(batch))
+    assert (pasted.messages, pasted.format) == (batch, None)
+    with pytest.raises(InvalidMessagesError, match=r"incoming\[1\]"):
+        read_messages(pasted.messages)
+
+
+def test_what_is_not_text_or_an_empty_list_is_refused_in_its_own_words() -> None:
+    with pytest.raises(InputProblem, match=r"^pasted text is not text \(got bytes\)$"):
+        parse_pasted_with_notes(b"{}")  # type: ignore[arg-type]
+    with pytest.raises(InputProblem, match=r"^the box is an empty list: there is nothing"):
+        parse_pasted_with_notes("[]", source="the box")
