@@ -22,7 +22,7 @@ from typing import Any
 
 from flowdrop_core.scenario import _json_type
 
-__all__ = ["Claim", "Line", "Miss", "Verdict", "each", "has_string", "key_miss", "lines_of"]
+__all__ = ["Claim", "Line", "Miss", "Verdict", "each", "key_miss", "lines_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,11 +96,6 @@ def key_miss(item: Any, where: str, keys: Iterable[str], what: str = "object") -
         if key not in item:
             return Miss(where, f"missing {key!r}")
     return None
-
-
-def has_string(item: dict[str, Any], key: str) -> bool:
-    """``item[key]`` is a string."""
-    return isinstance(item.get(key), str)
 
 
 def lines_of(text: str) -> list[Line]:
