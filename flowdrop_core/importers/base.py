@@ -319,7 +319,7 @@ def parts_text(
         elif kind in media:
             texts.append(f"[{kind}]")
         elif left_out and kind in left_out:
-            out.note(at, f"{kind} part", left_out[kind], part)
+            out.note(at, f"{kind} part", left_out[kind], _left_out_text(part, kind))
         else:
             text = part.get("text")
             texts.append(text if isinstance(text, str) else f"[{kind}]")
@@ -332,6 +332,23 @@ def parts_text(
                 unknown=True,
             )
     return "\n".join(texts)
+
+
+def _left_out_text(part: dict[str, Any], kind: str) -> Any:
+    """What a left-out part's note holds: its text when its ``kind`` value is a list of
+    text chunks (Mistral's ``ThinkChunk``: ``{"type": "thinking", "thinking": [{"type":
+    "text", "text": ...}]}``), the chunks' texts joined; else the whole part."""
+    chunks = part.get(kind)
+    if (
+        isinstance(chunks, list)
+        and chunks
+        and all(
+            isinstance(c, dict) and c.get("type") == "text" and isinstance(c.get("text"), str)
+            for c in chunks
+        )
+    ):
+        return "\n".join(c["text"] for c in chunks)
+    return part
 
 
 def last_call(calls: list[tuple[str, Out]], out: Out, why: str) -> None:

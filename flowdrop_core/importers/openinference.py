@@ -12,6 +12,19 @@ conversation is what its last LLM span saw: input messages, then output.
 Tool results are ``tool`` messages answering ``message.tool_call_id`` (or,
 without one, the oldest open call of ``message.name``); calls without an id
 get their origin as id.
+
+An LLM span (``openinference.span.kind`` ``LLM``) that records no message
+list but only ``input.value`` / ``output.value`` is read from those: the
+conventions define them as the operation's input ("prompt, query, document")
+and output ("response, result, answer"), with ``input.mime_type`` /
+``output.mime_type`` saying whether the value is ``application/json`` or
+``text/plain`` (Arize-ai/openinference ``spec/semantic_conventions.md``,
+"Reserved Attributes"; the spec's LLM example has ``"input.value": "What is
+the capital of France?"``). JSON holding messages (GenAI parts or OpenAI
+Chat, a Chat request or completion, ``{"text", ...}``) is read as those;
+text is the user's turn (input) and the assistant's (output). Spans of other
+kinds (``CHAIN``, ``TOOL``, ...) are not a model's conversation and are not
+claimed for their values.
 """
 
 from __future__ import annotations
@@ -33,13 +46,20 @@ from flowdrop_core.importers.claims import Claim, Miss, Verdict
 NAME = "openinference"
 EXPECTS = (
     "OpenInference span attributes llm.input_messages / llm.output_messages "
-    "(flat llm.input_messages.0.message.role keys, or nested), a span, spans or an OTLP export"
+    "(flat llm.input_messages.0.message.role keys, or nested), or an LLM span's input.value / "
+    "output.value; a span, spans or an OTLP export"
 )
 
 ROLES = {"system": "system", "user": "user", "human": "user", "assistant": "assistant"}
 ROLES |= {"ai": "assistant", "model": "assistant", "tool": "tool", "function": "tool"}
 ROLES |= {"developer": "system"}
 SECTIONS = ("input_messages", "output_messages")
+KIND = "openinference.span.kind"
+#: The whole-value attributes of any span, read on an LLM span without a message list.
+VALUES = (
+    ("input.value", "input.mime_type", "input"),
+    ("output.value", "output.mime_type", "output"),
+)
 #: Message fields read (after ``message.``); any other content-bearing one is noted.
 KNOWN = frozenset({"role", "content", "contents", "tool_calls", "tool_call_id", "name"})
 
@@ -54,7 +74,21 @@ def claims(document: Any) -> Verdict:
         llm = _tree(attributes).get("llm")
         if isinstance(llm, dict) and llm.keys() & set(SECTIONS):
             return Claim("OpenInference span attributes")
+    for _, attributes in spans:
+        if _values_only(attributes):
+            return Claim("an OpenInference LLM span with input.value / output.value")
     return Miss("", "no llm.input_messages or llm.output_messages attribute", len(spans) - 1)
+
+
+def _values_only(attributes: dict[str, Any]) -> bool:
+    """An LLM span that records its input and output only as ``input.value`` / ``output.value``
+    (strings, as the conventions type them)."""
+    kind = attributes.get(KIND)
+    return (
+        isinstance(kind, str)
+        and kind.upper() == "LLM"
+        and any(isinstance(attributes.get(key), str) for key, _, _ in VALUES)
+    )
 
 
 def read(document: Any, out: Out) -> None:
@@ -64,6 +98,8 @@ def read(document: Any, out: Out) -> None:
         tree = _tree(attributes)
         llm = tree.get("llm")
         if not isinstance(llm, dict) or not any(s in llm for s in SECTIONS):
+            if _values_only(attributes):
+                calls.append((f"span {where or '(top level)'}", _read_values(attributes, where)))
             continue
         call = Out()
         pending = PendingCalls()
@@ -72,8 +108,26 @@ def read(document: Any, out: Out) -> None:
                 _messages(llm[section], _at(where, f"llm.{section}"), call, pending)
         calls.append((f"span {where or '(top level)'}", call))
     if not calls:
-        raise Problem("", "no span carries llm.input_messages or llm.output_messages")
+        raise Problem(
+            "", "no span carries llm.input_messages or llm.output_messages, or is an LLM span "
+            "with input.value / output.value"
+        )  # fmt: skip
     last_call(calls, out, "an earlier LLM span held it; the last one does not")
+
+
+def _read_values(attributes: dict[str, Any], where: str) -> Out:
+    """An LLM span's ``input.value`` then ``output.value`` (JSON unless declared text)."""
+    from flowdrop_core.importers import otel
+
+    call = Out()
+    for key, mime_key, side in VALUES:
+        value = attributes.get(key)
+        if value is None:
+            continue
+        mime = attributes.get(mime_key)
+        plain = isinstance(mime, str) and mime.lower().startswith("text/")
+        otel.read_whole_value(value, _at(where, key), side, call, plain=plain)
+    return call
 
 
 def _at(where: str, key: str) -> str:

@@ -8,6 +8,13 @@ top level is a list of messages, an attribute map (``gen_ai.input.messages``,
 text), a span with such attributes, a list of spans, or an OTLP-JSON export
 (``resourceSpans[].scopeSpans[].spans[]``). A trace's conversation is what
 its last model call saw: system instructions, input, then output.
+
+The deprecated whole-value attributes ``gen_ai.prompt`` / ``gen_ai.completion``
+(one JSON string each, as older instrumentations and the openinference-genai
+fixtures write them) are read when a span has no ``gen_ai.input.messages`` /
+``gen_ai.output.messages``: the prompt is a list of GenAI messages (or of
+OpenAI Chat messages), the completion ``{"text", "finish_reason"}``, GenAI
+messages or an OpenAI chat completion (:func:`read_whole_value`).
 """
 
 from __future__ import annotations
@@ -32,12 +39,17 @@ from flowdrop_core.scenario import JSONProblem, parse_json
 NAME = "otel-genai"
 EXPECTS = (
     "OpenTelemetry GenAI messages {'role', 'parts': [{'type', ...}]}, a span whose attributes "
-    "hold gen_ai.input.messages / gen_ai.output.messages, or an OTLP-JSON export"
+    "hold gen_ai.input.messages / gen_ai.output.messages (or the deprecated gen_ai.prompt / "
+    "gen_ai.completion), or an OTLP-JSON export"
 )
 
 INPUT = "gen_ai.input.messages"
 OUTPUT = "gen_ai.output.messages"
 SYSTEM = "gen_ai.system_instructions"
+#: Deprecated whole-value attributes: the prompt and the completion, each one JSON value.
+PROMPT = "gen_ai.prompt"
+COMPLETION = "gen_ai.completion"
+WHOLE = (PROMPT, COMPLETION)
 ROLES = ("system", "user", "assistant", "tool")
 MEDIA = frozenset({"blob", "uri", "file"})
 KNOWN = ("role", "parts", "name", "finish_reason")
@@ -67,6 +79,8 @@ def claims(document: Any) -> Verdict:
         return _spans_verdict([document], "a span")
     if isinstance(document, dict) and any(k in document for k in (INPUT, OUTPUT)):
         return Claim("an attribute map")
+    if isinstance(document, dict) and _has_whole(document):
+        return Claim("an attribute map with the deprecated gen_ai.prompt / gen_ai.completion")
     if isinstance(document, list):
         verdict = each(document, "", message_miss, "a list of GenAI messages")
         if isinstance(verdict, Claim) and not _any_known_part(document):
@@ -74,6 +88,14 @@ def claims(document: Any) -> Verdict:
         return verdict
     return Miss("", f"expected GenAI messages, a span with {INPUT} or an OTLP export, "
                 f"got {json_type(document)}")  # fmt: skip
+
+
+def _has_whole(attributes: Any) -> bool:
+    """The attributes hold a deprecated whole-value ``gen_ai.prompt`` / ``gen_ai.completion``
+    that is text or JSON (not the indexed ``gen_ai.prompt.N.*`` of otel-legacy)."""
+    return isinstance(attributes, dict) and any(
+        isinstance(attributes.get(key), str | list | dict) for key in WHOLE
+    )
 
 
 def _spans_verdict(spans: list[dict[str, Any]], shape: str) -> Verdict:
@@ -84,6 +106,10 @@ def _spans_verdict(spans: list[dict[str, Any]], shape: str) -> Verdict:
         )  # fmt: skip
         if INPUT in keys or OUTPUT in keys:
             return Claim(shape)
+        if isinstance(raw, list) and any(k in keys for k in WHOLE):
+            raw = _attributes(raw, "attributes")
+        if _has_whole(raw):
+            return Claim(f"{shape} with the deprecated gen_ai.prompt / gen_ai.completion")
     return Miss("", f"no span carries {INPUT} or {OUTPUT}", 1)
 
 
@@ -121,7 +147,9 @@ def read(document: Any, out: Out) -> None:
         _read_spans(_otlp_spans(document), out)
     elif isinstance(document, dict) and _is_span(document):
         _read_spans([("", document)], out)
-    elif isinstance(document, dict) and any(k in document for k in (INPUT, OUTPUT)):
+    elif isinstance(document, dict) and (
+        any(k in document for k in (INPUT, OUTPUT)) or _has_whole(document)
+    ):
         _read_attributes(document, "", out)
     else:
         raise Problem(
@@ -171,7 +199,7 @@ def _read_spans(spans: list[tuple[str, dict[str, Any]]], out: Out) -> None:
         if not isinstance(raw, dict | list):
             raise Problem(at, f"expected a list or object, got {json_type(raw)}")
         attributes = _attributes(raw, at)
-        if not any(k in attributes for k in (INPUT, OUTPUT)):
+        if not any(k in attributes for k in (INPUT, OUTPUT)) and not _has_whole(attributes):
             continue
         call = Out()
         _read_attributes(attributes, at, call)
@@ -224,8 +252,14 @@ def _json_value(value: Any, where: str) -> Any:
 
 
 def _read_attributes(attributes: dict[str, Any], prefix: str, out: Out) -> None:
-    """System instructions, then input messages, then output messages."""
+    """System instructions, then input messages, then output messages (or, without them, the
+    deprecated whole-value prompt and completion)."""
     at = (lambda key: f"{prefix}[{key!r}]") if prefix else (lambda key: key)
+    if not any(k in attributes for k in (INPUT, OUTPUT)):
+        for key, side in ((PROMPT, "input"), (COMPLETION, "output")):
+            if key in attributes:
+                read_whole_value(attributes[key], at(key), side, out)
+        return
     if SYSTEM in attributes:
         parts = _json_value(attributes[SYSTEM], at(SYSTEM))
         if not isinstance(parts, list):
@@ -342,3 +376,57 @@ def _message(item: Any, where: str, out: Out) -> Message | None:
             )
         message["tool_calls"] = calls
     return message
+
+
+def read_whole_value(value: Any, where: str, side: str, out: Out, *, plain: bool = False) -> None:
+    """One whole-value prompt (``side="input"``) or completion (``"output"``) as messages.
+
+    What spans store as one value: the deprecated ``gen_ai.prompt`` /
+    ``gen_ai.completion`` and OpenInference's ``input.value`` / ``output.value``.
+    JSON text is parsed; it may be a list of GenAI messages (``role``, ``parts``),
+    a list of OpenAI Chat messages, a Chat request (``messages``), a Chat
+    completion (``choices``), or a completion ``{"text", "finish_reason"}``.
+    Text that is not JSON (or a JSON string) is one turn: the user's on the
+    input side, the assistant's on the output side. Any other shape is an
+    error naming where: guessing would lose or misplace text. ``plain``: the
+    value is declared text (``text/plain``), so it is not parsed.
+    """
+    from flowdrop_core.importers import openai_chat
+    from flowdrop_core.importers.base import PendingCalls
+
+    parsed: Any = value
+    if isinstance(value, str) and not plain:
+        try:
+            parsed = parse_json(value)
+        except JSONProblem:
+            parsed = value  # plain text, not JSON
+    role = "user" if side == "input" else "assistant"
+    if isinstance(parsed, str):
+        out.add({"role": role, "content": parsed}, where)
+        return
+    pending = PendingCalls()
+    if isinstance(parsed, list) and parsed and all(message_miss(m, "") is None for m in parsed):
+        read_messages(parsed, where, out)
+    elif isinstance(parsed, list) and parsed:
+        for i, item in enumerate(parsed):
+            at = f"{where}[{i}]"
+            out.add(openai_chat.chat_message(item, at, out, pending), at)
+    elif isinstance(parsed, dict) and "choices" in parsed and side == "output":
+        openai_chat._read_choices(parsed["choices"], out, pending, prefix=f"{where}.")
+    elif isinstance(parsed, dict) and "messages" in parsed and side == "input":
+        items = parsed["messages"]
+        if not isinstance(items, list):
+            raise Problem(f"{where}.messages", f"expected a list, got {json_type(items)}")
+        for i, item in enumerate(items):
+            at = f"{where}.messages[{i}]"
+            out.add(openai_chat.chat_message(item, at, out, pending), at)
+    elif isinstance(parsed, dict) and isinstance(parsed.get("text"), str) and side == "output":
+        out.foreign(parsed, where, ("text", "finish_reason"), NAME)
+        out.add({"role": "assistant", "content": parsed["text"]}, where)
+    else:
+        wanted = (
+            "GenAI or Chat messages, a Chat request ('messages') or text"
+            if side == "input"
+            else "GenAI or Chat messages, a Chat completion ('choices'), {'text', ...} or text"
+        )
+        raise Problem(where, f"expected {wanted}, got {json_type(parsed)}")

@@ -449,13 +449,14 @@ def test_a_message_with_an_anthropic_tool_block_is_not_claimed_by_chat() -> None
     assert str(verdict) == "[0].content[0]: a 'tool_use' block is Anthropic's, not Chat's"
 
 
-def test_mistral_cassette_thinking_chunks_are_notes_and_its_text_the_replies() -> None:
+def test_mistral_cassette_thinking_chunks_are_notes_of_their_text() -> None:
     """pydantic-ai's Mistral cassette (``sample_data/fresh/``, source in its SOURCES.md:
     ``tests/models/cassettes/test_mistral/test_mistral_model_thinking_part.yaml``). Mistral's
     ``thinking`` chunk holds a list of text chunks (``{"type": "thinking", "thinking":
     [{"type": "text", "text": ...}]}``, ``ThinkChunk`` in mistralai/client-ts
     ``docs/models/components/thinkchunk.md``); Anthropic's thinking
-    block holds a string and a signature. Taken for Anthropic's, the file was refused."""
+    block holds a string and a signature. Taken for Anthropic's, the file was refused. The
+    note holds the thinking text (the chunks' texts joined), not the chunk's JSON."""
     from pathlib import Path
 
     from flowdrop_core.importers import load_conversation
@@ -473,7 +474,10 @@ def test_mistral_cassette_thinking_chunks_are_notes_and_its_text_the_replies() -
         ("[0].messages[1].content[0]", "thinking part", False),
         ("[1].choices[0].message.content[0]", "thinking part", False),
     ]
-    assert json.loads(got.notes[1].content) == reply[0]  # the whole chunk, its text in it
+    thinking = "\n".join(chunk["text"] for chunk in reply[0]["thinking"])
+    assert got.notes[1].content == thinking  # the thinking text, not the chunk's JSON
+    sent = bodies[0]["messages"][1]["content"][0]["thinking"]
+    assert got.notes[0].content == "\n".join(chunk["text"] for chunk in sent)
 
 
 # -- the fast paths for the commonest message give what the full checks give --------

@@ -178,3 +178,104 @@ def test_the_signature() -> None:
     assert isinstance(openinference.claims({"attributes": {"llm.input_messages": []}}), Claim)
     assert isinstance(openinference.claims({"gen_ai.input.messages": "[]"}), Miss)
     assert isinstance(openinference.claims({"input.value": "x", "llm.model_name": "m"}), Miss)
+
+
+def test_openinference_llm_span_with_only_input_and_output_value() -> None:
+    """Arize-ai/openinference's ``openinference_client_span_input_output_only.json`` fixture
+    (``js/packages/openinference-genai/test/__fixtures__/``, in SOURCES.md): an LLM span with
+    no ``llm.input_messages``, only ``input.value`` (GenAI messages as JSON) and
+    ``output.value`` (``{"text", "finish_reason"}``). It was refused; it is the same
+    conversation as ``openinference_span_tool_calls.json``."""
+    got = imported("openinference_span_input_output_only.json")
+    assert got.format == "openinference"
+    assert got.messages == [
+        {"role": "user", "content": "Weather in Paris?"},
+        {
+            "role": "assistant",
+            "content": "Absolutely! Let me check the weather for you.",
+            "tool_calls": [
+                {
+                    "id": "1234",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"location": "Paris"}'},
+                }
+            ],
+        },
+        {"role": "tool", "content": "rainy, 57°F", "tool_call_id": "1234"},
+        {
+            "role": "assistant",
+            "content": "The weather in Paris is currently rainy with a temperature of 57°F.",
+        },
+    ]
+    assert got.origins == [
+        "input.value[0]",
+        "input.value[1]",
+        "input.value[2].parts[0]",
+        "output.value",
+    ]
+    assert got.notes == []
+
+
+def test_openinference_plain_text_values_are_the_user_and_assistant_turns() -> None:
+    """The spec's LLM example (``spec/semantic_conventions.md``): text values are the prompt
+    and the answer; ``text/plain`` keeps JSON-looking text as text."""
+    span = {
+        "openinference.span.kind": "LLM",
+        "input.value": "What is the capital of France?",
+        "output.value": "The capital of France is Paris.",
+    }
+    got = parse_conversation(json.dumps(span))
+    assert got.format == "openinference"
+    assert got.messages == [
+        {"role": "user", "content": "What is the capital of France?"},
+        {"role": "assistant", "content": "The capital of France is Paris."},
+    ]
+    declared = {**span, "input.value": '{"q": 1}', "input.mime_type": "text/plain"}
+    got = parse_conversation(json.dumps({"attributes": declared}))
+    assert got.messages[0] == {"role": "user", "content": '{"q": 1}'}
+    assert got.origins == ["input.value", "output.value"]
+
+
+def test_openinference_values_holding_a_chat_request_and_completion() -> None:
+    """``input.value`` as an OpenAI Chat request body, ``output.value`` as its completion."""
+    request = {
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    }
+    completion = {"choices": [{"message": {"role": "assistant", "content": "Hello"}}]}
+    span = {
+        "openinference.span.kind": "LLM",
+        "input.value": json.dumps(request),
+        "output.value": json.dumps(completion),
+    }
+    got = parse_conversation(json.dumps(span))
+    assert got.messages == [*request["messages"], completion["choices"][0]["message"]]
+    assert got.origins == [
+        "input.value.messages[0]",
+        "input.value.messages[1]",
+        "output.value.choices[0]",
+    ]
+
+
+def test_openinference_values_of_another_shape_are_a_located_error() -> None:
+    span = {"openinference.span.kind": "LLM", "input.value": "hi", "output.value": '{"answer": 1}'}
+    with pytest.raises(ConversationFormatError) as info:
+        parse_conversation(json.dumps(span), format="openinference", source_name="s.json")
+    assert str(info.value) == (
+        "s.json is not valid openinference: output.value: expected GenAI or Chat messages, "
+        "a Chat completion ('choices'), {'text', ...} or text, got object"
+    )
+
+
+def test_the_values_signature_is_an_llm_span_only() -> None:
+    """Only an LLM span's values are claimed: a CHAIN or TOOL span's input and output are not a
+    model's conversation, and the OTel tool-execution fixture stays refused."""
+    values = {"input.value": "question", "output.value": "answer"}
+    assert isinstance(openinference.claims({"openinference.span.kind": "LLM", **values}), Claim)
+    assert isinstance(openinference.claims({"openinference.span.kind": "llm", **values}), Claim)
+    for kind in ("CHAIN", "TOOL", "AGENT", "RETRIEVER"):
+        assert isinstance(openinference.claims({"openinference.span.kind": kind, **values}), Miss)
+    assert isinstance(openinference.claims({"openinference.span.kind": "LLM"}), Miss)
+    tool_span = json.loads((FRESH / "otel_genai_tool_execution_span.json").read_text("utf-8"))
+    assert isinstance(openinference.claims(tool_span), Miss)
+    with pytest.raises(ConversationFormatError):
+        imported("otel_genai_tool_execution_span.json")

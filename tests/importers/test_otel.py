@@ -339,3 +339,68 @@ def test_tool_call_response_without_its_value_is_empty_and_noted() -> None:
     assert [(n.where, n.what) for n in got.notes] == [
         ("[1].parts[0]", "tool_call_response without its value")
     ]
+
+
+def test_deprecated_whole_value_prompt_and_completion() -> None:
+    """Arize-ai/openinference's ``otel_genai_deprecated_client_span_tool_calls.json`` fixture
+    (``js/packages/openinference-genai/test/__fixtures__/``, in sample_data/fresh/SOURCES.md):
+    the deprecated ``gen_ai.prompt`` (GenAI messages as one JSON string) and
+    ``gen_ai.completion`` (``{"text", "finish_reason"}``). It was refused."""
+    from pathlib import Path
+
+    from flowdrop_core.importers import load_conversation
+
+    path = Path(__file__).resolve().parents[2] / "sample_data/fresh"
+    got = load_conversation(path / "otel_genai_deprecated_prompt_completion.json")
+    assert got.format == "otel-genai"
+    assert got.messages == [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": "Absolutely! Let me check the weather for you.",
+         "tool_calls": [{"id": "1234", "type": "function",
+                         "function": {"name": "get_weather", "arguments": '{"location": "Paris"}'}}]},
+        {"role": "tool", "content": "rainy, 57°F", "tool_call_id": "1234"},
+        {"role": "assistant",
+         "content": "The weather in Paris is currently rainy with a temperature of 57°F."},
+    ]  # fmt: skip
+    assert got.origins == [
+        "gen_ai.prompt[0]",
+        "gen_ai.prompt[1]",
+        "gen_ai.prompt[2].parts[0]",
+        "gen_ai.completion",
+    ]
+    assert got.notes == []
+
+
+def test_deprecated_completion_field_it_does_not_read_is_a_note() -> None:
+    """A completion object's other content-bearing key is a located note, not lost."""
+    document = {"gen_ai.prompt": "Hi", "gen_ai.completion": {"text": "Hello", "content": "more"}}
+    got = imported_edge(document, "otel-genai")
+    assert got.messages == [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+    ]
+    assert [(n.where, n.what) for n in got.notes] == [
+        ("gen_ai.completion.content", "field 'content'")
+    ]
+
+
+def test_the_deprecated_signature_is_the_whole_value_attributes_only() -> None:
+    """The indexed ``gen_ai.prompt.N.*`` keys are otel-legacy's, not claimed here; a tool
+    execution span (the real fixture, no conversation) is claimed by neither and refused."""
+    from pathlib import Path
+
+    from flowdrop_core.importers import load_conversation, otel, otel_legacy
+    from flowdrop_core.importers.claims import Claim, Miss
+
+    assert isinstance(otel.claims({"gen_ai.prompt": "[]"}), Claim)
+    assert isinstance(otel.claims({"attributes": {"gen_ai.completion": "x"}}), Claim)
+    indexed = {"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "Hi"}
+    assert isinstance(otel.claims(indexed), Miss)
+    assert isinstance(otel_legacy.claims(indexed), Claim)
+    assert isinstance(otel_legacy.claims({"gen_ai.prompt": "[]"}), Miss)
+    assert isinstance(otel.claims({"gen_ai.prompt": 3}), Miss)
+    path = Path(__file__).resolve().parents[2] / "sample_data/fresh"
+    tool_span = json.loads((path / "otel_genai_tool_execution_span.json").read_text("utf-8"))
+    assert isinstance(otel.claims(tool_span), Miss)
+    with pytest.raises(ConversationFormatError, match="no known format matched"):
+        load_conversation(path / "otel_genai_tool_execution_span.json")
