@@ -286,3 +286,24 @@ def test_a_user_message_of_only_tool_results_adds_no_empty_user_turn() -> None:
         ("assistant", None, "messages[0]"),
         ("tool", "r", "messages[1].content[0]"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ([{"content": "x"}], "[0]: missing 'role'"),
+        (
+            [{"role": "user", "content": 3}],
+            "[0].content: expected a string or a list of content blocks, got number",
+        ),
+        (
+            [{"role": "assistant", "content": [{"text": "x"}]}],
+            "[0].content[0]: content block without a string 'type'",
+        ),
+    ],
+)
+def test_anthropic_named_on_a_message_detection_refuses_is_a_located_error(
+    document: Any, problem: str
+) -> None:
+    """Detection refuses these shapes; naming the format reads them and locates the fault."""
+    assert error_edge(document, "anthropic") == f"<text> is not valid anthropic: {problem}"

@@ -22,6 +22,8 @@ from import_helpers import (
     use_edge,
 )
 
+from flowdrop_core.importers import Miss, bedrock
+
 
 def test_bedrock_system_blocks_join_and_cache_points_are_skipped() -> None:
     got = imported_edge(
@@ -294,3 +296,49 @@ def test_a_tool_use_typed_as_a_client_call_is_a_call_not_a_marker() -> None:
             ],
         }
     ]
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ([{"content": []}], "[0]: missing 'role'"),
+        (
+            [{"role": "user", "content": "hi"}],
+            "[0].content: expected a list of content blocks, got string",
+        ),
+    ],
+)
+def test_bedrock_named_on_a_message_detection_refuses_is_a_located_error(
+    document: Any, problem: str
+) -> None:
+    """Detection refuses these shapes; naming the format reads them and locates the fault."""
+    assert error_edge(document, "bedrock") == f"<text> is not valid bedrock: {problem}"
+
+
+def test_bedrock_a_system_of_only_cache_points_adds_no_system_message() -> None:
+    document = {
+        "system": [{"cachePoint": {"type": "default"}}],
+        "messages": [{"role": "user", "content": [{"text": "hi"}]}],
+    }
+    got = imported_edge(document, "bedrock")
+    assert got.messages == [{"role": "user", "content": "hi"}]
+    assert got.notes == []
+
+
+@pytest.mark.parametrize(
+    ("document", "where", "what", "score"),
+    [
+        ({"output": {"message": {"role": "user"}}}, "output.message", "missing 'content'", 2),
+        (
+            [{"role": "user", "content": [{}]}],
+            "",
+            "no block carries any of cachePoint, citationsContent, document, guardContent,"
+            " image, reasoningContent, text, toolResult, toolUse, video",
+            1,
+        ),
+    ],
+)
+def test_bedrock_claims_says_what_a_near_document_lacks(
+    document: Any, where: str, what: str, score: int
+) -> None:
+    assert bedrock.claims(document) == Miss(where, what, score)

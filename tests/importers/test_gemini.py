@@ -30,6 +30,7 @@ from flowdrop_core.importers import (
     REGISTRY,
     ConversationFormatError,
     Miss,
+    gemini,
     load_conversation,
 )
 
@@ -272,3 +273,45 @@ def test_pydantic_ai_message_history_is_not_claimed_by_gemini() -> None:
         "[0]: a message with 'kind' (pydantic-ai's, not a Gemini content)"
     )
     assert str(info.value).startswith("no known format matched ")
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        (5, "expected a list of contents or a request object, got number"),
+        ([5], "[0]: expected a content object, got number"),
+        ([{"role": "user"}], "[0]: missing 'parts'"),
+        ([{"role": 3, "parts": []}], "[0]: unknown role 3 (expected user or model)"),
+        ([{"parts": "x"}], "[0].parts: expected a list, got string"),
+        ([{"parts": [5]}], "[0].parts[0]: expected a part object, got number"),
+        (
+            [{"parts": [{"type": "text", "text": "x"}]}],
+            "[0].parts[0]: a part with 'type' is not a Gemini part",
+        ),
+    ],
+)
+def test_gemini_named_on_contents_detection_refuses_is_a_located_error(
+    document: Any, problem: str
+) -> None:
+    """Detection refuses these shapes; naming the format reads them and locates the fault."""
+    assert error_edge(document, "gemini") == f"<text> is not valid gemini: {problem}"
+
+
+def test_gemini_a_part_of_only_quiet_keys_adds_no_note() -> None:
+    got = imported_edge([{"parts": [{"thoughtSignature": "abc"}]}], "gemini")
+    assert got.messages == [{"role": "user", "content": ""}]
+    assert got.notes == []
+
+
+@pytest.mark.parametrize(
+    ("document", "where", "what", "score"),
+    [
+        ({"candidates": []}, "candidates", "expected a non-empty list of candidates", 1),
+        ({"candidates": [{"content": {"role": "model"}}]}, "candidates[0].content", "missing 'parts'", 2),
+        ([{"parts": [5]}], "[0].parts[0]", "expected a part object", 1),
+    ],
+)  # fmt: skip
+def test_gemini_claims_says_what_a_near_document_lacks(
+    document: Any, where: str, what: str, score: int
+) -> None:
+    assert gemini.claims(document) == Miss(where, what, score)

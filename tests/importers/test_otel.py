@@ -25,6 +25,8 @@ from import_helpers import (
 
 from flowdrop_core.importers import (
     ConversationFormatError,
+    Miss,
+    otel,
 )
 
 
@@ -404,3 +406,28 @@ def test_the_deprecated_signature_is_the_whole_value_attributes_only() -> None:
     assert isinstance(otel.claims(tool_span), Miss)
     with pytest.raises(ConversationFormatError, match="no known format matched"):
         load_conversation(path / "otel_genai_tool_execution_span.json")
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ([5], "[0]: expected a message object, got number"),
+        ([{"parts": []}], "[0]: missing 'role'"),
+    ],
+)
+def test_otel_named_on_messages_detection_refuses_is_a_located_error(
+    document: Any, problem: str
+) -> None:
+    """Detection refuses these shapes; naming the format reads them and locates the fault."""
+    assert error_edge(document, "otel-genai") == f"<text> is not valid otel-genai: {problem}"
+
+
+@pytest.mark.parametrize(
+    ("document", "where", "what"),
+    [
+        ({"resourceSpans": 5}, "resourceSpans", "expected a list, got number"),
+        ({"resourceSpans": [{"scopeSpans": 5}]}, "resourceSpans[0].scopeSpans", "expected a list"),
+    ],
+)
+def test_otel_claims_locates_a_broken_otlp_export(document: Any, where: str, what: str) -> None:
+    assert otel.claims(document) == Miss(where, what, 1)

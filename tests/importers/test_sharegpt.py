@@ -90,3 +90,17 @@ def test_sharegpt_several_calls_in_one_turn_are_answered_in_order() -> None:
         ("tool", "ra", None, first),
         ("tool", "rb", None, second),
     ]
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ([5], "[0]: expected a turn object, got number"),
+        ([{"from": "human"}], "[0]: missing 'value'"),
+    ],
+)
+def test_sharegpt_named_on_turns_detection_refuses_is_a_located_error(
+    document: Any, problem: str
+) -> None:
+    """Detection refuses these shapes; naming the format reads them and locates the fault."""
+    assert error_edge(document, "sharegpt") == f"<text> is not valid sharegpt: {problem}"
