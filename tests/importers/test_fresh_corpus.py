@@ -5,7 +5,7 @@
 detection and classifies it (``lossless``, ``notes``, ``error``, ``wrong``);
 this test pins the result so a change in any reader that alters what a real
 recording gets fails here. When a reader improves a file, update its pin
-(and the figures in ``docs/recordings.md`` and ``docs/readme-drafts/recordings.md``).
+(and the figures in ``docs/recordings.md`` and the README).
 """
 
 from __future__ import annotations
