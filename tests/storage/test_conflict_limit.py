@@ -20,7 +20,7 @@ from flowdrop_core.storage import MemoryStore, StorageError
 class AlwaysOvertaken(MemoryStore):
     """Before each of our writes, another writer replaces the slot (a fresh revision)."""
 
-    apply_live = None  # no live appends: each one takes the conditional write
+    apply_live = None  # type: ignore[assignment]  # no live appends: each takes the conditional write
 
     def __init__(self) -> None:
         super().__init__()
