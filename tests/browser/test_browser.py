@@ -24,6 +24,7 @@ from serving import (
     IDLE,
     ROOT,
     SHOTS,
+    chromium,
     new_page,
     require_browser,
     serve,
@@ -42,6 +43,12 @@ expect = playwright_sync.expect
 def server() -> Iterator[str]:
     with serve() as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as browser:
+        yield browser
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from test_browser import expect, page, server, settle, shot  # noqa: F401
+from test_browser import browser, expect, page, server, settle, shot  # noqa: F401
 
 
 def step_in_url(page) -> int:  # noqa: F811

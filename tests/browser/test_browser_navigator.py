@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 
-from test_browser import expect, page, server, settle, shot  # noqa: F401
+from test_browser import browser, expect, page, server, settle, shot  # noqa: F401
 
 
 def metric(page, label: str) -> str:  # noqa: F811

@@ -28,6 +28,7 @@ import pytest
 from serving import (
     ROOT,
     SHOTS,
+    chromium,
     free_port,
     new_page,
     require_browser,
@@ -101,6 +102,12 @@ def served(store_file: Path) -> Iterator[tuple[str, int]]:
     argv = [*command, "--server.headless", "true", "--server.port", str(port)]
     with run_streamlit(argv, port, env) as url:
         yield url, port
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as browser:
+        yield browser
 
 
 @pytest.fixture
