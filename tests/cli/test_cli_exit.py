@@ -71,3 +71,26 @@ def test_bad_input_exits_2_with_its_message() -> None:
     assert child.returncode == 2
     assert child.stdout == ""
     assert child.stderr.startswith("flowdrop-buffer: error: cannot read ")
+
+
+@pytest.mark.parametrize("program_entry", [False, True])
+def test_the_collector_is_back_on_unless_the_process_is_about_to_end(
+    program_entry: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # In process, main pauses the collector for a replay and switches it back
+    # on; under the program's entry, whose process ends right after, switching
+    # it on would only make one collection scan everything the replay built.
+    from flowdrop_core.cli import output
+
+    monkeypatch.setitem(output.EXIT_AFTER_COMMAND, "on", program_entry)
+    monkeypatch.setattr(output, "_LEFT", [])
+    import gc
+
+    assert gc.isenabled()
+    try:
+        assert main(["replay", str(LONG)]) == 0
+        assert gc.isenabled() is not program_entry
+        assert output.left_to_exit() is program_entry
+    finally:
+        gc.enable()
+    assert capsys.readouterr().out.startswith("long_conversation: ")
