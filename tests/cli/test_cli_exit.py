@@ -7,6 +7,7 @@ program as a child process and hold it to what ``main`` does in process.
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from flowdrop_core.cli import main
+from flowdrop_core.cli import main, output
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG = ROOT / "sample_data" / "long_conversation.jsonl"  # 5,002 messages, this project's generator
@@ -80,12 +81,8 @@ def test_the_collector_is_back_on_unless_the_process_is_about_to_end(
     # In process, main pauses the collector for a replay and switches it back
     # on; under the program's entry, whose process ends right after, switching
     # it on would only make one collection scan everything the replay built.
-    from flowdrop_core.cli import output
-
     monkeypatch.setitem(output.EXIT_AFTER_COMMAND, "on", program_entry)
     monkeypatch.setattr(output, "_LEFT", [])
-    import gc
-
     assert gc.isenabled()
     try:
         assert main(["replay", str(LONG)]) == 0
