@@ -398,13 +398,26 @@ def parse_json_lines(lines: Sequence[str]) -> list[Any] | None:
         or (not text.isascii() and _SURROGATE_CHAR.search(text) is not None)
     ):
         return None
-    decode = _STRICT_DECODER.decode  # a non-number raises instead of leaving a marker
+    # A non-number raises instead of leaving a marker. The scanner is what
+    # ``decode`` runs after skipping leading whitespace; called directly it
+    # saves two regex matches and two calls per line, and a line it does not
+    # end (whitespace around the value, or more than one value) goes to
+    # ``decode``, which accepts or refuses it exactly as ever.
+    decode = _STRICT_DECODER.decode
+    scan = _STRICT_DECODER.scan_once
     values = []
+    append = values.append
     try:
         for line in lines:
             if line.count("[") + line.count("{") > MAX_JSON_DEPTH:
                 return None
-            values.append(decode(line))
+            try:
+                value, end = scan(line, 0)
+            except StopIteration:  # leading whitespace, or not JSON: decode says which
+                value, end = decode(line), len(line)
+            if end != len(line):
+                value = decode(line)
+            append(value)
     except (ValueError, RecursionError):  # JSONDecodeError and _Doubt are ValueErrors
         return None
     return values

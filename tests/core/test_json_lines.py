@@ -37,3 +37,17 @@ def test_any_line_parse_json_refuses_or_doubts_gives_none(bad: str) -> None:
     else:
         with pytest.raises(JSONProblem):
             parse_json(bad)
+
+
+@pytest.mark.parametrize("line", [' {"a": 1}', '{"a": 1} ', '{"a": 1}\r', "\t[1]\t", " 2"])
+def test_whitespace_around_a_value_is_what_parse_json_makes_of_it(line: str) -> None:
+    # A CRLF file's lines end in "\r"; JSON allows space, tab, CR and LF around a value.
+    assert parse_json_lines([*CLEAN, line]) == [*(parse_json(x) for x in CLEAN), parse_json(line)]
+
+
+@pytest.mark.parametrize("line", ['{"a": 1}{}', "[1] x", '{"a": 1}\x0b', "1 2", "  ", "]"])
+def test_a_value_followed_by_more_or_no_value_gives_none(line: str) -> None:
+    # After a whole value only JSON whitespace may follow (not a vertical tab, not a 2nd value).
+    assert parse_json_lines([*CLEAN, line]) is None
+    with pytest.raises(JSONProblem):
+        parse_json(line)
