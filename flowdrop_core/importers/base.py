@@ -160,12 +160,19 @@ class Out:
                     unknown=True,
                 )
 
-    def extend(self, other: Out, relocate: Any = None) -> None:
-        """Append another reader's output, mapping its origins through ``relocate``."""
+    def extend(self, other: Out, relocate: Any = None, *, origins_moved: bool = False) -> None:
+        """Append another reader's output, mapping its origins through ``relocate``.
+
+        ``origins_moved``: the caller already mapped ``other``'s message origins
+        (in one pass, cheaper than a call per origin); its notes are still mapped here.
+        """
         move = relocate or (lambda origin: origin)
         self.synthetic |= other.synthetic
         self.messages.extend(other.messages)
-        self.origins.extend(move(origin) for origin in other.origins)
+        if origins_moved:
+            self.origins.extend(other.origins)
+        else:
+            self.origins.extend(move(origin) for origin in other.origins)
         self.notes.extend(replace(n, where=move(n.where)) for n in other.notes)
 
 

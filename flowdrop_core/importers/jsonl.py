@@ -112,7 +112,13 @@ def read_lines(lines: list[Line], out: Out) -> None:
         if run:
             numbers = [number for number, _ in run]
             got = detect_value([value for _, value in run], RUN_FORMATS, "", numbers=numbers)
-            out.extend(got, lambda origin: _relocate(origin, numbers))
+            origins = got.origins
+            if origins == [f"[{k}]" for k in range(len(origins))]:
+                # One message per line, in order (the usual run): each origin is its line.
+                got.origins = [f"line {number}" for number in numbers]
+                out.extend(got, lambda origin: _relocate(origin, numbers), origins_moved=True)
+            else:
+                out.extend(got, lambda origin: _relocate(origin, numbers))
             run.clear()
 
     for number, value in lines:
