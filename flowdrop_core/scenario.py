@@ -18,7 +18,7 @@ import math
 import re
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -404,8 +404,8 @@ def parse_json_lines(lines: Sequence[str]) -> list[Any] | None:
     # end (whitespace around the value, or more than one value) goes to
     # ``decode``, which accepts or refuses it exactly as ever.
     decode = _STRICT_DECODER.decode
-    scan = _STRICT_DECODER.scan_once
-    values = []
+    scan: Callable[[str, int], tuple[Any, int]] = _STRICT_DECODER.scan_once  # type: ignore[attr-defined]
+    values: list[Any] = []
     append = values.append
     try:
         for line in lines:
