@@ -279,3 +279,87 @@ def test_the_values_signature_is_an_llm_span_only() -> None:
     assert isinstance(openinference.claims(tool_span), Miss)
     with pytest.raises(ConversationFormatError):
         imported("otel_genai_tool_execution_span.json")
+
+
+def _forced(attributes: object) -> ImportedConversation:
+    """Read as openinference whatever detection would say."""
+    return parse_conversation(json.dumps(attributes), format="openinference", source_name="s.json")
+
+
+def test_logical_json_items_idless_calls_results_by_name_orphans_and_unread_fields() -> None:
+    """A flat index whose value is a logical-JSON object is that message; a call without an
+    id gets its origin as id and a result naming the tool answers it; a result with no open
+    call is noted; an unread message field is an unknown note."""
+    got = _forced(
+        {
+            "llm.input_messages.0": {"message.role": "user", "message.content": "a"},
+            "llm.input_messages.1.message.role": "assistant",
+            "llm.input_messages.1.message.tool_calls.0.tool_call.function.name": "f",
+            "llm.input_messages.2.message.role": "tool",
+            "llm.input_messages.2.message.name": "f",
+            "llm.input_messages.3.message.role": "function",
+            "llm.input_messages.3.message.content": "late",
+            "llm.input_messages.4.message.role": "developer",
+            "llm.input_messages.4.message.content": "rules",
+            "llm.input_messages.4.message.metadata": "m",
+        }
+    )
+    call_id = "llm.input_messages[1].tool_calls[0]"
+    assert got.messages == [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "content": "", "tool_call_id": call_id},
+        {"role": "tool", "content": "late", "tool_call_id": None},
+        {"role": "system", "content": "rules"},
+    ]  # fmt: skip
+    assert got.origins == [f"llm.input_messages[{i}]" for i in range(5)]
+    assert [(n.where, n.what, n.why, n.content, n.unknown) for n in got.notes] == [
+        ("llm.input_messages[3]", "tool result without a call", "no open call to answer", "",
+         False),
+        ("llm.input_messages[4].metadata", "field 'metadata'", "openinference does not read it",
+         "m", True),
+    ]  # fmt: skip
+
+
+def test_an_llm_span_with_only_an_output_value_is_the_assistant_turn() -> None:
+    got = _forced({"openinference.span.kind": "LLM", "output.value": "Paris."})
+    assert got.messages == [{"role": "assistant", "content": "Paris."}]
+    assert got.origins == ["output.value"]
+
+
+@pytest.mark.parametrize(
+    ("attributes", "problem"),
+    [
+        ({"llm.input_messages": "text"},
+         "llm.input_messages: expected a list of messages, got string"),
+        # A non-index key first makes the section an object, so it is not a message list.
+        ({"llm.input_messages.extra": "e", "llm.input_messages.0.message.role": "user"},
+         "llm.input_messages: expected a list of messages, got object"),
+        ({"llm.input_messages.0.0.message.role": "user"},
+         "llm.input_messages[0]: expected a message ({'message.role', ...})"),
+        ({"llm.input_messages.0.message.role": "user", "llm.input_messages.0.message.content": 5},
+         "llm.input_messages[0].content: expected a string, got number"),
+        ({"llm.input_messages.0.message.role": "user",
+          "llm.input_messages.0.message.contents.0": "x"},
+         "llm.input_messages[0].contents[0]: expected a message_content object"),
+        ({"llm.input_messages.0.message.role": "assistant",
+          "llm.input_messages.0.message.tool_calls": "x"},
+         "llm.input_messages[0].tool_calls: expected a list, got string"),
+        ({"llm.input_messages.0.message.role": "assistant",
+          "llm.input_messages.0.message.tool_calls.0": "x"},
+         "llm.input_messages[0].tool_calls[0]: expected a tool_call object"),
+        ({"llm.input_messages.0.message.role": "user",
+          "llm.input_messages.0.message.tool_calls.0.tool_call.id": "c"},
+         "llm.input_messages[0].tool_calls: tool calls on a user message"),
+        ({"llm.model_name": "m"},
+         "no span carries llm.input_messages or llm.output_messages, or is an LLM span "
+         "with input.value / output.value"),
+        ([{"attributes": {"llm.output_messages.0.message.role": "robot"}}],
+         "[0].attributes['llm.output_messages'][0].role: unknown role 'robot'"),
+    ],
+)  # fmt: skip
+def test_bad_attributes_are_one_located_error(attributes: object, problem: str) -> None:
+    with pytest.raises(ConversationFormatError) as info:
+        _forced(attributes)
+    assert str(info.value) == f"s.json is not valid openinference: {problem}"
