@@ -357,6 +357,9 @@ def test_an_llm_span_with_only_an_output_value_is_the_assistant_turn() -> None:
          "with input.value / output.value"),
         ([{"attributes": {"llm.output_messages.0.message.role": "robot"}}],
          "[0].attributes['llm.output_messages'][0].role: unknown role 'robot'"),
+        ({"resourceSpans": [{"scopeSpans": [{"spans": [{"attributes": "x"}]}]}]},
+         "resourceSpans[0].scopeSpans[0].spans[0].attributes: expected a list or object, "
+         "got string"),
     ],
 )  # fmt: skip
 def test_bad_attributes_are_one_located_error(attributes: object, problem: str) -> None:
