@@ -543,3 +543,46 @@ def test_claude_agent_sdk_trace_keeps_the_tool_results_of_its_tool_observations(
     assert [(n.where, n.what) for n in got.notes] == [
         (f"observations[{k}].input", "generation input in no known format") for k in (3, 1, 0)
     ]
+
+
+def _weather_calls() -> dict[str, Any]:
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function",
+         "function": {"name": "get_weather", "arguments": json.dumps({"city": "Oslo"})}},
+        {"id": "c2", "type": "function",
+         "function": {"name": "get_weather", "arguments": json.dumps({"city": "Bergen"})}}]}  # fmt: skip
+
+
+def test_a_tool_observation_answering_a_call_the_history_leaves_open_is_its_result() -> None:
+    """The last generation's history answers one call of two; the TOOL observation of the
+    other is its result, placed after the results the history holds (it was dropped with
+    no note). The observation of the answered call adds nothing."""
+    user = {"role": "user", "content": "weather in Oslo and Bergen?"}
+    rain = {"role": "tool", "tool_call_id": "c1", "content": "rain"}
+    trace = {"id": "t", "observations": [
+        {"id": "g1", "type": "GENERATION", "startTime": "2025-01-01T00:00:01Z",
+         "input": [user], "output": _weather_calls()},
+        {"id": "k1", "type": "TOOL", "name": "get_weather", "startTime": "2025-01-01T00:00:02Z",
+         "input": {"city": "Oslo"}, "output": "rain"},
+        {"id": "k2", "type": "TOOL", "name": "get_weather", "startTime": "2025-01-01T00:00:02Z",
+         "input": {"city": "Bergen"}, "output": {"content": [{"type": "text", "text": "sun"}]}},
+        {"id": "g2", "type": "GENERATION", "startTime": "2025-01-01T00:00:03Z",
+         "input": [user, _weather_calls(), rain],
+         "output": {"role": "assistant", "content": "Rain in Oslo, sun in Bergen."}},
+    ]}  # fmt: skip
+    got = imported_langfuse(trace)
+    assert got.messages == [
+        user,
+        _weather_calls(),
+        {"role": "tool", "content": "rain", "tool_call_id": "c1"},
+        {"role": "tool", "content": "sun", "tool_call_id": "c2"},
+        {"role": "assistant", "content": "Rain in Oslo, sun in Bergen."},
+    ]
+    assert got.origins == [
+        "observations[3].input[0]",
+        "observations[3].input[1]",
+        "observations[3].input[2]",
+        "observations[2].output",
+        "observations[3].output[0]",
+    ]
+    assert got.notes == []
