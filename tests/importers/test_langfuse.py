@@ -25,8 +25,10 @@ from import_helpers import (
 
 from flowdrop_core.importers import (
     ConversationFormatError,
+    langfuse,
     parse_conversation,
 )
+from flowdrop_core.importers.claims import Miss
 
 
 def test_langfuse_trace_holding_its_own_observations() -> None:
@@ -584,5 +586,129 @@ def test_a_tool_observation_answering_a_call_the_history_leaves_open_is_its_resu
         "observations[3].input[2]",
         "observations[2].output",
         "observations[3].output[0]",
+    ]
+    assert got.notes == []
+
+
+def test_turns_with_their_own_input_take_tool_results_in_time_order() -> None:
+    """Generations that each record only their own turn (the last does not repeat the first
+    one's user message): the turns and the TOOL results in start order, a system prompt both
+    repeat once, a text result as it is, an object result as JSON, and a TOOL observation
+    whose name is no call's a note."""
+    system = {"role": "system", "content": "Be brief."}
+    trace = {"id": "t", "observations": [
+        {"id": "g1", "type": "GENERATION", "startTime": "t1",
+         "input": [system, {"role": "user", "content": "weather?"}], "output": _weather_calls()},
+        {"id": "k1", "type": "TOOL", "name": "get_weather", "startTime": "t2",
+         "input": {"city": "Oslo"}, "output": "rain"},
+        {"id": "k2", "type": "TOOL", "name": "get_weather", "startTime": "t2",
+         "input": {"city": "Bergen"}, "output": {"temp": 3}},
+        {"id": "k3", "type": "TOOL", "name": 7, "startTime": "t2", "input": {}, "output": {"x": 1}},
+        {"id": "g2", "type": "GENERATION", "startTime": "t3",
+         "input": [system, {"role": "user", "content": "thanks"}],
+         "output": {"role": "assistant", "content": "Rain, and 3 degrees."}},
+    ]}  # fmt: skip
+    got = imported_langfuse(trace)
+    assert got.messages == [
+        system,
+        {"role": "user", "content": "weather?"},
+        _weather_calls(),
+        {"role": "tool", "content": "rain", "tool_call_id": "c1"},
+        {"role": "tool", "content": '{"temp": 3}', "tool_call_id": "c2"},
+        {"role": "user", "content": "thanks"},
+        {"role": "assistant", "content": "Rain, and 3 degrees."},
+    ]
+    assert got.origins == [
+        "observations[0].input[0]",
+        "observations[0].input[1]",
+        "observations[0].output[0]",
+        "observations[1].output",
+        "observations[2].output",
+        "observations[4].input[1]",
+        "observations[4].output[0]",
+    ]
+    assert [(n.where, n.what, n.why, n.content) for n in got.notes] == [
+        ("observations[3].output", "TOOL observation without a call",
+         "no call of this tool in the conversation is left to answer", '{"x": 1}'),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("answer", "held"),
+    [
+        ("{'role': 'assistant', 'text': '  '}", []),  # a blank answer adds nothing
+        ("{'role': 'assistant', 'text': 'hello there'}", [{"role": "assistant", "content": "hello there"}]),
+    ],
+)  # fmt: skip
+def test_a_final_answer_on_the_trace_that_is_blank_or_held_adds_nothing(
+    answer: str, held: list[dict[str, Any]]
+) -> None:
+    """BeeAI-style final answer (a Python repr on the trace): blank, or already the last
+    message of the conversation, it adds no message and no note."""
+    question = {"role": "user", "content": "question?"}
+    got = imported_langfuse(
+        {"id": "t", "output": answer,
+         "observations": [{"id": "g", "type": "GENERATION", "input": [question, *held]}]}
+    )  # fmt: skip
+    assert got.messages == [question, *held]
+    assert got.notes == []
+
+
+def test_an_input_of_tool_definitions_only_is_no_message() -> None:
+    definition = {"role": "tool", "content": {"type": "function", "function": {"name": "f"}}}
+    got = imported_langfuse(
+        [{"id": "g", "type": "GENERATION", "input": [definition], "output": "hi"}]
+    )
+    assert got.messages == [{"role": "assistant", "content": "hi"}]
+    assert got.origins == ["[0].output"]
+    assert got.notes == []
+
+
+def test_a_result_without_an_id_and_no_open_call_stays_without_one() -> None:
+    got = imported_langfuse(
+        [{"id": "g", "type": "GENERATION", "output": "a",
+          "input": [{"role": "user", "content": "q"}, {"role": "tool", "content": "r"}]}]
+    )  # fmt: skip
+    assert got.messages == [
+        {"role": "user", "content": "q"},
+        {"role": "tool", "content": "r"},
+        {"role": "assistant", "content": "a"},
+    ]
+
+
+def test_observations_without_a_generation_are_missed() -> None:
+    assert langfuse.claims([{"id": "s", "type": "SPAN"}]) == Miss(
+        "", "no GENERATION observation", 1
+    )
+
+
+def test_one_generation_takes_its_tool_observations_as_the_results_of_its_calls() -> None:
+    """One generation whose output calls two tools, and the TOOL observations that ran them:
+    each result follows the calls in start order; an MCP error result is marked, and one
+    whose blocks are not all text is kept as its JSON."""
+    user = {"role": "user", "content": "weather?"}
+    image = {"content": [{"type": "image", "data": "AAAA"}]}
+    got = imported_langfuse(
+        {"id": "t", "observations": [
+            {"id": "g", "type": "GENERATION", "startTime": "t1", "input": [user],
+             "output": _weather_calls()},
+            {"id": "k1", "type": "TOOL", "name": "get_weather", "startTime": "t2",
+             "input": {"city": "Oslo"},
+             "output": {"content": [{"type": "text", "text": "no data"}], "isError": True}},
+            {"id": "k2", "type": "TOOL", "name": "execute_tool get_weather", "startTime": "t3",
+             "input": {"input": {"city": "Bergen"}}, "output": image},
+        ]}
+    )  # fmt: skip
+    assert got.messages == [
+        user,
+        _weather_calls(),
+        {"role": "tool", "content": "[error] no data", "tool_call_id": "c1"},
+        {"role": "tool", "content": json.dumps(image), "tool_call_id": "c2"},
+    ]
+    assert got.origins == [
+        "observations[0].input[0]",
+        "observations[0].output[0]",
+        "observations[1].output",
+        "observations[2].output",
     ]
     assert got.notes == []
