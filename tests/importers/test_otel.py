@@ -488,3 +488,25 @@ def test_a_message_whose_parts_are_no_list_is_missed() -> None:
     missed = otel.claims([{"role": "user", "parts": "x"}])
     assert isinstance(missed, Miss)
     assert (missed.where, missed.what) == ("[0].parts", "expected a list of parts")
+
+
+def test_system_instructions_beside_the_deprecated_whole_values_lead_the_conversation() -> None:
+    """``gen_ai.system_instructions`` with ``gen_ai.prompt`` / ``gen_ai.completion`` (no
+    ``gen_ai.input.messages``) is the leading system message (it was dropped with no note);
+    a completion field the reader does not read is an unknown note."""
+    attributes = {
+        "gen_ai.system_instructions": json.dumps([{"type": "text", "content": "Be brief."}]),
+        "gen_ai.prompt": json.dumps([{"role": "user", "content": "hi"}]),
+        "gen_ai.completion": json.dumps({"text": "yo", "finish_reason": "stop", "refusal": "x"}),
+    }
+    got = parse_conversation(json.dumps(attributes), source_name="x.json")
+    assert got.format == "otel-genai"
+    assert got.messages == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "yo"},
+    ]
+    assert got.origins == ["gen_ai.system_instructions", "gen_ai.prompt[0]", "gen_ai.completion"]
+    assert [(n.where, n.what, n.why, n.unknown) for n in got.notes] == [
+        ("gen_ai.completion.refusal", "field 'refusal'", "otel-genai does not read it", True)
+    ]
