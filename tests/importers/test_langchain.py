@@ -561,3 +561,14 @@ def test_the_signature_claims_a_text_generation_and_a_later_typed_node_update() 
     typed = {"messages": [{"type": "ai", "content": "y"}]}
     assert langchain.claims([{"a": plain, "b": typed}]) == Claim("a list of node updates")
     assert langchain.claims([{"a": plain}, {"b": typed}]) == Claim("a list of node updates")
+
+
+def test_a_list_of_dumpd_constructors_alone_is_claimed_as_langchain() -> None:
+    """A list holding only ``dumpd`` constructor messages is LangChain-typed."""
+    constructor = {"lc": 1, "type": "constructor", "id": ["langchain", "HumanMessage"],
+                   "kwargs": {"content": "hi"}}  # fmt: skip
+    assert langchain.claims([constructor]) == Claim("a list of messages")
+    got = parse_conversation(json.dumps([constructor]))
+    assert got.format == "langchain"
+    assert got.messages == [{"role": "user", "content": "hi"}]
+    assert got.origins == ["[0]"]

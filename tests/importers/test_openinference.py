@@ -357,6 +357,8 @@ def test_an_llm_span_with_only_an_output_value_is_the_assistant_turn() -> None:
          "with input.value / output.value"),
         ([{"attributes": {"llm.output_messages.0.message.role": "robot"}}],
          "[0].attributes['llm.output_messages'][0].role: unknown role 'robot'"),
+        ([{"attributes": [{"key": 5}]}], "[0].attributes[0]: expected an attribute {'key', 'value'}"),
+        ({"attributes": [{"key": 5}]}, "attributes[0]: expected an attribute {'key', 'value'}"),
         ({"resourceSpans": [{"scopeSpans": [{"spans": [{"attributes": "x"}]}]}]},
          "resourceSpans[0].scopeSpans[0].spans[0].attributes: expected a list or object, "
          "got string"),
@@ -366,3 +368,21 @@ def test_bad_attributes_are_one_located_error(attributes: object, problem: str) 
     with pytest.raises(ConversationFormatError) as info:
         _forced(attributes)
     assert str(info.value) == f"s.json is not valid openinference: {problem}"
+
+
+def test_an_unknown_content_type_keeps_its_text_and_is_an_unknown_note() -> None:
+    got = _forced(
+        {
+            "llm.input_messages.0.message.role": "user",
+            "llm.input_messages.0.message.contents.0.message_content.type": "audio",
+            "llm.input_messages.0.message.contents.0.message_content.text": "heard",
+            "llm.input_messages.0.message.contents.1.message_content.type": "video",
+        }
+    )
+    assert got.messages == [{"role": "user", "content": "heard\n[video]"}]
+    assert [(n.where, n.what, n.why, n.content, n.unknown) for n in got.notes] == [
+        ("llm.input_messages[0].contents[0]", "unknown content type 'audio'",
+         "openinference has no such content type", '{"type": "audio", "text": "heard"}', True),
+        ("llm.input_messages[0].contents[1]", "unknown content type 'video'",
+         "openinference has no such content type", '{"type": "video"}', True),
+    ]  # fmt: skip

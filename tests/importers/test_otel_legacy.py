@@ -275,3 +275,42 @@ def test_the_signature_of_a_document_that_is_no_span() -> None:
     verdict = otel_legacy.claims(["text"])
     assert isinstance(verdict, Miss)
     assert str(verdict) == "expected span attributes, a span or spans, got list"
+
+
+def test_the_miss_scores_how_many_spans_it_looked_at() -> None:
+    """Detection ranks near formats by how far each got: past every span but the last."""
+    spans = [{"attributes": {"llm.model": "m"}}, {"attributes": {"llm.model": "n"}}]
+    assert otel_legacy.claims(spans) == Miss(
+        "", "no gen_ai.prompt.N.* or gen_ai.completion.N.* attribute", 1
+    )
+
+
+def test_an_id_less_call_repeated_by_a_later_span_is_one_message() -> None:
+    """Each span gives an id-less call its own origin as id; the later span repeating the
+    same call is the same message, so the earlier span leaves no note."""
+    first = {
+        "gen_ai.prompt.0.role": "user",
+        "gen_ai.prompt.0.content": "go",
+        "gen_ai.completion.0.role": "assistant",
+        "gen_ai.completion.0.tool_calls.0.name": "f",
+    }
+    second = {
+        "gen_ai.prompt.0.role": "user",
+        "gen_ai.prompt.0.content": "go",
+        "gen_ai.prompt.1.role": "assistant",
+        "gen_ai.prompt.1.tool_calls.0.name": "f",
+        "gen_ai.prompt.2.role": "tool",
+        "gen_ai.prompt.2.content": "done",
+        "gen_ai.completion.0.role": "assistant",
+        "gen_ai.completion.0.content": "ok",
+    }
+    got = _forced([{"attributes": first}, {"attributes": second}])
+    call_id = "[1].attributes['gen_ai.prompt.1'].tool_calls.0"
+    assert got.messages == [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "content": "done", "tool_call_id": call_id},
+        {"role": "assistant", "content": "ok"},
+    ]  # fmt: skip
+    assert got.notes == []

@@ -393,3 +393,21 @@ def test_more_bad_messages_are_one_located_error(document: object, problem: str)
     with pytest.raises(ConversationFormatError) as info:
         _forced(document)
     assert str(info.value) == f"ui.json is not valid vercel-ai: {problem}"
+
+
+def test_a_tool_part_with_an_output_but_no_state_has_its_result() -> None:
+    """An ``output`` is the call's result whatever the state says (none here); a call marked
+    ``output-available`` whose output is absent has a null result."""
+    got = _forced(
+        [{"role": "assistant", "parts": [
+            {"type": "tool-f", "toolCallId": "c1", "input": {}, "output": {"n": 1}},
+            {"type": "tool-g", "toolCallId": "c2", "input": {}, "state": "output-available"}]}]
+    )  # fmt: skip
+    assert got.messages == [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+            {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "{}"}}]},
+        {"role": "tool", "content": '{"n": 1}', "tool_call_id": "c1"},
+        {"role": "tool", "content": "null", "tool_call_id": "c2"},
+    ]  # fmt: skip
+    assert got.notes == []
