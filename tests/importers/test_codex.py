@@ -286,3 +286,18 @@ def test_the_signature_needs_a_session_or_an_item_line() -> None:
     verdict = codex.claims(lines_of('{"type": "event_msg", "payload": {"type": "token_count"}}\n'))
     assert isinstance(verdict, Miss)
     assert str(verdict) == "no session_meta or response_item line"
+
+
+def test_a_shown_message_repeating_an_item_with_an_image_is_read_once() -> None:
+    """The item's text parts (not its image) are what the shown event repeats."""
+    text = _rollout(
+        SESSION,
+        {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "look"},
+            {"type": "input_image", "image_url": "data:image/png;base64,AAAA"}]}},
+        {"type": "event_msg", "payload": {"type": "user_message", "message": "look"}},
+    )  # fmt: skip
+    got = parse_conversation(text, format="codex", source_name="r.jsonl")
+    assert got.messages == [{"role": "user", "content": "look\n[input_image]"}]
+    assert got.origins == ["line 2"]
+    assert got.notes == []

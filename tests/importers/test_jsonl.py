@@ -203,3 +203,10 @@ def test_what_the_signature_misses() -> None:
         "line 2: messages",
         "expected a list, got number (nearest format: openai-chat)",
     )
+
+
+def test_the_signature_misses_a_last_run_of_lines_no_format_claims() -> None:
+    text = _jsonl({"messages": [{"role": "user", "content": "a"}]}, {"role": "user"})
+    assert jsonl.claims(lines_of(text)) == Miss(
+        "line 2", "no 'content', 'tool_calls' or 'tool_call_id' (nearest format: openai-chat)", 1
+    )

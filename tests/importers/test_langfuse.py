@@ -712,3 +712,92 @@ def test_one_generation_takes_its_tool_observations_as_the_results_of_its_calls(
         "observations[2].output",
     ]
     assert got.notes == []
+
+
+def test_a_trace_answer_is_not_taken_when_an_earlier_generation_read_an_output() -> None:
+    """The last generation by start recorded nothing, but the call read before it has an
+    output: the trace's answer is then no message of its own, only a note (it holds text
+    the conversation lacks)."""
+    got = imported_langfuse(
+        {"id": "t", "output": "{'role': 'assistant', 'text': 'a different answer'}",
+         "observations": [
+             {"id": "g1", "type": "GENERATION", "startTime": "t1",
+              "input": [{"role": "user", "content": "q"}], "output": "the answer"},
+             {"id": "g2", "type": "GENERATION", "startTime": "t2"}]}
+    )  # fmt: skip
+    assert got.messages == [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "the answer"},
+    ]
+    assert [(n.where, n.what, n.content) for n in got.notes] == [
+        ("output", "the trace output", "{'role': 'assistant', 'text': 'a different answer'}")
+    ]
+
+
+def test_one_generation_with_tool_observations_still_ends_with_the_trace_answer() -> None:
+    """A single generation (no output of its own) whose input holds the calls, the TOOL
+    observations that answer them, and the final answer only the trace holds."""
+    user = {"role": "user", "content": "weather?"}
+    got = imported_langfuse(
+        {"id": "t", "output": "{'role': 'assistant', 'text': 'Rain and sun.'}",
+         "observations": [
+             {"id": "g", "type": "GENERATION", "startTime": "t1", "input": [user, _weather_calls()]},
+             {"id": "k1", "type": "TOOL", "name": "get_weather", "startTime": "t2",
+              "input": {"city": "Oslo"}, "output": "rain"},
+             {"id": "k2", "type": "TOOL", "name": "get_weather", "startTime": "t3",
+              "input": {"city": "Bergen"}, "output": "sun"}]}
+    )  # fmt: skip
+    assert got.messages == [
+        user,
+        _weather_calls(),
+        {"role": "tool", "content": "rain", "tool_call_id": "c1"},
+        {"role": "tool", "content": "sun", "tool_call_id": "c2"},
+        {"role": "assistant", "content": "Rain and sun."},
+    ]
+    assert got.origins[2:] == ["observations[1].output", "observations[2].output", "output"]
+    assert got.notes == []
+
+
+_HELD = "the held answer text is here"
+
+
+def _nested(kind: str, levels: tuple[int, ...]) -> Any:
+    """``levels`` nested objects (or lists), the innermost of each run JSON text of the next
+    run (each run under the parser's depth limit), ending in the text ``_HELD``."""
+    value: Any = {"text": _HELD} if kind == "object" else _HELD
+    for k, n in enumerate(reversed(levels)):
+        for _ in range(n):
+            value = {"a": value} if kind == "object" else [value]
+        if k < len(levels) - 1:
+            value = json.dumps(value)
+    return value
+
+
+@pytest.mark.parametrize(
+    ("kind", "levels", "noted"),
+    [
+        ("object", (90, 59), False),  # about 150 levels: every text is walked and found held
+        ("list", (90, 59), False),
+        ("list", (90, 90, 90), True),  # past 200 levels: the rest is one text, not held
+        ("object", (90, 90, 90), True),
+    ],
+)
+def test_a_step_output_is_walked_to_a_depth_of_200_then_compared_whole(
+    kind: str, levels: tuple[int, ...], noted: bool
+) -> None:
+    """A SPAN's output whose only text the conversation holds adds no note, however it is
+    nested, up to 200 levels (JSON text inside strings counts); deeper, the rest is compared
+    as one text, which the conversation does not hold: a note with the whole output."""
+    output = _nested(kind, levels)
+    got = imported_langfuse(
+        {"id": "t", "observations": [
+            {"id": "g", "type": "GENERATION", "input": [{"role": "user", "content": "q"}],
+             "output": _HELD},
+            {"id": "s", "type": "SPAN", "name": "step", "output": output}]}
+    )  # fmt: skip
+    assert got.messages == [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": _HELD},
+    ]
+    expected = [("observations[1].output", "SPAN 'step' output", json.dumps(output))]
+    assert [(n.where, n.what, n.content) for n in got.notes] == (expected if noted else [])

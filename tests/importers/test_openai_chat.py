@@ -587,3 +587,13 @@ def test_messages_that_are_not_a_list_are_located(document: Any, got: str) -> No
     assert (
         str(info.value) == f"c.json is not valid openai-chat: messages: expected a list, got {got}"
     )
+
+
+def test_a_request_among_exchanges_with_a_bad_message_is_missed_there() -> None:
+    exchanges = [
+        {"messages": [{"role": "user"}]},
+        {"choices": [{"message": {"role": "assistant", "content": "a"}}]},
+    ]
+    assert openai_chat.claims(exchanges) == Miss(
+        "[0].messages[0]", "no 'content', 'tool_calls' or 'tool_call_id'", 3
+    )
