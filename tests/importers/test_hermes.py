@@ -319,3 +319,30 @@ def test_the_signature_needs_a_tag_in_json() -> None:
     )
     assert isinstance(chatml.claims_text("<|im_start|>user\nhi<|im_end|>"), Claim)
     assert isinstance(chatml.claims_text("user: hi"), Miss)
+
+
+def test_a_call_keeps_its_own_id_and_tool_turns_with_and_without_tags() -> None:
+    """A call with an ``id`` keeps it, and the response naming its tool answers it; text
+    beside a tool turn's tags is a note; a tool turn without tags is its whole text as the
+    result, with no note claiming it lies outside tags (only that no call is open)."""
+    record = {"conversations": [
+        {"from": "human", "value": "hi"},
+        {"from": "gpt", "value": '<tool_call>{"name": "f", "arguments": {}, "id": "c7"}</tool_call>'},
+        {"from": "tool", "value": '<tool_response>{"name": "f", "content": 1}</tool_response> trailing words'},
+        {"from": "tool", "value": "plain result"},
+        {"from": "gpt", "value": "ok"},
+    ]}  # fmt: skip
+    got = parse_conversation(json.dumps(record), format="hermes", source_name="h.json")
+    assert got.messages == [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c7", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "content": '{"name": "f", "content": 1}', "tool_call_id": "c7"},
+        {"role": "tool", "content": "plain result", "tool_call_id": None},
+        {"role": "assistant", "content": "ok"},
+    ]  # fmt: skip
+    assert got.origins == [f"conversations[{i}]" for i in range(5)]
+    assert [(n.where, n.what, n.why, n.content) for n in got.notes] == [
+        ("conversations[2]", "text outside <tool_response>", "kept as a note", "trailing words"),
+        ("conversations[3]", "tool response without a call", "no earlier tool call is open", ""),
+    ]
