@@ -210,3 +210,13 @@ def test_the_signature_misses_a_last_run_of_lines_no_format_claims() -> None:
     assert jsonl.claims(lines_of(text)) == Miss(
         "line 2", "no 'content', 'tool_calls' or 'tool_call_id' (nearest format: openai-chat)", 1
     )
+
+
+def test_a_bad_line_of_a_file_of_conversations_is_located_at_its_line() -> None:
+    text = _jsonl({"messages": [{"role": "user", "content": "a"}]}, {"messages": 5})
+    with pytest.raises(ConversationFormatError) as info:
+        parse_conversations(text, format="jsonl", source_name="ft.jsonl")
+    assert str(info.value) == (
+        "ft.jsonl is not valid jsonl: line 2: messages: expected a list, got number "
+        "(nearest format: openai-chat)"
+    )
