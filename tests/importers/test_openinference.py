@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -385,4 +386,86 @@ def test_an_unknown_content_type_keeps_its_text_and_is_an_unknown_note() -> None
          "openinference has no such content type", '{"type": "audio", "text": "heard"}', True),
         ("llm.input_messages[0].contents[1]", "unknown content type 'video'",
          "openinference has no such content type", '{"type": "video"}', True),
+    ]  # fmt: skip
+
+
+def test_message_attributes_whose_keys_clash_are_notes_not_dropped() -> None:
+    """A value where the other keys need a message (``...input_messages.0`` holding text,
+    then ``...input_messages.0.message.role``), or a name where an index is
+    (``...input_messages.extra`` beside ``...input_messages.0``), cannot be read as a
+    message: each is an unknown note with its value (they were dropped with no note)."""
+    got = _forced(
+        {
+            "llm.input_messages.0": "stray",
+            "llm.input_messages.0.message.role": "user",
+            "llm.input_messages.0.message.content": "hi",
+            "llm.input_messages.extra": "e",
+            "llm.output_messages.0.message.role": "assistant",
+            "llm.output_messages.0.message.content": "yo",
+            "llm.model_name.0": "not a message attribute: not noted",
+            "llm.model_name.0.x": "m",
+        }
+    )
+    assert got.messages == [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "yo"},
+    ]
+    assert [(n.where, n.what, n.content, n.unknown) for n in got.notes] == [
+        ("llm.input_messages.0", "attribute 'llm.input_messages.0'", "stray", True),
+        ("llm.input_messages.extra", "attribute 'llm.input_messages.extra'", "e", True),
+    ]
+    assert {n.why for n in got.notes} == {
+        "its key does not fit the message attributes' layout (a value where a message is, "
+        "or a name where an index is)"
+    }
+
+
+def test_a_field_replaced_by_a_later_value_and_a_keyless_otlp_pair_are_notes() -> None:
+    """Deeper keys first, then a value for their parent: what the deeper keys held is a note
+    (the value is an unread field, itself a note); an OTLP key-value pair without a key, in
+    a logical-JSON message, is a note with its value."""
+    got = _forced(
+        {
+            "llm.input_messages.0.message.role": "user",
+            "llm.input_messages.0.message.content": "hi",
+            "llm.input_messages.0.message.extra.a": "1",
+            "llm.input_messages.0.message.extra": "s",
+        }
+    )
+    assert got.messages == [{"role": "user", "content": "hi"}]
+    assert [(n.where, n.what, n.content) for n in got.notes] == [
+        ("llm.input_messages[0].extra", "field 'extra'", "s"),
+        ("llm.input_messages.0.message.extra", "attribute 'llm.input_messages.0.message.extra'",
+         '{"a": "1"}'),
+    ]  # fmt: skip
+
+    def kv(key: str, value: str) -> dict[str, Any]:
+        return {"key": key, "value": {"stringValue": value}}
+
+    pairs = [kv("message.role", "user"), kv("message.content", "hi"),
+             {"value": {"stringValue": "lost"}}]  # fmt: skip
+    message = {"arrayValue": {"values": [{"kvlistValue": {"values": pairs}}]}}
+    span = {"attributes": [{"key": "llm.input_messages", "value": message}]}
+    got = _forced({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+    assert got.messages == [{"role": "user", "content": "hi"}]
+    at = "resourceSpans[0].scopeSpans[0].spans[0].attributes"
+    assert [(n.where, n.content, n.unknown) for n in got.notes] == [
+        (f"{at}['llm.input_messages.0.None']", "lost", True)
+    ]
+
+
+def test_a_value_later_keys_build_under_is_a_note() -> None:
+    got = _forced(
+        {
+            "llm.input_messages.0.message.role": "user",
+            "llm.input_messages.0.message.content": "hi",
+            "llm.input_messages.0.message.extra": "s",
+            "llm.input_messages.0.message.extra.a": "1",
+        }
+    )
+    assert got.messages == [{"role": "user", "content": "hi"}]
+    assert [(n.where, n.what, n.content) for n in got.notes] == [
+        ("llm.input_messages[0].extra", "field 'extra'", '{"a": "1"}'),
+        ("llm.input_messages.0.message.extra", "attribute 'llm.input_messages.0.message.extra'",
+         "s"),
     ]  # fmt: skip
