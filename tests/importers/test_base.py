@@ -464,3 +464,10 @@ def test_a_note_as_a_dict_holds_every_field() -> None:
         "unknown": True,
     }
     assert json.loads(json.dumps(note.to_dict())) == note.to_dict()
+
+
+def test_a_note_reads_as_where_what_and_why() -> None:
+    assert str(ImportNote("[2]", "reasoning part", "not a message")) == (
+        "[2]: reasoning part: not a message"
+    )
+    assert str(ImportNote("", "field 'x'", "not read")) == "(top level): field 'x': not read"

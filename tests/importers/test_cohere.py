@@ -179,3 +179,17 @@ def test_bad_messages_are_one_located_error(messages: list[object], problem: str
             json.dumps({"messages": messages}), format="cohere", source_name="c.json"
         )
     assert str(info.value) == f"c.json is not valid cohere: {problem}"
+
+
+def test_unknown_parts_keep_their_text_or_type_and_are_unknown_notes() -> None:
+    request = {"messages": [{"role": "user", "tool_plan": "x", "content": [
+        {"type": "text", "text": "a"}, {"type": "audio", "text": "heard"}, {"type": "video"}]}]}  # fmt: skip
+    got = parse_conversation(json.dumps(request), format="cohere", source_name="c.json")
+    assert got.messages == [{"role": "user", "content": "a\nheard\n[video]"}]
+    assert [(n.where, n.what, n.why, n.content, n.unknown) for n in got.notes] == [
+        ("messages[0].content[1]", "unknown part type 'audio'", "cohere has no such part",
+         '{"type": "audio", "text": "heard"}', True),
+        ("messages[0].content[2]", "unknown part type 'video'", "cohere has no such part",
+         '{"type": "video"}', True),
+        ("messages[0].tool_plan", "tool plan", "the message has text of its own", "x", False),
+    ]  # fmt: skip

@@ -346,3 +346,20 @@ def test_a_call_keeps_its_own_id_and_tool_turns_with_and_without_tags() -> None:
         ("conversations[2]", "text outside <tool_response>", "kept as a note", "trailing words"),
         ("conversations[3]", "tool response without a call", "no earlier tool call is open", ""),
     ]
+
+
+def test_a_user_turn_holding_a_tool_response_and_text_is_a_result_then_the_user_text() -> None:
+    record = {"conversations": [
+        {"from": "gpt", "value": '<tool_call>{"name": "f", "arguments": {}}</tool_call>'},
+        {"from": "human", "value": '<tool_response>{"name": "f"}</tool_response> then a question'},
+    ]}  # fmt: skip
+    got = parse_conversation(json.dumps(record), format="hermes", source_name="h.json")
+    call_id = "conversations[0].tool_call[0]"
+    assert got.messages == [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "content": '{"name": "f"}', "tool_call_id": call_id},
+        {"role": "user", "content": "then a question"},
+    ]  # fmt: skip
+    assert got.origins == ["conversations[0]", "conversations[1]", "conversations[1]"]
+    assert got.notes == []

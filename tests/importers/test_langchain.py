@@ -572,3 +572,7 @@ def test_a_list_of_dumpd_constructors_alone_is_claimed_as_langchain() -> None:
     assert got.format == "langchain"
     assert got.messages == [{"role": "user", "content": "hi"}]
     assert got.origins == ["[0]"]
+
+
+def test_a_message_with_no_type_role_or_constructor_is_located() -> None:
+    assert error_langchain([{"content": "x"}]) == "[0]: missing 'type'"
