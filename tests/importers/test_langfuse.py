@@ -801,3 +801,23 @@ def test_a_step_output_is_walked_to_a_depth_of_200_then_compared_whole(
     ]
     expected = [("observations[1].output", "SPAN 'step' output", json.dumps(output))]
     assert [(n.where, n.what, n.content) for n in got.notes] == (expected if noted else [])
+
+
+def test_a_trace_holding_more_messages_but_not_the_generations_is_no_framework_view() -> None:
+    """The trace's input has more messages than the generation, but not the generation's:
+    the conversation stays the generation's, and the trace input is a note."""
+    other = [{"role": "user", "content": text}
+             for text in ("an unrelated request", "another one here", "and a third one")]  # fmt: skip
+    got = imported_langfuse(
+        {"id": "t", "input": other, "observations": [
+            {"id": "g", "type": "GENERATION", "input": [{"role": "user", "content": "q"}],
+             "output": "the answer"}]}
+    )  # fmt: skip
+    assert got.messages == [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "the answer"},
+    ]
+    assert got.origins == ["observations[0].input[0]", "observations[0].output"]
+    assert [(n.where, n.what, n.content) for n in got.notes] == [
+        ("input", "the trace input", json.dumps(other))
+    ]
