@@ -193,3 +193,11 @@ def test_unknown_parts_keep_their_text_or_type_and_are_unknown_notes() -> None:
          '{"type": "video"}', True),
         ("messages[0].tool_plan", "tool plan", "the message has text of its own", "x", False),
     ]  # fmt: skip
+
+
+def test_the_signature_skips_a_stray_message_and_refuses_a_top_level_system() -> None:
+    plan = {"role": "assistant", "tool_plan": "p"}
+    assert cohere.claims({"messages": [5, plan]}) == Claim("a request")
+    assert cohere.claims({"messages": [plan], "system": "s"}) == Miss(
+        "system", "a top-level system prompt is Anthropic's layout, not Cohere's"
+    )

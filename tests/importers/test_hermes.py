@@ -363,3 +363,21 @@ def test_a_user_turn_holding_a_tool_response_and_text_is_a_result_then_the_user_
     ]  # fmt: skip
     assert got.origins == ["conversations[0]", "conversations[1]", "conversations[1]"]
     assert got.notes == []
+
+
+def test_two_responses_in_one_turn_are_located_each_and_json_booleans_are_read() -> None:
+    record = {"conversations": [
+        {"from": "human", "value": "both"},
+        {"from": "gpt", "value": '<tool_call>{"name": "a", "arguments": {"x": true}}</tool_call>'
+                                 '<tool_call>{"name": "b", "arguments": {}}</tool_call>'},
+        {"from": "tool", "value": '<tool_response>{"name": "b", "content": 2}</tool_response>'
+                                  '<tool_response>{"name": "a", "content": 1}</tool_response>'},
+    ]}  # fmt: skip
+    got = parse_conversation(json.dumps(record), format="hermes", source_name="h.json")
+    assert got.messages[1]["tool_calls"][0]["function"] == {"name": "a", "arguments": '{"x": true}'}
+    assert got.origins == [
+        "conversations[0]",
+        "conversations[1]",
+        "conversations[2].tool_response[0]",
+        "conversations[2].tool_response[1]",
+    ]

@@ -469,3 +469,31 @@ def test_a_value_later_keys_build_under_is_a_note() -> None:
         ("llm.input_messages.0.message.extra", "attribute 'llm.input_messages.0.message.extra'",
          "s"),
     ]  # fmt: skip
+
+
+def test_the_miss_scores_how_many_spans_it_looked_at() -> None:
+    spans = [{"attributes": {"a": 1}}, {"attributes": {"b": 2}}]
+    assert openinference.claims(spans) == Miss(
+        "", "no llm.input_messages or llm.output_messages attribute", 1
+    )
+
+
+def test_clashing_keys_inside_a_logical_json_message_are_notes_at_their_full_key() -> None:
+    """Inside a logical-JSON message (a list of dotted-key objects) a clash is named by its
+    whole dotted key; a keyless OTLP pair before the others does not stop them being read."""
+    message = {"message.role": "user", "message.content": "hi", "message.extra": "s",
+               "message.extra.a": "1"}  # fmt: skip
+    got = _forced({"llm.input_messages": [message]})
+    assert got.messages == [{"role": "user", "content": "hi"}]
+    assert [(n.where, n.content) for n in got.notes] == [
+        ("llm.input_messages[0].extra", '{"a": "1"}'),
+        ("llm.input_messages.0.message.extra", "s"),
+    ]
+    pairs = [{"value": {"stringValue": "lost"}},
+             {"key": "message.role", "value": {"stringValue": "user"}},
+             {"key": "message.content", "value": {"stringValue": "hi"}}]  # fmt: skip
+    value = {"arrayValue": {"values": [{"kvlistValue": {"values": pairs}}]}}
+    span = {"attributes": [{"key": "llm.input_messages", "value": value}]}
+    got = _forced({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+    assert got.messages == [{"role": "user", "content": "hi"}]
+    assert [n.content for n in got.notes] == ["lost"]
