@@ -106,8 +106,11 @@ def read_text(text: str, out: Out) -> None:
         elif kind != "turn_context":
             out.note(where, f"{kind} line", f"{NAME} has no such line type", payload, unknown=True)
     read = Out()
-    openai_responses._read_items([item for item, _ in items], "", read)
     origins = [origin for _, origin in items]
+    try:
+        openai_responses._read_items([item for item, _ in items], "", read)
+    except Problem as problem:  # located at its line, not at its index among the items
+        raise Problem(_relocate(problem.where, origins), problem.what) from None
     out.extend(read, lambda origin: _relocate(origin, origins))
     if not any(m.get("role") != "system" for m in out.messages):
         raise Problem("", "no message or tool call in the rollout")

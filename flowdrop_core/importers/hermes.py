@@ -142,9 +142,9 @@ def _turn(role: str, value: str, where: str, out: Out, pending: PendingCalls) ->
         _assistant(value, where, out, pending)
     elif role == "tool" or RESPONSE.search(value):
         responses = RESPONSE.findall(value)
+        rest = RESPONSE.sub("", value).strip() if responses else ""
         if not responses:  # a tool turn without tags: its whole text is the result
             responses = [value]
-        rest = RESPONSE.sub("", value).strip()
         for k, body in enumerate(responses):
             at = f"{where}.tool_response[{k}]" if len(responses) > 1 else where
             call_id = pending.answer(_name_of(body)) or pending.answer()

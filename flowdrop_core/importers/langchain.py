@@ -128,12 +128,10 @@ def _messages_verdict(items: Any, prefix: str, shape: str) -> Verdict:
 
 
 def _typed(item: dict[str, Any]) -> bool:
-    """A message only LangChain spells so."""
-    if item.get("lc") == 1 and item.get("type") == "constructor":
-        return True
+    """A message only LangChain spells so (a ``dumpd`` constructor's ``type`` is a string too)."""
     kind = kind_of(item)
     if kind is not None:
-        return True  # message_miss checked it is a LangChain type
+        return True  # message_miss checked it is a LangChain type, or an lc constructor
     return any(key in item for key in LANGCHAIN_FIELDS)
 
 

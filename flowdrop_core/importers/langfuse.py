@@ -406,8 +406,10 @@ def _tool_into_history(where: str, tool: dict[str, Any], out: Out) -> None:
     """A ``TOOL`` observation in a trace whose last generation holds the history: its result
     goes after its call when the conversation holds that call unanswered; a result the
     conversation already holds adds nothing; any other is a note."""
-    if _match_call(tool, out.messages, answered=True) is not None:
-        return  # the conversation holds this result already
+    held = _match_call(tool, out.messages, answered=True)
+    answered = {json_text(m.get("tool_call_id")) for m in out.messages if m.get("role") == "tool"}
+    if held is not None and json_text(held) in answered:
+        return  # the call it answers (by name, and input when one matches) has its result
     call_id = _match_call(tool, out.messages)
     if call_id is None:
         _orphan_tool(where, tool, out)

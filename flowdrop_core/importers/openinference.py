@@ -60,6 +60,11 @@ VALUES = (
     ("input.value", "input.mime_type", "input"),
     ("output.value", "output.mime_type", "output"),
 )
+#: Why an attribute whose key clashes with the others' is a note.
+LOST = (
+    "its key does not fit the message attributes' layout (a value where a message is, "
+    "or a name where an index is)"
+)
 #: Message fields read (after ``message.``); any other content-bearing one is noted.
 KNOWN = frozenset({"role", "content", "contents", "tool_calls", "tool_call_id", "name"})
 
@@ -95,7 +100,8 @@ def read(document: Any, out: Out) -> None:
     """Read an attribute map, a span, a list of spans or an OTLP-JSON export."""
     calls: list[tuple[str, Out]] = []
     for where, attributes in _spans(document):
-        tree = _tree(attributes)
+        lost: list[tuple[str, Any]] = []
+        tree = _tree(attributes, lost)
         llm = tree.get("llm")
         if not isinstance(llm, dict) or not any(s in llm for s in SECTIONS):
             if _values_only(attributes):
@@ -106,6 +112,9 @@ def read(document: Any, out: Out) -> None:
         for section in SECTIONS:
             if section in llm:
                 _messages(llm[section], _at(where, f"llm.{section}"), call, pending)
+        for key, value in lost:
+            if key.split(".")[:2] in (["llm", section] for section in SECTIONS):
+                call.note(_at(where, key), f"attribute {key!r}", LOST, value, unknown=True)
         calls.append((f"span {where or '(top level)'}", call))
     if not calls:
         raise Problem(
@@ -158,36 +167,65 @@ def _spans(document: Any) -> list[tuple[str, dict[str, Any]]]:
     return result
 
 
-def _tree(attributes: dict[str, Any]) -> dict[str, Any]:
-    """Dotted keys unflattened: ``a.0.b`` -> ``{"a": [{"b": ...}]}`` (also inside values)."""
+def _tree(
+    attributes: dict[str, Any], lost: list[tuple[str, Any]] | None = None, prefix: str = ""
+) -> dict[str, Any]:
+    """Dotted keys unflattened: ``a.0.b`` -> ``{"a": [{"b": ...}]}`` (also inside values).
+
+    A key that cannot take its place (a value where other keys need a list or an object,
+    a name where an index is, a key that is not text) goes to ``lost`` with its dotted key
+    and value, so the reader can note it rather than drop it.
+    """
     root: dict[str, Any] = {}
     for key, value in attributes.items():
+        full = f"{prefix}.{key}" if prefix else str(key)
         if not isinstance(key, str):
+            _lose(lost, full, value)
             continue
         node: Any = root
         parts = key.split(".")
         for k, part in enumerate(parts):
             last = k == len(parts) - 1
+            here = ".".join([prefix, *parts[: k + 1]] if prefix else parts[: k + 1])
             if isinstance(node, list):
                 index = int(part) if part.isdigit() else None
                 if index is None:
+                    _lose(lost, full, value)
                     break
                 while len(node) <= index:
                     node.append({})
                 if last:
-                    node[index] = _unflat(value)
+                    _replace(node, index, _unflat(value, lost, here), lost, here)
                 else:
                     if not isinstance(node[index], dict | list):
+                        _lose(lost, here, node[index])
                         node[index] = {}
                     node = _child(node, index, parts[k + 1])
                 continue
             if last:
-                node[part] = _unflat(value)
+                _replace(node, part, _unflat(value, lost, here), lost, here)
             else:
                 if not isinstance(node.get(part), dict | list):
+                    if part in node:
+                        _lose(lost, here, node[part])
                     node[part] = [] if parts[k + 1].isdigit() else {}
                 node = node[part]
     return root
+
+
+def _lose(lost: list[tuple[str, Any]] | None, key: str, value: Any) -> None:
+    if lost is not None and value not in (None, "", [], {}):
+        lost.append((key, value))
+
+
+def _replace(
+    node: Any, slot: Any, value: Any, lost: list[tuple[str, Any]] | None, key: str
+) -> None:
+    """Set ``node[slot]``; what deeper keys had already put there is lost."""
+    exists = slot < len(node) if isinstance(node, list) else slot in node
+    if exists and isinstance(node[slot], dict | list):
+        _lose(lost, key, node[slot])
+    node[slot] = value
 
 
 def _child(node: list[Any], index: int, following: str) -> Any:
@@ -196,11 +234,13 @@ def _child(node: list[Any], index: int, following: str) -> Any:
     return node[index]
 
 
-def _unflat(value: Any) -> Any:
+def _unflat(value: Any, lost: list[tuple[str, Any]] | None = None, key: str = "") -> Any:
     if isinstance(value, list):
-        return [_tree(v) if isinstance(v, dict) else v for v in value]
+        return [
+            _tree(v, lost, f"{key}.{i}") if isinstance(v, dict) else v for i, v in enumerate(value)
+        ]
     if isinstance(value, dict):
-        return _tree(value)
+        return _tree(value, lost, key)
     return value
 
 

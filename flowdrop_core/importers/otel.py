@@ -255,11 +255,6 @@ def _read_attributes(attributes: dict[str, Any], prefix: str, out: Out) -> None:
     """System instructions, then input messages, then output messages (or, without them, the
     deprecated whole-value prompt and completion)."""
     at = (lambda key: f"{prefix}[{key!r}]") if prefix else (lambda key: key)
-    if not any(k in attributes for k in (INPUT, OUTPUT)):
-        for key, side in ((PROMPT, "input"), (COMPLETION, "output")):
-            if key in attributes:
-                read_whole_value(attributes[key], at(key), side, out)
-        return
     if SYSTEM in attributes:
         parts = _json_value(attributes[SYSTEM], at(SYSTEM))
         if not isinstance(parts, list):
@@ -267,6 +262,11 @@ def _read_attributes(attributes: dict[str, Any], prefix: str, out: Out) -> None:
         message = _message({"role": "system", "parts": parts}, at(SYSTEM), out)
         if message is not None:
             out.add(message, at(SYSTEM))
+    if not any(k in attributes for k in (INPUT, OUTPUT)):
+        for key, side in ((PROMPT, "input"), (COMPLETION, "output")):
+            if key in attributes:
+                read_whole_value(attributes[key], at(key), side, out)
+        return
     for key in (INPUT, OUTPUT):
         if key in attributes:
             messages = _json_value(attributes[key], at(key))

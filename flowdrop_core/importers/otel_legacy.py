@@ -68,10 +68,8 @@ def read(document: Any, out: Out) -> None:
         call = Out()
         pending = PendingCalls()
         for section in ("prompt", "completion"):
-            items = tree.get(section, [])
-            if not isinstance(items, list):
-                raise Problem(_at(where, f"gen_ai.{section}"), "expected indexed messages")
-            for i, item in enumerate(items):
+            # Every key matched ``gen_ai.<section>.<N>.``, so the section unflattens to a list.
+            for i, item in enumerate(tree.get(section, [])):
                 at = _at(where, f"gen_ai.{section}.{i}")
                 if item == {}:
                     continue  # an index the span skipped
@@ -138,9 +136,7 @@ def _content_calls(content: Any, at: str) -> list[dict[str, Any]] | None:
         parsed = parse_json(content)
     except JSONProblem:
         return None
-    if not isinstance(parsed, list) or not parsed:
-        return None
-    calls = []
+    calls = []  # JSON text starting with ``[{`` is a list holding at least one value
     for k, call in enumerate(parsed):
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):

@@ -121,7 +121,7 @@ def read(document: Any, out: Out) -> None:
                     )
                 instructions = (given, f"{where}.instructions")
             _request(value, where, history, out)
-        elif _is_response(value):
+        else:  # a response: claims() has checked that every value is one of the three
             polled = value.get("id")
             if isinstance(polled, str) and last_of.get(polled, i) != i:  # polled again later
                 if value.get("output"):
@@ -141,8 +141,11 @@ def read(document: Any, out: Out) -> None:
     if instructions is not None:
         out.add({"role": "system", "content": instructions[0]}, instructions[1])
     items = Out()
-    openai_responses._read_items([item for item, _ in history], "", items)
     origins = [origin for _, origin in history]
+    try:
+        openai_responses._read_items([item for item, _ in history], "", items)
+    except Problem as problem:  # located in the call that sent it, not at its history index
+        raise Problem(_relocate(problem.where, origins), problem.what) from None
     out.extend(items, lambda origin: _relocate(origin, origins))
     if not out.messages:
         raise Problem("", "no request or response holds a conversation item")

@@ -144,9 +144,8 @@ class _Step:
             out.add(result, at)
 
 
-def _ui_message(message: Any, where: str, out: Out) -> None:
-    if not isinstance(message, dict):
-        raise Problem(where, f"expected a message object, got {json_type(message)}")
+def _ui_message(message: dict[str, Any], where: str, out: Out) -> None:
+    """One UIMessage (``_ui`` has checked it is an object with a ``parts`` list)."""
     role = _role(message.get("role"), where, ROLES)
     step = _Step(where)
     for k, part in enumerate(message["parts"]):
@@ -231,9 +230,8 @@ def _tool_part(part: dict[str, Any], kind: str, at: str, step: _Step, out: Out) 
     step.results.append(({"role": "tool", "content": content, "tool_call_id": call_id}, at))
 
 
-def _model_message(message: Any, where: str, out: Out) -> None:
-    if not isinstance(message, dict):
-        raise Problem(where, f"expected a message object, got {json_type(message)}")
+def _model_message(message: dict[str, Any], where: str, out: Out) -> None:
+    """One model message (``_model`` has checked it is an object with ``role`` and ``content``)."""
     role = _role(message.get("role"), where, MODEL_ROLES)
     content = message.get("content")
     if isinstance(content, str):

@@ -452,3 +452,22 @@ def test_a_text_part_without_string_text_is_a_located_error() -> None:
     assert str(info.value) == (
         "<text> is not valid anthropic: system[0]: text part without a string 'text'"
     )
+
+
+def test_a_note_as_a_dict_holds_every_field() -> None:
+    note = ImportNote("[0].content[1]", "reasoning part", "not a message", "hmm", unknown=True)
+    assert note.to_dict() == {
+        "where": "[0].content[1]",
+        "what": "reasoning part",
+        "why": "not a message",
+        "content": "hmm",
+        "unknown": True,
+    }
+    assert json.loads(json.dumps(note.to_dict())) == note.to_dict()
+
+
+def test_a_note_reads_as_where_what_and_why() -> None:
+    assert str(ImportNote("[2]", "reasoning part", "not a message")) == (
+        "[2]: reasoning part: not a message"
+    )
+    assert str(ImportNote("", "field 'x'", "not read")) == "(top level): field 'x': not read"

@@ -306,6 +306,11 @@ def test_a_tool_use_typed_as_a_client_call_is_a_call_not_a_marker() -> None:
             [{"role": "user", "content": "hi"}],
             "[0].content: expected a list of content blocks, got string",
         ),
+        ("text", "expected a list of messages or a request object, got string"),
+        (
+            [{"role": "user", "content": [{"text": "a"}]}, 5],
+            "[1]: expected a message object, got number",
+        ),
     ],
 )
 def test_bedrock_named_on_a_message_detection_refuses_is_a_located_error(

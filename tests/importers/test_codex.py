@@ -220,3 +220,84 @@ def test_the_signature() -> None:
     assert isinstance(codex.claims(lines_of('{"type": "session_meta", "payload": {}}\n')), Claim)
     assert isinstance(codex.claims(lines_of('{"type": "user", "message": {}}\n')), Miss)
     assert isinstance(codex.claims(lines_of("not json\n")), Miss)
+
+
+def _codex_error(text: str) -> str:
+    with pytest.raises(ConversationFormatError) as info:
+        parse_conversation(text, format="codex", source_name="r.jsonl")
+    return str(info.value).removeprefix("r.jsonl is not valid codex: ")
+
+
+SESSION: dict[str, object] = {"type": "session_meta", "payload": {"id": "s"}}
+
+
+@pytest.mark.parametrize(
+    ("lines", "problem"),
+    [
+        ([{"type": "response_item", "payload": "x"}],
+         "line 1.payload: expected an item, got string"),
+        ([{"type": "session_meta", "payload": ["x"]}],
+         "line 1.payload: expected an object, got list"),
+        ([SESSION, {"type": "event_msg", "payload": {"message": "x"}}],
+         "line 2.payload: event without a string 'type'"),
+        ([SESSION, {"type": "event_msg", "payload": {"type": "user_message", "message": 3}}],
+         "line 2.payload.message: expected a string"),
+        ([{"type": "event_msg", "payload": {"type": "token_count"}}, {"a": 1}],
+         "line 1: not a Codex rollout: every line must be {'type', 'payload'}, "
+         "with a session_meta or response_item line"),
+        # A bad item is located at its line, not at its index among the items.
+        ([SESSION,
+          {"type": "response_item", "payload": {"type": "message", "role": "user", "content": "hi"}},
+          {"type": "event_msg", "payload": {"type": "token_count"}},
+          {"type": "response_item", "payload": {"type": 5}}],
+         "line 4: item 'type' must be a string, got number"),
+        ([SESSION,
+          {"type": "response_item", "payload": {"type": "message", "role": "robot", "content": "hi"}}],
+         "line 2: unknown role 'robot' (expected system or user or assistant)"),
+    ],
+)  # fmt: skip
+def test_bad_rollout_lines_are_located_at_their_line(
+    lines: list[dict[str, object]], problem: str
+) -> None:
+    assert _codex_error(_rollout(*lines)) == problem
+
+
+def test_other_events_and_unknown_lines_are_notes_and_turn_context_is_silent() -> None:
+    text = _rollout(
+        SESSION,
+        {"type": "turn_context", "payload": {"cwd": "/x"}},
+        {"type": "response_item", "payload": {"type": "message", "role": "user",
+                                              "content": [{"type": "input_text", "text": "ls"}]}},
+        {"type": "event_msg", "payload": {"type": "exec_command_begin", "command": ["ls"]}},
+        {"type": "telemetry", "payload": {"n": 1}},
+    )  # fmt: skip
+    got = parse_conversation(text, format="codex", source_name="r.jsonl")
+    assert got.messages == [{"role": "user", "content": "ls"}]
+    assert got.origins == ["line 3"]
+    assert [(n.where, n.what, n.why, n.content, n.unknown) for n in got.notes] == [
+        ("line 4", "exec_command_begin event",
+         "an event the CLI showed, not a conversation message",
+         '{"type": "exec_command_begin", "command": ["ls"]}', False),
+        ("line 5", "telemetry line", "codex has no such line type", '{"n": 1}', True),
+    ]  # fmt: skip
+
+
+def test_the_signature_needs_a_session_or_an_item_line() -> None:
+    verdict = codex.claims(lines_of('{"type": "event_msg", "payload": {"type": "token_count"}}\n'))
+    assert isinstance(verdict, Miss)
+    assert str(verdict) == "no session_meta or response_item line"
+
+
+def test_a_shown_message_repeating_an_item_with_an_image_is_read_once() -> None:
+    """The item's text parts (not its image) are what the shown event repeats."""
+    text = _rollout(
+        SESSION,
+        {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "look"},
+            {"type": "input_image", "image_url": "data:image/png;base64,AAAA"}]}},
+        {"type": "event_msg", "payload": {"type": "user_message", "message": "look"}},
+    )  # fmt: skip
+    got = parse_conversation(text, format="codex", source_name="r.jsonl")
+    assert got.messages == [{"role": "user", "content": "look\n[input_image]"}]
+    assert got.origins == ["line 2"]
+    assert got.notes == []

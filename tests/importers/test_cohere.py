@@ -134,3 +134,70 @@ def test_the_signature() -> None:
         cohere.claims({"messages": [{"role": "user", "content": "x"}]}), Miss
     )  # plain chat
     assert isinstance(cohere.claims({"choices": [], "message": {}, "finish_reason": "stop"}), Miss)
+
+
+def test_a_request_claimed_by_a_thinking_part_with_images_and_an_empty_turn() -> None:
+    """A ``thinking`` part without Anthropic's ``signature`` is Cohere's: its text is a
+    note; an image part is a marker; an assistant turn with nothing is empty text."""
+    request = {"messages": [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": [{"type": "text", "text": "see"},
+                                     {"type": "image_url", "image_url": {"url": "http://x/a.png"}}]},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm"},
+                                          {"type": "text", "text": "a"}]},
+        {"role": "assistant"},
+    ]}  # fmt: skip
+    assert cohere.claims(request) == Claim("a request")
+    got = parse_conversation(json.dumps(request), source_name="c.json")
+    assert got.format == "cohere"
+    assert got.messages == [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "see\n[image_url]"},
+        {"role": "assistant", "content": "a"},
+        {"role": "assistant", "content": ""},
+    ]
+    assert got.origins == [f"messages[{i}]" for i in range(4)]
+    assert [(n.where, n.what, n.content) for n in got.notes] == [
+        ("messages[2].content[0]", "thinking part", "hmm")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("messages", "problem"),
+    [
+        ([{"role": "user", "tool_plan": "x"}, 5], "messages[1]: expected a message object, got number"),
+        ([{"role": "user", "tool_plan": "x", "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}],
+         "messages[0].tool_calls: tool calls on a user message"),
+        ([{"role": "user", "tool_plan": "x", "content": 5}],
+         "messages[0].content: expected a string or a list of parts, got number"),
+    ],
+)  # fmt: skip
+def test_bad_messages_are_one_located_error(messages: list[object], problem: str) -> None:
+    with pytest.raises(ConversationFormatError) as info:
+        parse_conversation(
+            json.dumps({"messages": messages}), format="cohere", source_name="c.json"
+        )
+    assert str(info.value) == f"c.json is not valid cohere: {problem}"
+
+
+def test_unknown_parts_keep_their_text_or_type_and_are_unknown_notes() -> None:
+    request = {"messages": [{"role": "user", "tool_plan": "x", "content": [
+        {"type": "text", "text": "a"}, {"type": "audio", "text": "heard"}, {"type": "video"}]}]}  # fmt: skip
+    got = parse_conversation(json.dumps(request), format="cohere", source_name="c.json")
+    assert got.messages == [{"role": "user", "content": "a\nheard\n[video]"}]
+    assert [(n.where, n.what, n.why, n.content, n.unknown) for n in got.notes] == [
+        ("messages[0].content[1]", "unknown part type 'audio'", "cohere has no such part",
+         '{"type": "audio", "text": "heard"}', True),
+        ("messages[0].content[2]", "unknown part type 'video'", "cohere has no such part",
+         '{"type": "video"}', True),
+        ("messages[0].tool_plan", "tool plan", "the message has text of its own", "x", False),
+    ]  # fmt: skip
+
+
+def test_the_signature_skips_a_stray_message_and_refuses_a_top_level_system() -> None:
+    plan = {"role": "assistant", "tool_plan": "p"}
+    assert cohere.claims({"messages": [5, plan]}) == Claim("a request")
+    assert cohere.claims({"messages": [plan], "system": "s"}) == Miss(
+        "system", "a top-level system prompt is Anthropic's layout, not Cohere's"
+    )

@@ -309,9 +309,22 @@ def test_gemini_a_part_of_only_quiet_keys_adds_no_note() -> None:
         ({"candidates": []}, "candidates", "expected a non-empty list of candidates", 1),
         ({"candidates": [{"content": {"role": "model"}}]}, "candidates[0].content", "missing 'parts'", 2),
         ([{"parts": [5]}], "[0].parts[0]", "expected a part object", 1),
+        ([{"role": "user", "parts": [{"foo": 1}]}], "",
+         "no part carries any of codeExecutionResult, code_execution_result, executableCode, "
+         "executable_code, fileData, file_data, functionCall, functionResponse, function_call, "
+         "function_response, inlineData, inline_data, text", 1),
     ],
 )  # fmt: skip
 def test_gemini_claims_says_what_a_near_document_lacks(
     document: Any, where: str, what: str, score: int
 ) -> None:
     assert gemini.claims(document) == Miss(where, what, score)
+
+
+def test_gemini_a_request_needs_no_part_with_a_gemini_key() -> None:
+    """A bare list needs a part carrying a Gemini key; a request's ``contents`` do not."""
+    from flowdrop_core.importers.claims import Claim
+
+    contents = [{"role": "user", "parts": [{"foo": 1}]}]
+    assert isinstance(gemini.claims(contents), Miss)
+    assert gemini.claims({"contents": contents}) == Claim("a request")

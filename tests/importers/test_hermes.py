@@ -319,3 +319,65 @@ def test_the_signature_needs_a_tag_in_json() -> None:
     )
     assert isinstance(chatml.claims_text("<|im_start|>user\nhi<|im_end|>"), Claim)
     assert isinstance(chatml.claims_text("user: hi"), Miss)
+
+
+def test_a_call_keeps_its_own_id_and_tool_turns_with_and_without_tags() -> None:
+    """A call with an ``id`` keeps it, and the response naming its tool answers it; text
+    beside a tool turn's tags is a note; a tool turn without tags is its whole text as the
+    result, with no note claiming it lies outside tags (only that no call is open)."""
+    record = {"conversations": [
+        {"from": "human", "value": "hi"},
+        {"from": "gpt", "value": '<tool_call>{"name": "f", "arguments": {}, "id": "c7"}</tool_call>'},
+        {"from": "tool", "value": '<tool_response>{"name": "f", "content": 1}</tool_response> trailing words'},
+        {"from": "tool", "value": "plain result"},
+        {"from": "gpt", "value": "ok"},
+    ]}  # fmt: skip
+    got = parse_conversation(json.dumps(record), format="hermes", source_name="h.json")
+    assert got.messages == [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c7", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "content": '{"name": "f", "content": 1}', "tool_call_id": "c7"},
+        {"role": "tool", "content": "plain result", "tool_call_id": None},
+        {"role": "assistant", "content": "ok"},
+    ]  # fmt: skip
+    assert got.origins == [f"conversations[{i}]" for i in range(5)]
+    assert [(n.where, n.what, n.why, n.content) for n in got.notes] == [
+        ("conversations[2]", "text outside <tool_response>", "kept as a note", "trailing words"),
+        ("conversations[3]", "tool response without a call", "no earlier tool call is open", ""),
+    ]
+
+
+def test_a_user_turn_holding_a_tool_response_and_text_is_a_result_then_the_user_text() -> None:
+    record = {"conversations": [
+        {"from": "gpt", "value": '<tool_call>{"name": "f", "arguments": {}}</tool_call>'},
+        {"from": "human", "value": '<tool_response>{"name": "f"}</tool_response> then a question'},
+    ]}  # fmt: skip
+    got = parse_conversation(json.dumps(record), format="hermes", source_name="h.json")
+    call_id = "conversations[0].tool_call[0]"
+    assert got.messages == [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "content": '{"name": "f"}', "tool_call_id": call_id},
+        {"role": "user", "content": "then a question"},
+    ]  # fmt: skip
+    assert got.origins == ["conversations[0]", "conversations[1]", "conversations[1]"]
+    assert got.notes == []
+
+
+def test_two_responses_in_one_turn_are_located_each_and_json_booleans_are_read() -> None:
+    record = {"conversations": [
+        {"from": "human", "value": "both"},
+        {"from": "gpt", "value": '<tool_call>{"name": "a", "arguments": {"x": true}}</tool_call>'
+                                 '<tool_call>{"name": "b", "arguments": {}}</tool_call>'},
+        {"from": "tool", "value": '<tool_response>{"name": "b", "content": 2}</tool_response>'
+                                  '<tool_response>{"name": "a", "content": 1}</tool_response>'},
+    ]}  # fmt: skip
+    got = parse_conversation(json.dumps(record), format="hermes", source_name="h.json")
+    assert got.messages[1]["tool_calls"][0]["function"] == {"name": "a", "arguments": '{"x": true}'}
+    assert got.origins == [
+        "conversations[0]",
+        "conversations[1]",
+        "conversations[2].tool_response[0]",
+        "conversations[2].tool_response[1]",
+    ]

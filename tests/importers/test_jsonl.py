@@ -9,11 +9,14 @@ from import_helpers import DEEP, HUGE_INT, JSON_FORMATS, NO_SESSION, SAMPLES, ca
 
 from flowdrop_core.importers import (
     ConversationFormatError,
+    jsonl,
     load_conversation,
     load_conversations,
     parse_conversation,
     parse_conversations,
 )
+from flowdrop_core.importers.base import Out
+from flowdrop_core.importers.claims import Miss, lines_of
 from flowdrop_core.provider import normalize_report
 
 
@@ -142,3 +145,78 @@ def test_lines_of_single_messages_stay_one_conversation() -> None:
     (conv,) = parse_conversations(text)
     assert conv.label == ""
     assert [m["content"] for m in conv.messages] == ["a", "b"]
+
+
+def _jsonl(*lines: object) -> str:
+    return "\n".join(json.dumps(line) for line in lines) + "\n"
+
+
+def test_a_run_of_response_items_folds_calls_across_lines_and_notes_name_their_line() -> None:
+    """Two function_call lines are one assistant message whose origin names both lines; a
+    note inside a line's message names the line and the place in it."""
+    text = _jsonl(
+        {"role": "user", "content": "hi"},
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+        {"type": "function_call", "call_id": "c2", "name": "g", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "r1"},
+        {"type": "function_call_output", "call_id": "c2", "output": "r2"},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "done"},
+                                          {"type": "weird", "text": "w"}]},
+    )  # fmt: skip
+    got = parse_conversation(text, format="jsonl", source_name="r.jsonl")
+    assert got.messages == [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+            {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "{}"}}]},
+        {"role": "tool", "content": "r1", "tool_call_id": "c1"},
+        {"role": "tool", "content": "r2", "tool_call_id": "c2"},
+        {"role": "assistant", "content": "done\nw"},
+    ]  # fmt: skip
+    assert got.origins == ["line 1", "line 2+line 3", "line 4", "line 5", "line 6"]
+    assert [(n.where, n.what) for n in got.notes] == [
+        ("line 6: content[1]", "unknown content part type 'weird'")
+    ]
+
+
+def test_read_text_reads_the_lines_as_the_registry_does() -> None:
+    """``jsonl.read_text`` (the module's text entry point) reads what ``parse_conversation``
+    reads, blank lines skipped, with the same origins."""
+    text = _jsonl({"role": "user", "content": "a"}, {"messages": [
+        {"role": "assistant", "content": "b"}]}).replace("\n", "\n\n", 1)  # fmt: skip
+    out = Out()
+    jsonl.read_text(text, out)
+    assert out.messages == [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": "b"},
+    ]
+    assert out.origins == ["line 1", "line 3: messages[0]"]
+    got = parse_conversation(text, format="jsonl")
+    assert (got.messages, got.origins) == (out.messages, out.origins)
+
+
+def test_what_the_signature_misses() -> None:
+    assert str(jsonl.claims([])) == "no lines"
+    missed = jsonl.claims(lines_of(_jsonl({"role": "user", "content": "a"}, {"messages": 5})))
+    assert isinstance(missed, Miss)
+    assert (missed.where, missed.what) == (
+        "line 2: messages",
+        "expected a list, got number (nearest format: openai-chat)",
+    )
+
+
+def test_the_signature_misses_a_last_run_of_lines_no_format_claims() -> None:
+    text = _jsonl({"messages": [{"role": "user", "content": "a"}]}, {"role": "user"})
+    assert jsonl.claims(lines_of(text)) == Miss(
+        "line 2", "no 'content', 'tool_calls' or 'tool_call_id' (nearest format: openai-chat)", 1
+    )
+
+
+def test_a_bad_line_of_a_file_of_conversations_is_located_at_its_line() -> None:
+    text = _jsonl({"messages": [{"role": "user", "content": "a"}]}, {"messages": 5})
+    with pytest.raises(ConversationFormatError) as info:
+        parse_conversations(text, format="jsonl", source_name="ft.jsonl")
+    assert str(info.value) == (
+        "ft.jsonl is not valid jsonl: line 2: messages: expected a list, got number "
+        "(nearest format: openai-chat)"
+    )

@@ -30,6 +30,7 @@ from flowdrop_core.importers import (
     REGISTRY,
     Claim,
     Miss,
+    langchain,
     parse_conversation,
 )
 
@@ -487,3 +488,91 @@ def test_llm_result_other_generations_are_notes() -> None:
         ("generations[0][1]", "another generation", "b"),
         ("generations[1][0]", "another generation", "c"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ([{"lc": 1, "type": "constructor", "id": ["langchain", "Widget"], "kwargs": {}}],
+         "[0]: unknown LangChain class 'Widget'"),
+        ([{"type": "human", "content": "x"}, 5], "[1]: expected a message object, got number"),
+        ([{"type": "human", "content": ["a", 5]}],
+         "[0].content[1]: expected a content part object, got number"),
+        ({"generations": [{"text": "a"}]}, "generations: expected a list of lists of generations"),
+        ({"generations": []}, "generations: expected a list of lists of generations"),
+        ({"generations": [[{"text": "a"}], {"text": "b"}]},
+         "generations[1]: expected a list, got object"),
+        ({"generations": [["a"]]}, "generations[0][0]: expected a generation object, got string"),
+        ({"generations": [[{"info": {}}]]},
+         "generations[0][0]: a generation without 'message' or 'text'"),
+    ],
+)  # fmt: skip
+def test_more_langchain_refusals_name_what_and_where(document: Any, problem: str) -> None:
+    assert error_langchain(document) == problem
+
+
+def test_a_call_without_an_id_is_not_open_for_a_function_result() -> None:
+    """A call without an id is kept so (its id null), but a function result of its name
+    answers the next open call with an id, and one more finds no call and is noted."""
+    got = imported_langchain(
+        [
+            {"type": "ai", "content": "", "tool_calls": [
+                {"name": "f", "args": {}}, {"id": "c2", "name": "f", "args": {}}]},
+            {"type": "function", "name": "f", "content": "r"},
+            {"type": "function", "name": "f", "content": "s"},
+        ]
+    )  # fmt: skip
+    assert got.messages == [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": None, "type": "function", "function": {"name": "f", "arguments": "{}"}},
+            {"id": "c2", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "content": "r", "tool_call_id": "c2"},
+        {"role": "tool", "content": "s", "tool_call_id": None},
+    ]  # fmt: skip
+    assert [(n.where, n.what, n.why, n.content) for n in got.notes] == [
+        ("[2]", "function result without a call", "no earlier function_call is open", "f")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("document", "verdict"),
+    [
+        ({"generations": "x"}, "generations: expected a list of lists of generations"),
+        ({"generations": [[]]}, "generations[0]: an empty list"),
+        ({"generations": [["a"]]}, "generations[0][0]: a generation without 'message' or 'text'"),
+        ({"generations": [[{"info": {}}]]},
+         "generations[0][0]: a generation without 'message' or 'text'"),
+        ({"generations": [[{"message": {"role": "user"}}]]},
+         "generations[0][0].message: no LangChain 'type' and no 'role' with 'content'"),
+        ([{"agent": {"messages": [{"role": "user", "content": "x"}]}},
+          {"tools": {"messages": [{"role": "tool", "content": "y"}]}}],
+         "no node update holds a LangChain-typed message"),
+    ],
+)  # fmt: skip
+def test_what_the_signature_misses(document: Any, verdict: str) -> None:
+    missed = langchain.claims(document)
+    assert isinstance(missed, Miss)
+    assert str(missed) == verdict
+
+
+def test_the_signature_claims_a_text_generation_and_a_later_typed_node_update() -> None:
+    assert langchain.claims({"generations": [[{"text": "a"}]]}) == Claim("an LLMResult")
+    plain = {"messages": [{"role": "user", "content": "x"}]}
+    typed = {"messages": [{"type": "ai", "content": "y"}]}
+    assert langchain.claims([{"a": plain, "b": typed}]) == Claim("a list of node updates")
+    assert langchain.claims([{"a": plain}, {"b": typed}]) == Claim("a list of node updates")
+
+
+def test_a_list_of_dumpd_constructors_alone_is_claimed_as_langchain() -> None:
+    """A list holding only ``dumpd`` constructor messages is LangChain-typed."""
+    constructor = {"lc": 1, "type": "constructor", "id": ["langchain", "HumanMessage"],
+                   "kwargs": {"content": "hi"}}  # fmt: skip
+    assert langchain.claims([constructor]) == Claim("a list of messages")
+    got = parse_conversation(json.dumps([constructor]))
+    assert got.format == "langchain"
+    assert got.messages == [{"role": "user", "content": "hi"}]
+    assert got.origins == ["[0]"]
+
+
+def test_a_message_with_no_type_role_or_constructor_is_located() -> None:
+    assert error_langchain([{"content": "x"}]) == "[0]: missing 'type'"

@@ -25,8 +25,10 @@ from import_helpers import (
 
 from flowdrop_core.importers import (
     ConversationFormatError,
+    langfuse,
     parse_conversation,
 )
+from flowdrop_core.importers.claims import Miss
 
 
 def test_langfuse_trace_holding_its_own_observations() -> None:
@@ -542,4 +544,280 @@ def test_claude_agent_sdk_trace_keeps_the_tool_results_of_its_tool_observations(
     # the later turns' inputs ({"content": "role"}) are no messages: notes, not dropped
     assert [(n.where, n.what) for n in got.notes] == [
         (f"observations[{k}].input", "generation input in no known format") for k in (3, 1, 0)
+    ]
+
+
+def _weather_calls() -> dict[str, Any]:
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function",
+         "function": {"name": "get_weather", "arguments": json.dumps({"city": "Oslo"})}},
+        {"id": "c2", "type": "function",
+         "function": {"name": "get_weather", "arguments": json.dumps({"city": "Bergen"})}}]}  # fmt: skip
+
+
+def test_a_tool_observation_answering_a_call_the_history_leaves_open_is_its_result() -> None:
+    """The last generation's history answers one call of two; the TOOL observation of the
+    other is its result, placed after the results the history holds (it was dropped with
+    no note). The observation of the answered call adds nothing."""
+    user = {"role": "user", "content": "weather in Oslo and Bergen?"}
+    rain = {"role": "tool", "tool_call_id": "c1", "content": "rain"}
+    trace = {"id": "t", "observations": [
+        {"id": "g1", "type": "GENERATION", "startTime": "2025-01-01T00:00:01Z",
+         "input": [user], "output": _weather_calls()},
+        {"id": "k1", "type": "TOOL", "name": "get_weather", "startTime": "2025-01-01T00:00:02Z",
+         "input": {"city": "Oslo"}, "output": "rain"},
+        {"id": "k2", "type": "TOOL", "name": "get_weather", "startTime": "2025-01-01T00:00:02Z",
+         "input": {"city": "Bergen"}, "output": {"content": [{"type": "text", "text": "sun"}]}},
+        {"id": "g2", "type": "GENERATION", "startTime": "2025-01-01T00:00:03Z",
+         "input": [user, _weather_calls(), rain],
+         "output": {"role": "assistant", "content": "Rain in Oslo, sun in Bergen."}},
+    ]}  # fmt: skip
+    got = imported_langfuse(trace)
+    assert got.messages == [
+        user,
+        _weather_calls(),
+        {"role": "tool", "content": "rain", "tool_call_id": "c1"},
+        {"role": "tool", "content": "sun", "tool_call_id": "c2"},
+        {"role": "assistant", "content": "Rain in Oslo, sun in Bergen."},
+    ]
+    assert got.origins == [
+        "observations[3].input[0]",
+        "observations[3].input[1]",
+        "observations[3].input[2]",
+        "observations[2].output",
+        "observations[3].output[0]",
+    ]
+    assert got.notes == []
+
+
+def test_turns_with_their_own_input_take_tool_results_in_time_order() -> None:
+    """Generations that each record only their own turn (the last does not repeat the first
+    one's user message): the turns and the TOOL results in start order, a system prompt both
+    repeat once, a text result as it is, an object result as JSON, and a TOOL observation
+    whose name is no call's a note."""
+    system = {"role": "system", "content": "Be brief."}
+    trace = {"id": "t", "observations": [
+        {"id": "g1", "type": "GENERATION", "startTime": "t1",
+         "input": [system, {"role": "user", "content": "weather?"}], "output": _weather_calls()},
+        {"id": "k1", "type": "TOOL", "name": "get_weather", "startTime": "t2",
+         "input": {"city": "Oslo"}, "output": "rain"},
+        {"id": "k2", "type": "TOOL", "name": "get_weather", "startTime": "t2",
+         "input": {"city": "Bergen"}, "output": {"temp": 3}},
+        {"id": "k3", "type": "TOOL", "name": 7, "startTime": "t2", "input": {}, "output": {"x": 1}},
+        {"id": "g2", "type": "GENERATION", "startTime": "t3",
+         "input": [system, {"role": "user", "content": "thanks"}],
+         "output": {"role": "assistant", "content": "Rain, and 3 degrees."}},
+    ]}  # fmt: skip
+    got = imported_langfuse(trace)
+    assert got.messages == [
+        system,
+        {"role": "user", "content": "weather?"},
+        _weather_calls(),
+        {"role": "tool", "content": "rain", "tool_call_id": "c1"},
+        {"role": "tool", "content": '{"temp": 3}', "tool_call_id": "c2"},
+        {"role": "user", "content": "thanks"},
+        {"role": "assistant", "content": "Rain, and 3 degrees."},
+    ]
+    assert got.origins == [
+        "observations[0].input[0]",
+        "observations[0].input[1]",
+        "observations[0].output[0]",
+        "observations[1].output",
+        "observations[2].output",
+        "observations[4].input[1]",
+        "observations[4].output[0]",
+    ]
+    assert [(n.where, n.what, n.why, n.content) for n in got.notes] == [
+        ("observations[3].output", "TOOL observation without a call",
+         "no call of this tool in the conversation is left to answer", '{"x": 1}'),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("answer", "held"),
+    [
+        ("{'role': 'assistant', 'text': '  '}", []),  # a blank answer adds nothing
+        ("{'role': 'assistant', 'text': 'hello there'}", [{"role": "assistant", "content": "hello there"}]),
+    ],
+)  # fmt: skip
+def test_a_final_answer_on_the_trace_that_is_blank_or_held_adds_nothing(
+    answer: str, held: list[dict[str, Any]]
+) -> None:
+    """BeeAI-style final answer (a Python repr on the trace): blank, or already the last
+    message of the conversation, it adds no message and no note."""
+    question = {"role": "user", "content": "question?"}
+    got = imported_langfuse(
+        {"id": "t", "output": answer,
+         "observations": [{"id": "g", "type": "GENERATION", "input": [question, *held]}]}
+    )  # fmt: skip
+    assert got.messages == [question, *held]
+    assert got.notes == []
+
+
+def test_an_input_of_tool_definitions_only_is_no_message() -> None:
+    definition = {"role": "tool", "content": {"type": "function", "function": {"name": "f"}}}
+    got = imported_langfuse(
+        [{"id": "g", "type": "GENERATION", "input": [definition], "output": "hi"}]
+    )
+    assert got.messages == [{"role": "assistant", "content": "hi"}]
+    assert got.origins == ["[0].output"]
+    assert got.notes == []
+
+
+def test_a_result_without_an_id_and_no_open_call_stays_without_one() -> None:
+    got = imported_langfuse(
+        [{"id": "g", "type": "GENERATION", "output": "a",
+          "input": [{"role": "user", "content": "q"}, {"role": "tool", "content": "r"}]}]
+    )  # fmt: skip
+    assert got.messages == [
+        {"role": "user", "content": "q"},
+        {"role": "tool", "content": "r"},
+        {"role": "assistant", "content": "a"},
+    ]
+
+
+def test_observations_without_a_generation_are_missed() -> None:
+    assert langfuse.claims([{"id": "s", "type": "SPAN"}]) == Miss(
+        "", "no GENERATION observation", 1
+    )
+
+
+def test_one_generation_takes_its_tool_observations_as_the_results_of_its_calls() -> None:
+    """One generation whose output calls two tools, and the TOOL observations that ran them:
+    each result follows the calls in start order; an MCP error result is marked, and one
+    whose blocks are not all text is kept as its JSON."""
+    user = {"role": "user", "content": "weather?"}
+    image = {"content": [{"type": "image", "data": "AAAA"}]}
+    got = imported_langfuse(
+        {"id": "t", "observations": [
+            {"id": "g", "type": "GENERATION", "startTime": "t1", "input": [user],
+             "output": _weather_calls()},
+            {"id": "k1", "type": "TOOL", "name": "get_weather", "startTime": "t2",
+             "input": {"city": "Oslo"},
+             "output": {"content": [{"type": "text", "text": "no data"}], "isError": True}},
+            {"id": "k2", "type": "TOOL", "name": "execute_tool get_weather", "startTime": "t3",
+             "input": {"input": {"city": "Bergen"}}, "output": image},
+        ]}
+    )  # fmt: skip
+    assert got.messages == [
+        user,
+        _weather_calls(),
+        {"role": "tool", "content": "[error] no data", "tool_call_id": "c1"},
+        {"role": "tool", "content": json.dumps(image), "tool_call_id": "c2"},
+    ]
+    assert got.origins == [
+        "observations[0].input[0]",
+        "observations[0].output[0]",
+        "observations[1].output",
+        "observations[2].output",
+    ]
+    assert got.notes == []
+
+
+def test_a_trace_answer_is_not_taken_when_an_earlier_generation_read_an_output() -> None:
+    """The last generation by start recorded nothing, but the call read before it has an
+    output: the trace's answer is then no message of its own, only a note (it holds text
+    the conversation lacks)."""
+    got = imported_langfuse(
+        {"id": "t", "output": "{'role': 'assistant', 'text': 'a different answer'}",
+         "observations": [
+             {"id": "g1", "type": "GENERATION", "startTime": "t1",
+              "input": [{"role": "user", "content": "q"}], "output": "the answer"},
+             {"id": "g2", "type": "GENERATION", "startTime": "t2"}]}
+    )  # fmt: skip
+    assert got.messages == [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "the answer"},
+    ]
+    assert [(n.where, n.what, n.content) for n in got.notes] == [
+        ("output", "the trace output", "{'role': 'assistant', 'text': 'a different answer'}")
+    ]
+
+
+def test_one_generation_with_tool_observations_still_ends_with_the_trace_answer() -> None:
+    """A single generation (no output of its own) whose input holds the calls, the TOOL
+    observations that answer them, and the final answer only the trace holds."""
+    user = {"role": "user", "content": "weather?"}
+    got = imported_langfuse(
+        {"id": "t", "output": "{'role': 'assistant', 'text': 'Rain and sun.'}",
+         "observations": [
+             {"id": "g", "type": "GENERATION", "startTime": "t1", "input": [user, _weather_calls()]},
+             {"id": "k1", "type": "TOOL", "name": "get_weather", "startTime": "t2",
+              "input": {"city": "Oslo"}, "output": "rain"},
+             {"id": "k2", "type": "TOOL", "name": "get_weather", "startTime": "t3",
+              "input": {"city": "Bergen"}, "output": "sun"}]}
+    )  # fmt: skip
+    assert got.messages == [
+        user,
+        _weather_calls(),
+        {"role": "tool", "content": "rain", "tool_call_id": "c1"},
+        {"role": "tool", "content": "sun", "tool_call_id": "c2"},
+        {"role": "assistant", "content": "Rain and sun."},
+    ]
+    assert got.origins[2:] == ["observations[1].output", "observations[2].output", "output"]
+    assert got.notes == []
+
+
+_HELD = "the held answer text is here"
+
+
+def _nested(kind: str, levels: tuple[int, ...]) -> Any:
+    """``levels`` nested objects (or lists), the innermost of each run JSON text of the next
+    run (each run under the parser's depth limit), ending in the text ``_HELD``."""
+    value: Any = {"text": _HELD} if kind == "object" else _HELD
+    for k, n in enumerate(reversed(levels)):
+        for _ in range(n):
+            value = {"a": value} if kind == "object" else [value]
+        if k < len(levels) - 1:
+            value = json.dumps(value)
+    return value
+
+
+@pytest.mark.parametrize(
+    ("kind", "levels", "noted"),
+    [
+        ("object", (90, 59), False),  # about 150 levels: every text is walked and found held
+        ("list", (90, 59), False),
+        ("list", (90, 90, 90), True),  # past 200 levels: the rest is one text, not held
+        ("object", (90, 90, 90), True),
+    ],
+)
+def test_a_step_output_is_walked_to_a_depth_of_200_then_compared_whole(
+    kind: str, levels: tuple[int, ...], noted: bool
+) -> None:
+    """A SPAN's output whose only text the conversation holds adds no note, however it is
+    nested, up to 200 levels (JSON text inside strings counts); deeper, the rest is compared
+    as one text, which the conversation does not hold: a note with the whole output."""
+    output = _nested(kind, levels)
+    got = imported_langfuse(
+        {"id": "t", "observations": [
+            {"id": "g", "type": "GENERATION", "input": [{"role": "user", "content": "q"}],
+             "output": _HELD},
+            {"id": "s", "type": "SPAN", "name": "step", "output": output}]}
+    )  # fmt: skip
+    assert got.messages == [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": _HELD},
+    ]
+    expected = [("observations[1].output", "SPAN 'step' output", json.dumps(output))]
+    assert [(n.where, n.what, n.content) for n in got.notes] == (expected if noted else [])
+
+
+def test_a_trace_holding_more_messages_but_not_the_generations_is_no_framework_view() -> None:
+    """The trace's input has more messages than the generation, but not the generation's:
+    the conversation stays the generation's, and the trace input is a note."""
+    other = [{"role": "user", "content": text}
+             for text in ("an unrelated request", "another one here", "and a third one")]  # fmt: skip
+    got = imported_langfuse(
+        {"id": "t", "input": other, "observations": [
+            {"id": "g", "type": "GENERATION", "input": [{"role": "user", "content": "q"}],
+             "output": "the answer"}]}
+    )  # fmt: skip
+    assert got.messages == [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "the answer"},
+    ]
+    assert got.origins == ["observations[0].input[0]", "observations[0].output"]
+    assert [(n.where, n.what, n.content) for n in got.notes] == [
+        ("input", "the trace input", json.dumps(other))
     ]

@@ -28,7 +28,10 @@ from import_helpers import (
 from flowdrop_core.importers import (
     FORMATS,
     REGISTRY,
+    Claim,
     ConversationFormatError,
+    Miss,
+    openai_chat,
     parse_conversation,
 )
 from flowdrop_core.importers.base import Out, PendingCalls, Problem
@@ -536,3 +539,61 @@ def test_the_plain_message_path_reads_as_the_full_one(message: dict[str, Any]) -
 def test_a_plain_message_is_one_the_claim_check_passes(message: dict[str, Any]) -> None:
     if plain_message(message):
         assert message_miss(message, "[0]") is None
+
+
+def test_a_request_and_its_response_in_one_object_are_one_conversation() -> None:
+    """An object holding a request's ``messages`` and its response's ``choices`` (a logged
+    call) is the request's messages then the reply, each located."""
+    document = {
+        "messages": [{"role": "user", "content": "q"}],
+        "choices": [{"message": {"role": "assistant", "content": "a"}}],
+    }
+    assert openai_chat.claims(document) == Claim("a request and its response")
+    got = parse_conversation(json.dumps(document), source_name="call.json")
+    assert got.format == "openai-chat"
+    assert got.messages == [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "a"},
+    ]
+    assert got.origins == ["messages[0]", "choices[0]"]
+    assert got.notes == []
+
+
+@pytest.mark.parametrize(
+    ("document", "where", "what"),
+    [
+        ({"choices": [{"text": "x"}]}, "choices[0]", "missing 'message'"),
+        ({"messages": [{"role": "user"}], "choices": [{"message": {"role": "assistant"}}]},
+         "messages[0]", "no 'content', 'tool_calls' or 'tool_call_id'"),
+    ],
+)  # fmt: skip
+def test_what_the_response_signature_misses(document: Any, where: str, what: str) -> None:
+    missed = openai_chat.claims(document)
+    assert isinstance(missed, Miss)
+    assert (missed.where, missed.what) == (where, what)
+
+
+@pytest.mark.parametrize(
+    ("document", "got"),
+    [
+        ({"messages": 5}, "number"),
+        ({"messages": {"a": 1}, "choices": [{"message": {"role": "assistant", "content": "a"}}]},
+         "object"),
+    ],
+)  # fmt: skip
+def test_messages_that_are_not_a_list_are_located(document: Any, got: str) -> None:
+    with pytest.raises(ConversationFormatError) as info:
+        parse_conversation(json.dumps(document), format="openai-chat", source_name="c.json")
+    assert (
+        str(info.value) == f"c.json is not valid openai-chat: messages: expected a list, got {got}"
+    )
+
+
+def test_a_request_among_exchanges_with_a_bad_message_is_missed_there() -> None:
+    exchanges = [
+        {"messages": [{"role": "user"}]},
+        {"choices": [{"message": {"role": "assistant", "content": "a"}}]},
+    ]
+    assert openai_chat.claims(exchanges) == Miss(
+        "[0].messages[0]", "no 'content', 'tool_calls' or 'tool_call_id'", 3
+    )

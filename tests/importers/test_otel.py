@@ -24,9 +24,11 @@ from import_helpers import (
 )
 
 from flowdrop_core.importers import (
+    Claim,
     ConversationFormatError,
     Miss,
     otel,
+    parse_conversation,
 )
 
 
@@ -431,3 +433,80 @@ def test_otel_named_on_messages_detection_refuses_is_a_located_error(
 )
 def test_otel_claims_locates_a_broken_otlp_export(document: Any, where: str, what: str) -> None:
     assert otel.claims(document) == Miss(where, what, 1)
+
+
+def test_an_otlp_export_with_the_deprecated_whole_values_as_chat_messages() -> None:
+    """An OTLP export whose span keeps ``gen_ai.prompt`` (OpenAI Chat messages as JSON text)
+    and ``gen_ai.completion`` (``{"text", "finish_reason"}``) as OTLP attributes."""
+    span = {"name": "chat m", "attributes": [
+        {"key": "gen_ai.prompt", "value": {"stringValue": json.dumps(
+            [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}])}},
+        {"key": "gen_ai.completion", "value": {"stringValue": json.dumps(
+            {"text": "yo", "finish_reason": "stop"})}}]}  # fmt: skip
+    export = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+    assert otel.claims(export) == Claim(
+        "an OTLP export with the deprecated gen_ai.prompt / gen_ai.completion"
+    )
+    got = parse_conversation(json.dumps(export), source_name="x.json")
+    assert got.format == "otel-genai"
+    assert got.messages == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "yo"},
+    ]
+    at = "resourceSpans[0].scopeSpans[0].spans[0].attributes"
+    assert got.origins == [
+        f"{at}['gen_ai.prompt'][0]",
+        f"{at}['gen_ai.prompt'][1]",
+        f"{at}['gen_ai.completion']",
+    ]
+    assert got.notes == []
+
+
+def test_a_deprecated_completion_alone_is_the_assistant_turn() -> None:
+    got = parse_conversation(
+        json.dumps({"gen_ai.completion": "plain answer"}), source_name="x.json"
+    )
+    assert got.format == "otel-genai"
+    assert got.messages == [{"role": "assistant", "content": "plain answer"}]
+    assert got.origins == ["gen_ai.completion"]
+
+
+def test_a_deprecated_prompt_holding_a_chat_request_whose_messages_are_no_list() -> None:
+    with pytest.raises(ConversationFormatError) as info:
+        parse_conversation(
+            json.dumps({"gen_ai.prompt": json.dumps({"messages": 5})}),
+            format="otel-genai",
+            source_name="x.json",
+        )
+    assert str(info.value) == (
+        "x.json is not valid otel-genai: gen_ai.prompt.messages: expected a list, got number"
+    )
+
+
+def test_a_message_whose_parts_are_no_list_is_missed() -> None:
+    missed = otel.claims([{"role": "user", "parts": "x"}])
+    assert isinstance(missed, Miss)
+    assert (missed.where, missed.what) == ("[0].parts", "expected a list of parts")
+
+
+def test_system_instructions_beside_the_deprecated_whole_values_lead_the_conversation() -> None:
+    """``gen_ai.system_instructions`` with ``gen_ai.prompt`` / ``gen_ai.completion`` (no
+    ``gen_ai.input.messages``) is the leading system message (it was dropped with no note);
+    a completion field the reader does not read is an unknown note."""
+    attributes = {
+        "gen_ai.system_instructions": json.dumps([{"type": "text", "content": "Be brief."}]),
+        "gen_ai.prompt": json.dumps([{"role": "user", "content": "hi"}]),
+        "gen_ai.completion": json.dumps({"text": "yo", "finish_reason": "stop", "refusal": "x"}),
+    }
+    got = parse_conversation(json.dumps(attributes), source_name="x.json")
+    assert got.format == "otel-genai"
+    assert got.messages == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "yo"},
+    ]
+    assert got.origins == ["gen_ai.system_instructions", "gen_ai.prompt[0]", "gen_ai.completion"]
+    assert [(n.where, n.what, n.why, n.unknown) for n in got.notes] == [
+        ("gen_ai.completion.refusal", "field 'refusal'", "otel-genai does not read it", True)
+    ]

@@ -158,3 +158,85 @@ def test_the_signature_needs_kind_and_part_kind() -> None:
     assert isinstance(pydantic_ai.claims([{"kind": "request", "parts": [{"text": "x"}]}]), Miss)
     assert isinstance(pydantic_ai.claims([{"role": "user", "parts": [{"part_kind": "x"}]}]), Miss)
     assert isinstance(pydantic_ai.claims([]), Miss)
+
+
+def _forced(document: object) -> ImportedConversation:
+    """Read as pydantic-ai whatever detection would say."""
+    return parse_conversation(json.dumps(document), format="pydantic-ai", source_name="h.json")
+
+
+def test_one_request_object_with_an_unknown_part_and_an_unread_field() -> None:
+    """A single message object is read with origins from its top; an unknown request part
+    is an unknown note and no message; a field pydantic-ai does not have is noted."""
+    got = _forced(
+        {"kind": "request", "run_id": "r1", "extra": {"a": 1}, "parts": [
+            {"part_kind": "system-prompt", "content": "sys"},
+            {"part_kind": "user-prompt", "content": "hi"},
+            {"part_kind": "audio-prompt", "content": "noise"}]}
+    )  # fmt: skip
+    assert got.messages == [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "hi"},
+    ]
+    assert got.origins == ["parts[0]", "parts[1]"]
+    assert [(n.where, n.what, n.why, n.content, n.unknown) for n in got.notes] == [
+        ("extra", "field 'extra'", "pydantic-ai does not read it", '{"a": 1}', True),
+        ("parts[2]", "unknown part kind 'audio-prompt'", "pydantic-ai has no such part kind",
+         '{"part_kind": "audio-prompt", "content": "noise"}', True),
+    ]  # fmt: skip
+
+
+def test_files_builtin_returns_and_an_empty_response() -> None:
+    """A file part is a marker of its media type, a built-in tool's return a marker with its
+    content, and a response with no parts is an empty assistant text (its origin the message)."""
+    got = _forced(
+        {"messages": [
+            {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "draw"}]},
+            {"kind": "response", "parts": [
+                {"part_kind": "file", "content": {"media_type": "image/png", "data": "..."}},
+                {"part_kind": "file", "content": "raw"},
+                {"part_kind": "builtin-tool-return", "tool_name": "code", "tool_call_id": "b2",
+                 "content": {"out": 1}}]},
+            {"kind": "response", "parts": []}]}
+    )  # fmt: skip
+    assert got.messages == [
+        {"role": "user", "content": "draw"},
+        {"role": "assistant", "content": '[file image/png]\n[file]\n[builtin-tool-return code b2] {"out": 1}'},
+        {"role": "assistant", "content": ""},
+    ]  # fmt: skip
+    assert got.origins == ["messages[0].parts[0]", "messages[1]", "messages[2]"]
+    assert got.notes == []
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ({"kind": "response", "parts": "text"}, "parts: missing 'parts' list"),
+        ({"kind": "reply", "parts": []}, "expected a list of pydantic-ai messages, got object"),
+        ([{"kind": "response", "parts": "text"}], "[0].parts: missing 'parts' list"),
+        ({"messages": [{"kind": "request"}]}, "messages[0].parts: missing 'parts' list"),
+        ([{"kind": "request", "parts": []}, "x"], "[1]: expected a message object, got string"),
+        ([{"kind": "ask", "parts": []}], "[0]: 'kind' must be 'request' or 'response', got 'ask'"),
+        ([{"kind": "request", "parts": [{"content": "x"}]}],
+         "[0].parts[0]: part without a string 'part_kind'"),
+        ([{"kind": "response", "parts": ["x"]}], "[0].parts[0]: part without a string 'part_kind'"),
+        ([{"kind": "response", "parts": [{"part_kind": "tool-call", "tool_call_id": "c"}]}],
+         "[0].parts[0]: tool-call part without a string 'tool_name'"),
+        ([{"kind": "response", "parts": [{"part_kind": "user-prompt", "content": "x"}]}],
+         "[0].parts[0]: a 'user-prompt' part belongs to a request, not a response"),
+        ([{"kind": "response", "parts": [{"part_kind": "text", "content": ["x"]}]}],
+         "[0].parts[0].content: expected a string, got list"),
+        ([{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": ["a", 3]}]}],
+         "[0].parts[0].content[1]: expected text or a media object, got 3"),
+    ],
+)  # fmt: skip
+def test_more_bad_history_is_one_located_error(document: object, problem: str) -> None:
+    with pytest.raises(ConversationFormatError) as info:
+        _forced(document)
+    assert str(info.value) == f"h.json is not valid pydantic-ai: {problem}"
+
+
+def test_the_signature_of_an_object_that_is_no_message() -> None:
+    verdict = pydantic_ai.claims({"kind": "reply", "parts": []})
+    assert isinstance(verdict, Miss)
+    assert str(verdict) == "expected a list of {'kind', 'parts'} messages"

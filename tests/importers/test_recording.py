@@ -9,13 +9,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from flowdrop_core.importers import (
+    ConversationFormatError,
     ImportedConversation,
     load_conversation,
     parse_conversation,
     recording,
 )
-from flowdrop_core.importers.claims import Miss
+from flowdrop_core.importers.claims import Claim, Miss
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 
@@ -316,3 +319,32 @@ def test_the_signature_needs_one_provider_for_every_body() -> None:
     assert isinstance(recording.claims([gemini_request, anthropic_response]), Miss)
     assert isinstance(recording.claims([gemini_request, gemini_request]), Miss)
     assert isinstance(recording.claims([gemini_request]), Miss)
+
+
+def test_a_body_that_is_a_list_is_located() -> None:
+    """OpenAI Chat claims a bare list of messages too, so such a body passes the signature;
+    the reader refuses it at its index."""
+    document = [
+        {"messages": [{"role": "user", "content": "q"}]},
+        {"choices": [{"message": {"role": "assistant", "content": "a"}}]},
+        [{"role": "user", "content": "x"}],
+    ]
+    assert recording.claims(document) == Claim("a recording of openai-chat calls")
+    with pytest.raises(ConversationFormatError) as info:
+        parse_conversation(json.dumps(document), format="api-recording", source_name="r.json")
+    assert str(info.value) == (
+        "r.json is not valid api-recording: [2]: expected a request or response object, got list"
+    )
+
+
+@pytest.mark.parametrize(
+    ("document", "missed"),
+    [
+        ([{"contents": []}], Miss("", "expected a list of request and response bodies")),
+        ([{"candidates": []}, {"candidates": []}],
+         Miss("", "no request body ('messages', 'contents' or 'input')")),
+        ([{"messages": []}, {"messages": []}], Miss("", "no response body among the requests", 1)),
+    ],
+)  # fmt: skip
+def test_what_the_signature_misses(document: object, missed: Miss) -> None:
+    assert recording.claims(document) == missed

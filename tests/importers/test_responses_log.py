@@ -180,3 +180,64 @@ def test_a_response_whose_output_is_not_a_list_is_located() -> None:
     assert str(info.value) == (
         "log.json is not valid responses-log: [1].output: expected a list of items, got object"
     )
+
+
+def _forced_error(document: object) -> str:
+    with pytest.raises(ConversationFormatError) as info:
+        parse_conversation(json.dumps(document), format="responses-log", source_name="log.json")
+    return str(info.value).removeprefix("log.json is not valid responses-log: ")
+
+
+def test_replaced_instructions_and_an_earlier_poll_are_notes() -> None:
+    """Instructions a later call changes are a note at the first call; a response polled
+    again counts once (its last poll), the earlier poll's output a note; a stateless call
+    that keeps part of the history drops only what it does not hold."""
+    queued = {"object": "response", "id": "r1", "status": "in_progress",
+              "output": [{"type": "reasoning", "summary": []}]}  # fmt: skip
+    got = _read(
+        [
+            {"input": [_user("one")], "instructions": "Be brief."},
+            queued,
+            _answer("first", "r1"),
+            {"input": [_user("one"), _user("two")], "instructions": "Be kind."},
+            {"object": "response", "id": "r2", "status": "queued", "output": []},
+            _answer("second", "r2"),
+        ]
+    )
+    assert got.messages == [
+        {"role": "system", "content": "Be kind."},
+        {"role": "user", "content": "one"},
+        {"role": "user", "content": "two"},
+        {"role": "assistant", "content": "second"},
+    ]
+    assert got.origins == ["[3].instructions", "[3].input[0]", "[3].input[1]", "[5].output[0]"]
+    assert [(n.where, n.what, n.why, n.content) for n in got.notes] == [
+        ("[1]", "earlier poll of a response", "a later poll replaces it",
+         '[{"type": "reasoning", "summary": []}]'),
+        ("[0].instructions", "earlier instructions", "a later call replaced them", "Be brief."),
+        ("[2].output[0]", "item of an earlier call", "a later call's history does not hold it",
+         '{"type": "message", "id": "mr1", "status": "completed", "role": "assistant", '
+         '"content": [{"type": "output_text", "text": "first", "annotations": []}]}'),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ([{"input": {"text": "x"}}, {"object": "response", "output": []}],
+         "[0].input: expected a string or a list, got object"),
+        ([{"input": []}, {"object": "response", "output": []}],
+         "no request or response holds a conversation item"),
+        ([{"input": "x"}], "expected a list of Responses request bodies and response objects, "
+         "got list"),
+        # A bad item is located in the request that sent it, not at its index in the history.
+        ([{"input": "hi"},
+          {"error": {"message": "overloaded"}},
+          _answer("a", "r1"),
+          {"input": [{"type": 5}], "previous_response_id": "r1"},
+          {"object": "response", "output": []}],
+         "[3].input[0]: item 'type' must be a string, got number"),
+    ],
+)  # fmt: skip
+def test_bad_calls_are_one_located_error(document: object, problem: str) -> None:
+    assert _forced_error(document) == problem

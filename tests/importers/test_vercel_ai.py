@@ -269,3 +269,145 @@ def test_the_signature() -> None:
     assert isinstance(
         vercel_ai.claims([{"role": "user", "parts": [{"text": "x"}]}]), Miss
     )  # Gemini
+
+
+def _forced(document: object) -> ImportedConversation:
+    """Read as vercel-ai whatever detection would say."""
+    return parse_conversation(json.dumps(document), format="vercel-ai", source_name="ui.json")
+
+
+def test_ui_sources_unknown_parts_legacy_content_and_pending_states() -> None:
+    """Sources are markers, an unknown part keeps its text (or its type) with an unknown
+    note, AI SDK 4's ``content`` copy is noted when it differs from the parts, a dynamic
+    tool takes its ``toolName``, a provider tool without output is one marker, and a call
+    in an unexpected state is noted with no result."""
+    got = _forced(
+        [
+            {"role": "user", "content": "old text", "parts": [
+                {"type": "text", "text": "look"},
+                {"type": "source-url", "url": "https://x.test/a"},
+                {"type": "source-document", "title": "Doc"},
+                {"type": "widget", "text": "w"},
+                {"type": "gadget"}]},
+            {"role": "assistant", "content": "same", "parts": [
+                {"type": "text", "text": "same"},
+                {"type": "dynamic-tool", "toolName": "dyn", "toolCallId": "d1",
+                 "state": "output-available", "input": {"a": 1}, "output": "ok"},
+                {"type": "tool-web", "toolCallId": "w1", "providerExecuted": True,
+                 "input": {"q": "z"}},
+                {"type": "tool-ask", "toolCallId": "k1", "state": "approval-requested",
+                 "input": {}}]},
+        ]
+    )  # fmt: skip
+    assert got.messages == [
+        {"role": "user", "content": "look\n[source-url https://x.test/a]\n[source-document Doc]\nw\n[gadget]"},
+        {
+            "role": "assistant",
+            "content": 'same\n[provider tool web w1] {"q": "z"}',
+            "tool_calls": [
+                {"id": "d1", "type": "function", "function": {"name": "dyn", "arguments": '{"a": 1}'}},
+                {"id": "k1", "type": "function", "function": {"name": "ask", "arguments": "{}"}},
+            ],
+        },
+        {"role": "tool", "content": "ok", "tool_call_id": "d1"},
+    ]  # fmt: skip
+    assert got.origins == ["[0]", "[1]", "[1].parts[1]"]
+    assert [(n.where, n.what, n.why, n.content, n.unknown) for n in got.notes] == [
+        ("[0].parts[3]", "unknown part type 'widget'", "vercel-ai has no such part type",
+         '{"type": "widget", "text": "w"}', True),
+        ("[0].parts[4]", "unknown part type 'gadget'", "vercel-ai has no such part type",
+         '{"type": "gadget"}', True),
+        ("[0].content", "field 'content'", "the parts are read instead", "old text", False),
+        ("[1].parts[3]", "tool part in state 'approval-requested'", "the call has no result yet",
+         '{"type": "tool-ask", "toolCallId": "k1", "state": "approval-requested", "input": {}}',
+         False),
+    ]  # fmt: skip
+
+
+def test_model_messages_string_content_reasoning_files_and_legacy_results() -> None:
+    """A string content is the message; reasoning is a note; images and files are markers;
+    a ``tool-result`` without a typed ``output`` takes ``result`` and ``isError``."""
+    got = _forced(
+        [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": [
+                {"type": "text", "text": "see"},
+                {"type": "image", "mediaType": "image/png", "image": "..."},
+                {"type": "file", "mimeType": "application/pdf", "data": "..."}]},
+            {"role": "assistant", "content": [
+                {"type": "reasoning", "text": "hmm"},
+                {"type": "tool-call", "toolCallId": "c1", "toolName": "f", "args": {"x": 1}},
+                {"type": "tool-call", "toolCallId": "c2", "toolName": "g"}]},
+            {"role": "tool", "content": [
+                {"type": "tool-result", "toolCallId": "c1", "result": {"y": 2}},
+                {"type": "tool-result", "toolCallId": "c2", "result": "bad", "isError": True}]},
+        ]
+    )  # fmt: skip
+    assert got.messages == [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "see\n[image image/png]\n[file application/pdf]"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}},
+            {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "{}"}}]},
+        {"role": "tool", "content": '{"y": 2}', "tool_call_id": "c1"},
+        {"role": "tool", "content": "[error] bad", "tool_call_id": "c2"},
+    ]  # fmt: skip
+    assert got.origins == ["[0]", "[1]", "[2]", "[3].content[0]", "[3].content[1]"]
+    assert [(n.where, n.what, n.why, n.content) for n in got.notes] == [
+        ("[2].content[0]", "reasoning part", "model reasoning is not a conversation message",
+         '{"type": "reasoning", "text": "hmm"}'),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ([{"role": "user", "content": "x"}],
+         "neither UIMessages (parts with AI SDK types) nor model messages "
+         "(content with tool-call / tool-result parts)"),
+        ({"messages": [{"role": "user", "content": "x"}]},
+         "messages: neither UIMessages (parts with AI SDK types) nor model messages "
+         "(content with tool-call / tool-result parts)"),
+        # A message that is not an object makes the list neither kind: one error for the list.
+        ([{"role": "user", "parts": [{"type": "text", "text": "x"}]}, "stray"],
+         "neither UIMessages (parts with AI SDK types) nor model messages "
+         "(content with tool-call / tool-result parts)"),
+        ([{"role": "assistant", "content": [{"type": "tool-call"}]}, 7],
+         "neither UIMessages (parts with AI SDK types) nor model messages "
+         "(content with tool-call / tool-result parts)"),
+        ({"messages": []}, "expected a list of AI SDK messages, got object"),
+        ([{"role": "user", "parts": [{"type": "text", "text": "x"}, "loose"]}],
+         "[0].parts[1]: part without a string 'type'"),
+        ([{"role": "user", "parts": [{"type": "text"}]}],
+         "[0].parts[0]: text part without a string 'text'"),
+        ([{"role": "assistant", "parts": [{"type": "dynamic-tool", "toolCallId": "c"}]}],
+         "[0].parts[0]: dynamic-tool part without a string 'toolName'"),
+        ([{"role": "assistant", "content": [{"type": "tool-call"}]},
+          {"role": "user", "content": {"text": "x"}}],
+         "[1].content: expected a string or parts, got object"),
+        ([{"role": "robot", "content": [{"type": "tool-call"}]}],
+         "[0].role: unknown role 'robot' (expected system or user or assistant or tool)"),
+    ],
+)  # fmt: skip
+def test_more_bad_messages_are_one_located_error(document: object, problem: str) -> None:
+    with pytest.raises(ConversationFormatError) as info:
+        _forced(document)
+    assert str(info.value) == f"ui.json is not valid vercel-ai: {problem}"
+
+
+def test_a_tool_part_with_an_output_but_no_state_has_its_result() -> None:
+    """An ``output`` is the call's result whatever the state says (none here); a call marked
+    ``output-available`` whose output is absent has a null result."""
+    got = _forced(
+        [{"role": "assistant", "parts": [
+            {"type": "tool-f", "toolCallId": "c1", "input": {}, "output": {"n": 1}},
+            {"type": "tool-g", "toolCallId": "c2", "input": {}, "state": "output-available"}]}]
+    )  # fmt: skip
+    assert got.messages == [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+            {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "{}"}}]},
+        {"role": "tool", "content": '{"n": 1}', "tool_call_id": "c1"},
+        {"role": "tool", "content": "null", "tool_call_id": "c2"},
+    ]  # fmt: skip
+    assert got.notes == []
