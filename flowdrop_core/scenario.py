@@ -413,9 +413,9 @@ def parse_json_lines(lines: Sequence[str]) -> list[Any] | None:
                 return None
             try:
                 value, end = scan(line, 0)
+                if end != len(line):  # whitespace after the value, or more: decode judges
+                    value = decode(line)
             except StopIteration:  # leading whitespace, or not JSON: decode says which
-                value, end = decode(line), len(line)
-            if end != len(line):
                 value = decode(line)
             append(value)
     except (ValueError, RecursionError):  # JSONDecodeError and _Doubt are ValueErrors

@@ -398,7 +398,7 @@ def _gc_paused() -> Iterator[None]:
     collector is switched back on, as it was, afterwards, except when the
     command left its objects for the process's end (:func:`leave_to_exit`):
     switched on then, its first collection would scan every object the
-    replay made (about 0.3 s at 100,000 messages) just before the process
+    replay made (most of a second at 100,000 messages) just before the process
     ends without freeing them.
     """
     was_enabled = gc.isenabled()

@@ -160,19 +160,19 @@ class Out:
                     unknown=True,
                 )
 
-    def extend(self, other: Out, relocate: Any = None, *, origins_moved: bool = False) -> None:
+    def extend(self, other: Out, relocate: Any = None, *, origins: list[str] | None = None) -> None:
         """Append another reader's output, mapping its origins through ``relocate``.
 
-        ``origins_moved``: the caller already mapped ``other``'s message origins
-        (in one pass, cheaper than a call per origin); its notes are still mapped here.
+        ``origins``: ``other``'s message origins already mapped by the caller (in
+        one pass, cheaper than a call per origin); its notes are still mapped here.
         """
         move = relocate or (lambda origin: origin)
         self.synthetic |= other.synthetic
         self.messages.extend(other.messages)
-        if origins_moved:
-            self.origins.extend(other.origins)
-        else:
+        if origins is None:
             self.origins.extend(move(origin) for origin in other.origins)
+        else:
+            self.origins.extend(origins)
         self.notes.extend(replace(n, where=move(n.where)) for n in other.notes)
 
 

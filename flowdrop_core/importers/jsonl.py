@@ -112,13 +112,13 @@ def read_lines(lines: list[Line], out: Out) -> None:
         if run:
             numbers = [number for number, _ in run]
             got = detect_value([value for _, value in run], RUN_FORMATS, "", numbers=numbers)
-            origins = got.origins
-            if origins == [f"[{k}]" for k in range(len(origins))]:
-                # One message per line, in order (the usual run): each origin is its line.
-                got.origins = [f"line {number}" for number in numbers]
-                out.extend(got, lambda origin: _relocate(origin, numbers), origins_moved=True)
-            else:
-                out.extend(got, lambda origin: _relocate(origin, numbers))
+            # One message per line, in order (the usual run): each origin is its line.
+            whole_lines = got.origins == [f"[{k}]" for k in range(len(got.origins))]
+            out.extend(
+                got,
+                lambda origin: _relocate(origin, numbers),
+                origins=[f"line {number}" for number in numbers] if whole_lines else None,
+            )
             run.clear()
 
     for number, value in lines:
