@@ -14,15 +14,18 @@ user message is a pure read) and the window (step 6). No I/O happens here.
 
 The append is lean: each incoming message is read, validated and written as
 a stored row in one pass (:func:`~flowdrop_core.messages.read_row`), each
-decision is recorded as a plain tuple laid out like an :class:`Event` (an
-eviction as the evicted node, described when first read), and the result is
+decision is recorded as a plain tuple laid out like an :class:`Event` (the
+commonest one, a message appended as its append's first decision, and every
+eviction as the node itself, described when first read), and the result is
 a plain slotted :class:`AppendResult` whose ``Event`` objects are built only
-when a caller reads ``events``. An independent oracle (``tests/oracle.py``)
-holds it to the rules on random conversations.
+when a caller reads ``events``; a result the caller has let go of is reused
+by the next append. An independent oracle (``tests/oracle.py``) holds it to
+the rules on random conversations.
 """
 
 from __future__ import annotations
 
+import sys
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import islice
@@ -34,6 +37,7 @@ from flowdrop_core.messages import (
     InvalidMessagesError,
     MessageProblem,
     make_placeholder,
+    read_dict_row,
     read_messages,
     read_row,
 )
@@ -54,6 +58,17 @@ _CHANGES = frozenset({_APPENDED, _INSERTED, _REPLACED, _EVICTED})
 _new_object = object.__new__
 _new_event = tuple.__new__
 
+# Buffer.append reuses its previous result when nobody else holds it, as
+# CPython's zip() and dict.items() reuse their result tuples: a reference count
+# of 3 is the buffer's own reference, the local name and the argument of the
+# count. Only where a count says that: CPython with its GIL.
+if sys.implementation.name == "cpython" and getattr(sys, "_is_gil_enabled", lambda: True)():
+    _refs = sys.getrefcount
+else:  # pragma: no cover - another interpreter: always a new result
+
+    def _refs(obj: object, /) -> int:
+        return 0
+
 
 def _evicted(node: list[Any], cap: int) -> tuple[Any, ...]:
     """The ``EVICTED`` decision of a node the window dropped, laid out like :class:`Event`.
@@ -65,22 +80,48 @@ def _evicted(node: list[Any], cap: int) -> tuple[Any, ...]:
     return (_EVICTED, "MEM-14", None, 0, node[_RID], node[_ENTRY], cap)
 
 
-def _events(decisions: list[Any], cap: int) -> tuple[Event, ...]:
+def _appended(node: list[Any], length: int, n: int) -> tuple[Any, ...]:
+    """The ``APPENDED`` decision recorded as its node: the first of ``n``, ``length`` after.
+
+    The append records the message it appends as its first decision, the
+    commonest one, as the node itself (see :meth:`Buffer.append`): then the
+    message is incoming index 0, the decisions after it are the ``n - 1``
+    evictions, so it went in at position ``length + n - 2``, and its entry
+    and id never change (only a healed placeholder's entry is replaced, and
+    those are recorded as tuples).
+    """
+    return (_APPENDED, "MEM-14", 0, length + n - 2, node[_RID], node[_ENTRY], None)
+
+
+def _decision_tuples(decisions: list[Any], cap: int, length: int) -> list[tuple[Any, ...]]:
+    """Every recorded decision as its tuple (see :func:`_events`)."""
+    tuples = [d if type(d) is tuple else _evicted(d, cap) for d in decisions]
+    if type(decisions[0]) is list:
+        tuples[0] = _appended(decisions[0], length, len(decisions))
+    return tuples
+
+
+def _events(decisions: list[Any], cap: int, length: int) -> tuple[Event, ...]:
     """The :class:`Event` objects of recorded decisions (one or two is the common case).
 
-    The first decision is always a rule's tuple (every message, or an empty
-    batch, decides something); evicted nodes come last.
+    Every message, or an empty batch, decides something, so the first item
+    is a rule's tuple or the appended node (:func:`_appended`); evicted nodes
+    come last (:func:`_evicted`). ``length`` is the buffer's after the append.
     """
     n = len(decisions)
+    first = decisions[0]
+    if type(first) is list:
+        first = _appended(first, length, n)
+    if n == 1:
+        return (_new_event(Event, first),)
     if n == 2:  # one message: its decision and, with a full window, one eviction
-        first, last = decisions
+        last = decisions[1]
         if type(last) is list:
             last = _evicted(last, cap)
         return (_new_event(Event, first), _new_event(Event, last))
-    if n == 1:
-        return (_new_event(Event, decisions[0]),)
     return tuple(
-        [_new_event(Event, d if type(d) is tuple else _evicted(d, cap)) for d in decisions]
+        [_new_event(Event, first)]
+        + [_new_event(Event, d if type(d) is tuple else _evicted(d, cap)) for d in decisions[1:]]
     )
 
 
@@ -95,13 +136,21 @@ class AppendResult(PlainResult):
 
     A plain slotted object, made by the engine without ``__init__``: it sets
     the counts and keeps its decisions (tuples laid out like :class:`Event`,
-    evictions as the evicted nodes until first read); ``events`` is made from
-    them the first time it is read. Fields may be assigned. :meth:`to_dict`
-    is the JSON-ready form (:meth:`json_schema` describes it) and
-    :meth:`from_dict` reads it back.
+    the appended message and the evictions as their nodes until first read);
+    ``events`` is made from them the first time it is read. Fields may be
+    assigned. :meth:`to_dict` is the JSON-ready form (:meth:`json_schema`
+    describes it) and :meth:`from_dict` reads it back.
     """
 
-    __slots__ = ("_events", "_messages", "appended", "appended_any", "count", "max_messages")
+    __slots__ = (
+        "_events",
+        "_length",
+        "_messages",
+        "appended",
+        "appended_any",
+        "count",
+        "max_messages",
+    )
 
     FIELDS: ClassVar[tuple[str, ...]] = (
         "count",
@@ -117,8 +166,11 @@ class AppendResult(PlainResult):
     appended_any: bool
     max_messages: int
     # ``_events``: the events (a tuple) or, until ``events`` is first read, the
-    # engine's decisions (a list); ``_messages``: a list, None, or a LazyValue.
+    # engine's decisions (a list), and ``_length`` the buffer's length they were
+    # made at (``count`` may be reassigned); ``_messages``: a list, None, or a
+    # LazyValue.
     _events: tuple[Event, ...] | list[Any]
+    _length: int
     _messages: list[dict[str, Any]] | LazyValue | None
 
     def __init__(
@@ -144,7 +196,7 @@ class AppendResult(PlainResult):
         events = self._events
         if type(events) is tuple:
             return events
-        built = _events(events, self.max_messages)  # type: ignore[arg-type]
+        built = _events(events, self.max_messages, self._length)  # type: ignore[arg-type]
         self._events = built
         return built
 
@@ -155,16 +207,7 @@ class AppendResult(PlainResult):
     @property
     def messages(self) -> list[dict[str, Any]] | None:
         """The buffer after the append, or ``None`` (:meth:`Buffer.append` does not copy it)."""
-        try:
-            value = self._messages
-        except AttributeError:
-            try:
-                self._events  # noqa: B018  # made by the engine: no messages
-            except AttributeError:
-                raise AttributeError(
-                    f"{type(self).__name__!r} object has no attribute 'messages'"
-                ) from None
-            return None
+        value = self._messages
         if isinstance(value, LazyValue):
             value = self._messages = value.get()
         return value
@@ -201,16 +244,15 @@ class AppendResult(PlainResult):
         (``[0]`` kind, ``[2]`` incoming index, ``[3]`` position, ``[4]`` tool
         call id, ``[5]`` entry, ``[6]`` window), so a layer that only needs
         kinds and positions (a storage delta, a tally) can read them cheaply
-        (the first read makes the tuples of the evictions; later reads return
-        the same list). Do not modify them.
+        (the first read makes the tuples of the appended message and the
+        evictions; later reads return the same list). Do not modify them.
         """
         try:
             decisions = self._events
         except AttributeError:
             return ()
-        if type(decisions) is list and type(decisions[-1]) is list:
-            cap = self.max_messages
-            decisions = [d if type(d) is tuple else _evicted(d, cap) for d in decisions]
+        if type(decisions) is list and (type(decisions[0]) is list or type(decisions[-1]) is list):
+            decisions = _decision_tuples(decisions, self.max_messages, self._length)
             self._events = decisions
         return decisions
 
@@ -272,7 +314,16 @@ class Buffer:
     cap is trimmed by its next append, with eviction events.
     """
 
-    __slots__ = ("_answers", "_declared", "_next_seq", "_nodes", "_open", "max_messages")
+    __slots__ = (
+        "_answers",
+        "_declared",
+        "_last",
+        "_next_seq",
+        "_nodes",
+        "_open",
+        "_result_class",
+        "max_messages",
+    )
 
     #: The class of the results :meth:`append` makes (a runtime layer may use a subclass).
     _result_type: ClassVar[type[AppendResult]] = AppendResult
@@ -284,6 +335,9 @@ class Buffer:
         self._answers: dict[str, list[_Node]] = {}  # call id -> results, oldest first
         self._open: dict[str, None] = {}  # declared, answered nowhere (insertion-ordered set)
         self._next_seq = 0
+        self._result_class = self._result_type  # an instance slot: read on every append
+        # The last result made, reused by the next append once nobody else holds it.
+        self._last: AppendResult = _new_object(self._result_class)
         for msg in read_messages(entries, where="buffer"):
             self._push([msg[5], msg[2], msg[3], msg[4], 0])  # the entry is kept verbatim
 
@@ -308,7 +362,13 @@ class Buffer:
         Every message is validated first: a malformed one raises
         :class:`InvalidMessagesError` and the buffer is unchanged. The result
         is built on demand (see :class:`AppendResult`); the decisions are
-        recorded as tuples laid out like :class:`Event`.
+        recorded as tuples laid out like :class:`Event`, except the two
+        commonest, kept as the node itself until first read: the message
+        appended as the first decision of its append (:func:`_appended`) and
+        an eviction (:func:`_evicted`). The result may be the object the
+        previous append returned, when the caller no longer holds it: one
+        allocation and one free fewer per append; a result anyone holds is
+        never changed.
 
         The rules run inline, one message at a time, because this is the hot
         path (``benchmarks/append_bench.py``): MEM-1 / MEM-10 for a tool result,
@@ -317,13 +377,14 @@ class Buffer:
         everything else is appended (MEM-14). Then the window (step 6).
         """
         if type(incoming) is dict:
-            node = read_row(incoming)
+            node = read_dict_row(incoming)
             if type(node) is str:
                 raise InvalidMessagesError([MessageProblem("incoming", 0, node)])
             batch: Sequence[_Node] = (node,)  # type: ignore[assignment]
             events: list[Any] = []  # decision tuples, then evicted nodes
         else:
             batch = _read_batch(incoming)
+            start = len(self._nodes)  # where the batch's first message goes, if appended
             # MEM-16: an empty batch is a pure read (the window below still applies).
             events = [] if batch else [(_PURE_READ, "MEM-16", None, None, None, None, None)]
         appended = 0
@@ -331,19 +392,10 @@ class Buffer:
         i = -1
         for node in batch:
             i += 1
-            entry = node[_ENTRY]
-            role = entry["role"]
-            if role == "tool":
-                rid = node[_RID]
-                if rid is None:  # MEM-11: no usable id, no dedup: appended, with a warning
-                    node[_SEQ] = self._next_seq
-                    self._next_seq += 1
-                    nodes.append(node)
-                    pos = len(nodes) - 1
-                    events.append((_APPENDED, "MEM-14", i, pos, None, entry, None))
-                    events.append((_IDLESS, "MEM-11", i, pos, None, entry, None))
-                    appended += 1
-                    continue
+            # Dispatch on what the reader found: only a tool entry has a result
+            # id, only an assistant entry declares calls (MEM-11).
+            rid = node[_RID]
+            if rid is not None:
                 answers = self._answers
                 if rid in answers:  # MEM-1 / MEM-10: already answered here
                     self._answered(i, node, answers[rid], events)
@@ -354,49 +406,73 @@ class Buffer:
                 answers[rid] = [node]
                 if rid in self._open:  # its call is answered now: no longer open (MEM-3)
                     del self._open[rid]
-                events.append((_APPENDED, "MEM-14", i, len(nodes) - 1, rid, entry, None))
+                if events or node[_HEALED]:  # a healed one's entry may be replaced (MEM-10)
+                    events.append((_APPENDED, "MEM-14", i, len(nodes) - 1, rid, node[_ENTRY], None))
+                else:
+                    events.append(node)  # the first decision: see _appended
                 appended += 1
                 continue
-            if role == "assistant":
-                calls = node[_CALLS]
-                if calls:
-                    declared = self._declared
-                    for cid in calls:
-                        if cid not in declared:
-                            break
-                    else:  # MEM-2: every call it declares is declared already
-                        first = declared[calls[0]][0]
-                        pos = first[_SEQ] - nodes[0][_SEQ]
-                        events.append((_DUPLICATE_TURN, "MEM-2", i, pos, calls[0], None, None))
-                        continue
-                    node[_SEQ] = self._next_seq  # a new turn: appended, its calls indexed
-                    self._next_seq += 1
-                    nodes.append(node)
-                    answers = self._answers
-                    for cid in calls:
-                        holders = declared.get(cid)
-                        if holders is None:
-                            declared[cid] = [node]
-                            if cid not in answers:
-                                self._open[cid] = None
-                        else:
-                            holders.append(node)
-                    events.append((_APPENDED, "MEM-14", i, len(nodes) - 1, None, entry, None))
-                    appended += 1
+            calls = node[_CALLS]
+            if calls:
+                declared = self._declared
+                for cid in calls:
+                    if cid not in declared:
+                        break
+                else:  # MEM-2: every call it declares is declared already
+                    first = declared[calls[0]][0]
+                    pos = first[_SEQ] - nodes[0][_SEQ]
+                    events.append((_DUPLICATE_TURN, "MEM-2", i, pos, calls[0], None, None))
                     continue
-            elif role == "user":
+                node[_SEQ] = self._next_seq  # a new turn: appended, its calls indexed
+                self._next_seq += 1
+                nodes.append(node)
+                answers = self._answers
+                for cid in calls:
+                    holders = declared.get(cid)
+                    if holders is None:
+                        declared[cid] = [node]
+                        if cid not in answers:
+                            self._open[cid] = None
+                    else:
+                        holders.append(node)
+                if events:
+                    events.append(
+                        (_APPENDED, "MEM-14", i, len(nodes) - 1, None, node[_ENTRY], None)
+                    )
+                else:
+                    events.append(node)  # the first decision: see _appended
+                appended += 1
+                continue
+            entry = node[_ENTRY]
+            role = entry["role"]
+            if role == "user":
                 content = entry["content"]  # MEM-16 / step 5: empty content is a pure read
-                if content is None or not (content.strip() if type(content) is str else content):
+                if not content or (type(content) is str and content.isspace()):
                     events.append((_PURE_READ, "MEM-16", i, None, None, None, None))
                     continue
                 if self._open:
                     self._heal(i, events)
+            elif role == "tool":  # MEM-11: no usable id, no dedup: appended, with a warning
+                node[_SEQ] = self._next_seq
+                self._next_seq += 1
+                nodes.append(node)
+                pos = len(nodes) - 1
+                events.append((_APPENDED, "MEM-14", i, pos, None, entry, None))
+                events.append((_IDLESS, "MEM-11", i, pos, None, entry, None))
+                appended += 1
+                continue
             node[_SEQ] = self._next_seq
             self._next_seq += 1
             nodes.append(node)
-            events.append((_APPENDED, "MEM-14", i, len(nodes) - 1, None, entry, None))
+            if events:
+                events.append((_APPENDED, "MEM-14", i, len(nodes) - 1, None, entry, None))
+            else:
+                events.append(node)  # the first decision: see _appended
             appended += 1
 
+        if i > 0 and type(events[0]) is list:  # a batch's first message, appended: its tuple
+            first = events[0]
+            events[0] = (_APPENDED, "MEM-14", 0, start, first[_RID], first[_ENTRY], None)
         # Window (GR-MEM step 6): drop the oldest entries down to max_messages.
         # Cited as MEM-14 because that rule is why eviction must not lower
         # ``appended``; GR-MEM gives the window no rule id of its own.
@@ -427,12 +503,15 @@ class Buffer:
                         else:
                             _remove(holders, node)
                 events.append(node)  # its EVICTED decision is made when read (_evicted)
-        result = _new_object(self._result_type)
-        result.count = count
+        result = self._last
+        if _refs(result) != 3:  # someone holds it: a new one
+            result = self._last = _new_object(self._result_class)
+        result.count = result._length = count
         result.appended = appended
         result.appended_any = appended > 0
         result.max_messages = cap
         result._events = events
+        result._messages = None
         return result
 
     def _answered(

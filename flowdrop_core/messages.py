@@ -42,6 +42,7 @@ __all__ = [
     "make_placeholder",
     "read_call_function",
     "read_call_id",
+    "read_dict_row",
     "read_message",
     "read_messages",
     "read_row",
@@ -326,6 +327,11 @@ def read_row(msg: Any) -> list[Any] | str:
     """
     if type(msg) is not dict:
         return _read_row_slowly(msg)
+    return read_dict_row(msg)
+
+
+def read_dict_row(msg: dict[str, Any]) -> list[Any] | str:
+    """:func:`read_row` for a caller that has checked ``type(msg) is dict`` already (the engine)."""
     try:
         role = msg["role"]
     except KeyError:
