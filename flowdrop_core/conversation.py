@@ -192,7 +192,6 @@ class _LazyMessages(tuple, LazyValue):  # type: ignore[type-arg]
 
 _new_lazy = tuple.__new__
 _new_tuple = tuple.__new__
-_APPENDED = EventKind.APPENDED
 
 #: Value types a context memo may compare by identity: immutable, so the same
 #: object means the same value (an equal value of another type, ``True`` for
@@ -501,9 +500,10 @@ class ConversationBuffer:
         result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
         decisions = result._events
         log = live.log
-        if len(decisions) == 1 and decisions[0][0] is _APPENDED:  # the usual append
-            first = decisions[0]
-            log.append(_new_tuple(Op, ("insert", first[3], first[5])))
+        if len(decisions) == 1 and type(decisions[0]) is list:  # the usual append
+            # one message appended at the end, recorded as its node (see engine._appended);
+            # a plain tuple reads as an Op (apply_ops unpacks it) and costs less to make
+            log.append(("insert", result.count - 1, decisions[0][0]))  # type: ignore[arg-type]
             changed = True
         else:
             ops = delta_from_events(result.decisions(), result.count).ops  # type: ignore[arg-type]
@@ -696,12 +696,11 @@ class ConversationBuffer:
                 # validates first: raises with ``buf`` unchanged; a _ScopedBuffer's result
                 result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
                 decisions = result._events  # the engine's decisions (see AppendResult.decisions)
-                if len(decisions) == 1 and decisions[0][0] is _APPENDED:  # the usual append
-                    # delta_from_events' answer for one appended message, made inline
-                    first = decisions[0]
-                    delta = _new_tuple(
-                        Delta, ((_new_tuple(Op, ("insert", first[3], first[5])),), result.count)
-                    )
+                if len(decisions) == 1 and type(decisions[0]) is list:  # the usual append
+                    # delta_from_events' answer for one message appended at the end,
+                    # recorded as its node (see engine._appended), made inline
+                    op = _new_tuple(Op, ("insert", result.count - 1, decisions[0][0]))
+                    delta = _new_tuple(Delta, ((op,), result.count))
                 else:
                     delta = delta_from_events(result.decisions(), result.count)  # type: ignore[arg-type]
                 if not delta.ops and rec is None:  # a call that changed nothing writes nothing

@@ -28,6 +28,18 @@ from flowdrop_core.storage.base import (
 __all__ = ["MemoryStore"]
 
 
+#: A live append's revision mark: the slot changed, its new token is made when first asked for.
+_CHANGED: Any = object()
+
+
+def _token_of(item: list[Any]) -> str:
+    """The revision token of a stored ``[value, token]`` (made now after a live append)."""
+    token = item[1]
+    if token is _CHANGED:
+        token = item[1] = new_revision()
+    return token  # type: ignore[no-any-return]
+
+
 class MemoryStore:
     """In-process store: a dict of slots plus per-slot thread locks (MEM-12).
 
@@ -71,7 +83,7 @@ class MemoryStore:
                 value = list(value)
             elif isinstance(value, LiveValue):
                 value = value.entries()
-            return Snapshot(value, True, item[1])
+            return Snapshot(value, True, _token_of(item))
 
     def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
         """Return ``(value, found)``; a stored buffer comes back as a new list."""
@@ -95,7 +107,7 @@ class MemoryStore:
         token = new_revision()
         with self._guard:
             item = self._data.get(slot)
-            conflict_check(slot, expected, None if item is None else item[1])
+            conflict_check(slot, expected, None if item is None else _token_of(item))
             self._data[slot] = [value, token]
         return token
 
@@ -132,7 +144,7 @@ class MemoryStore:
         token = new_revision() if journal is None or journal.revision is None else journal.revision
         with self._guard:
             item = self._data.get(slot)
-            conflict_check(slot, expected, None if item is None else item[1])
+            conflict_check(slot, expected, None if item is None else _token_of(item))
             if journal is not None:
                 records = self._journal.get(slot)
                 check_journal_seq(slot, journal, records[-1][0] if records else 0)
@@ -182,9 +194,9 @@ class MemoryStore:
             if item is not None:
                 item[0] = value
                 if changed:
-                    item[1] = new_revision()
+                    item[1] = _CHANGED
             elif changed:
-                self._data[slot] = [value, new_revision()]
+                self._data[slot] = [value, _CHANGED]
             return result
 
     def _records_for(self, slot: Slot, limit: int) -> deque[tuple[int, str]]:
@@ -225,8 +237,9 @@ class MemoryStore:
 
     def revision(self, scope: str, scope_id: str, key: str) -> str | None:
         """The slot's revision token, ``None`` when it is empty."""
-        item = self._data.get((str(scope), scope_id, key))
-        return None if item is None else item[1]
+        with self._guard:
+            item = self._data.get((str(scope), scope_id, key))
+            return None if item is None else _token_of(item)
 
     def delete(
         self,
@@ -241,7 +254,7 @@ class MemoryStore:
         slot = (str(scope), scope_id, key)
         with self._guard:
             item = self._data.get(slot)
-            conflict_check(slot, expected, None if item is None else item[1])
+            conflict_check(slot, expected, None if item is None else _token_of(item))
             return self._data.pop(slot, None) is not None
 
     def slots(self) -> list[Slot]:

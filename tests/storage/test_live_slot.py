@@ -22,7 +22,15 @@ from test_storage import SpyStore
 
 from flowdrop_core.conversation import ConversationBuffer
 from flowdrop_core.messages import InvalidMessagesError
-from flowdrop_core.storage import Delta, LiveStore, MemoryStore, Op, StorageError, Store
+from flowdrop_core.storage import (
+    Delta,
+    LiveStore,
+    MemoryStore,
+    Op,
+    RevisionConflict,
+    StorageError,
+    Store,
+)
 
 CTX = {"session_id": "s1"}
 SLOT = ("session", "s1", "chat_history")
@@ -194,3 +202,24 @@ def test_threads_appending_live_lose_no_turn() -> None:
     for n in range(4):  # each thread's turns in its own order
         mine = [c for c in contents if c.startswith(f"{n}-")]
         assert mine == [f"{n}-{i}" for i in range(200)]
+
+
+def test_a_live_append_moves_the_revision_a_reader_holds() -> None:
+    """A live append marks the slot changed; its new token is made when first asked for."""
+    store = MemoryStore()
+    buf = ConversationBuffer(store=store)
+    buf.append({"role": "user", "content": "a"}, CTX)
+    slot = next(iter(store.slots()))
+    before = store.revision(*slot)
+    assert before is not None and store.revision(*slot) == before  # asked twice: one token
+    buf.append({"role": "user", "content": "b"}, CTX)
+    buf.append({"role": "user", "content": "c"}, CTX)
+    after = store.revision(*slot)
+    assert after is not None and after != before
+    assert store.read(*slot).revision == after
+    with pytest.raises(RevisionConflict):  # a write based on what was read before
+        store.set(*slot, [], expected=before)
+    buf.append({"role": "user", "content": ""}, CTX)  # a pure read: nothing changed
+    assert store.revision(*slot) == after
+    store.set(*slot, [], expected=after)
+    assert store.read(*slot).value == []
