@@ -23,14 +23,25 @@ Run with ``make bench`` (or ``python benchmarks/append_bench.py``). It prints:
 Timings are process CPU time (``time.process_time_ns``) with the GC paused,
 which is robust to other processes sharing the machine, though not immune:
 contention for caches still slows (b) more than (a).
+
+``--instructions`` adds a figure that does not move with the machine: the
+instructions per message of (a) and (b), counted by ``valgrind
+--tool=cachegrind`` (Debian package ``valgrind``) over a 20,000-message
+slice of the same conversation (the difference between three passes and
+one, so start-up is not counted), and their ratio.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import random
+import re
+import shutil
 import statistics
+import subprocess
+import sys
 import time
 from collections import deque
 from typing import Any
@@ -214,6 +225,69 @@ def bench_floor(conv: list[dict[str, Any]], window: int, repeat: int) -> float:
     return best_ns(run, repeat) / len(conv)
 
 
+def _passes(mode: str, passes: int) -> None:
+    """``--count MODE PASSES``: run (a) or (b) over the 20,000-message slice, untimed."""
+    conv = agent_conversation(20_000)
+
+    def plain() -> None:
+        d: deque[dict[str, Any]] = deque(maxlen=1_000)
+        append = d.append
+        for msg in conv:
+            append(dict(msg))
+
+    def engine() -> None:
+        append = Buffer(max_messages=1_000).append
+        for msg in conv:
+            append(msg)
+
+    gc.disable()
+    for _ in range(passes):
+        (plain if mode == "a" else engine)()
+
+
+def _instructions(mode: str, passes: int) -> int:
+    """Instructions counted by cachegrind for ``passes`` passes of ``mode`` (plus start-up)."""
+    run = subprocess.run(
+        [
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--cachegrind-out-file=/dev/null",
+            sys.executable,
+            __file__,
+            "--count",
+            mode,
+            str(passes),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        # the same start-up in every run: one hash seed, no bytecode written by the first
+        env={
+            **os.environ,
+            "PYTHONHASHSEED": "0",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONPATH": os.pathsep.join(sys.path),
+        },
+    )
+    found = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count in valgrind's output:\n{run.stderr[-500:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def print_instructions() -> None:
+    """(a) and (b) in instructions per message (see the module docstring)."""
+    if shutil.which("valgrind") is None:
+        print("--instructions: valgrind is not installed (Debian package valgrind)")
+        return
+    per = {m: (_instructions(m, 3) - _instructions(m, 1)) / 40_000 for m in ("a", "b")}
+    print(
+        f"(i)  instructions per message (cachegrind, 20,000 messages): (a) {per['a']:,.0f}, "
+        f"(b) {per['b']:,.0f}, (b)/(a) {per['b'] / per['a']:.1f}x  (target <= {TARGET:g})"
+    )
+
+
 def _ratios(engine: list[float], base: list[float]) -> str:
     ratios = [e / b for e, b in zip(engine, base, strict=True)]
     return (
@@ -228,7 +302,14 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=1_000)
     parser.add_argument("--rounds", type=int, default=7, help="rounds of (a) and (b)")
     parser.add_argument("--repeat", type=int, default=5, help="rounds of (c), repeats of (d)")
+    parser.add_argument(
+        "--instructions", action="store_true", help="also count instructions (valgrind)"
+    )
+    parser.add_argument("--count", nargs=2, metavar=("MODE", "PASSES"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.count:  # the child that --instructions runs under valgrind
+        _passes(args.count[0], int(args.count[1]))
+        return
 
     conv = agent_conversation(max(args.messages, 110_000))
     stream = conv[: args.messages]
@@ -264,6 +345,8 @@ def main() -> None:
         print(f"     {label:<28}: {ns:8.1f} ns  ({ns / plain:5.1f}x (a))")
     floor = bench_floor(stream, args.window, args.repeat)
     print(f"     {'floor: rule-free stand-in':<28}: {floor:8.1f} ns  ({floor / plain:5.1f}x (a))")
+    if args.instructions:
+        print_instructions()
 
 
 if __name__ == "__main__":
