@@ -89,5 +89,6 @@ def test_a_healed_result_appended_keeps_its_own_entry_after_a_real_one_replaces_
     first = buf.append(healed)
     buf.append({"role": "tool", "content": "real", "tool_call_id": "c1"})  # MEM-10
     assert buf.messages()[1]["content"] == "real"
-    assert first.events[0].kind is EventKind.APPENDED
-    assert first.events[0].entry["content"] == PLACEHOLDER_CONTENT
+    event = first.events[0]
+    assert event.kind is EventKind.APPENDED and event.entry is not None
+    assert event.entry["content"] == PLACEHOLDER_CONTENT
