@@ -443,6 +443,11 @@ class PostgresStore:
         """A driver failure as a :class:`StorageError` naming the server and the slot."""
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         reason = f"{type(exc).__name__}: {reason}"
+        if isinstance(exc, pg_errors.ConnectionTimeout):
+            reason += (
+                f", no connection within connect_timeout={self.connect_timeout} s (2 s at "
+                "least): the server is down, frozen or unreachable"
+            )
         if what.startswith("write"):
             reason += (
                 "; the commit was sent and its outcome is unknown (the transaction is whole or "

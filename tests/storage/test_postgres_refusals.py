@@ -12,6 +12,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,7 @@ def test_serialization_failures_are_retried_like_any_conflict(serializable_url: 
         for n in range(per_writer):
             try:
                 buf.append({"role": "user", "content": f"{w}:{n}"}, {"session_id": f"s{w % slots}"})
-            except Exception as exc:  # noqa: BLE001 - every failure is counted
+            except Exception as exc:  # every failure is counted
                 errors.append(exc)
                 continue
             acked[w].append(f"{w}:{n}")
@@ -94,10 +95,8 @@ def own_server() -> Iterator[PostgresServer]:
 
 
 def with_suppressed_kill(pid: int, sig: int) -> None:
-    try:
+    with suppress(ProcessLookupError):
         os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def _cluster_pids(server: PostgresServer) -> list[int]:
@@ -148,7 +147,7 @@ def test_a_frozen_server_is_a_clear_error_within_a_bounded_time(
             else:
                 store.listing()
             outcome.append("returned")
-        except BaseException as exc:  # noqa: BLE001 - the test inspects it
+        except BaseException as exc:  # the test inspects it
             outcome.append(exc)
         took.append(time.monotonic() - started)
 

@@ -107,7 +107,9 @@ def test_an_evicting_policy_is_an_error_at_connect(server: RedisServer, policy: 
     with pytest.raises(StorageError, match=f"maxmemory-policy {policy}.*nothing was written"):
         store.set(*slot, [{"role": "user", "content": "a"}])
     with pytest.raises(StorageError, match=f"maxmemory-policy {policy}.*read an empty slot"):
-        ConversationBuffer(store=store).append({"role": "user", "content": "a"}, {"session_id": "s"})
+        ConversationBuffer(store=store).append(
+            {"role": "user", "content": "a"}, {"session_id": "s"}
+        )
     assert admin.keys("flowdrop:*") == []
 
 
