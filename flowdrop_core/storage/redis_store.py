@@ -20,11 +20,18 @@ non-empty slot (its JSON triple) scored by its last write time, and
 ``<namespace>:journals`` the set of slots with a journal, so listing never
 scans keys (on a cluster they are updated right after the slot's script).
 
-Redis must run ``maxmemory-policy noeviction``: an eviction policy drops a
-slot's keys one by one. The store warns at connect when the policy is
-another, and a slot whose keys disagree (meta without entries, a count that
-is not the list's length, a listed slot with no keys) reads as a
-:class:`StorageError` naming the slot, never as an empty buffer.
+Redis must not evict the store's keys: an eviction policy drops a slot's keys
+one by one. At connect one read-only script checks that the user may run
+every command the store needs (:data:`NEEDED_COMMANDS`) and reads
+``maxmemory-policy``; a refused command, or a policy that may evict a key
+without a TTL (anything but ``noeviction`` and ``volatile-*``, see
+:data:`SAFE_POLICIES`), is one :class:`StorageError` saying what to change.
+Every write script reads the policy again (``INFO memory``) before it writes,
+so a policy changed after connect refuses the next write: no turn is
+acknowledged under an evicting policy. A slot whose keys disagree (meta
+without entries, a count that is not the list's length, a listed slot with
+no keys), or an empty one while the policy evicts, reads as a
+:class:`StorageError` naming the slot and eviction, never as an empty buffer.
 
 Writes are Lua scripts: Redis runs a script entirely or not at all, so a
 client killed mid-call (SIGKILL) or a connection dropped mid-write leaves
@@ -415,10 +422,12 @@ class RedisStore:
     ``cluster``: talk to a Redis Cluster (``redis.cluster.RedisCluster``);
     ``None`` asks the server (``INFO cluster``). On a cluster the slot
     index and the journal index are updated right after the slot's script
-    (a script may only touch one cluster slot's keys). ``check_policy``
-    reads ``maxmemory-policy`` at connect and warns unless it is
-    ``noeviction`` (see the module docstring). The URL's password is never
-    shown: :func:`~flowdrop_core.storage.base.mask_url`.
+    (a script may only touch one cluster slot's keys). At connect the
+    user's permissions and ``maxmemory-policy`` are checked (see the module
+    docstring); ``check_policy=False`` skips only the refusal of an evicting
+    policy at connect (to read what is left on such a server): writes are
+    still refused under it. The URL's password is never shown:
+    :func:`~flowdrop_core.storage.base.mask_url`.
     """
 
     kind = "redis"
