@@ -498,15 +498,16 @@ class RedisStore:
             return False
         return bool(info.get("cluster_enabled"))
 
-    def _verify(self) -> None:
+    def _verify(self, what: str | None = None, slot: Slot | None = None) -> None:
         """The check at connect: every command the store needs is permitted, no evicting policy.
 
         One read-only script (:data:`_PROBE`) runs each command of
         :data:`NEEDED_COMMANDS` on keys of the namespace and reads
         ``maxmemory-policy``: a refused command, or (unless ``check_policy``
         is off) a policy that may evict a key without a TTL, is one
-        :class:`StorageError` saying what to change. An unreachable server is
-        checked by the first call that reaches it.
+        :class:`StorageError` saying what to change. A server unreachable at
+        connect is checked by the next call (``what`` on ``slot``), whose
+        error it then is.
         """
         tag = f"{self.namespace}:{{probe}}"
         try:
@@ -522,6 +523,8 @@ class RedisStore:
             self._old_server = True  # Redis before 7: no read-only script to probe with
             policy, refused = self._policy_by_config(), []
         except RedisError as exc:
+            if what is not None:
+                raise self._error(what, slot, exc) from exc
             _log.info("cannot check Redis %s now (%s); the first call will", self.server, exc)
             return
         if refused:
@@ -613,7 +616,7 @@ class RedisStore:
     def _run(self, script: Any, keys: list[str], args: list[Any], slot: Slot, what: str) -> Any:
         """Run a write script; a conflict is a :class:`RevisionConflict`, nothing written."""
         if not self._verified:
-            self._verify()
+            self._verify(what, slot)
         try:
             reply = script(keys=keys, args=args)
         except RedisError as exc:
@@ -644,7 +647,7 @@ class RedisStore:
         """
         slot, keys = self._keys(scope, scope_id, key)
         if not self._verified:
-            self._verify()
+            self._verify("read the slot", slot)
         try:
             if self._old_server:
                 reply = self._read_pipelined(slot, keys)

@@ -231,3 +231,21 @@ def test_the_documented_commands_are_enough(server: RedisServer) -> None:
     assert store.listing() == {slot: (3, store.slot_times()[0][1])}
     assert store.journal_counts() == {slot: 3}
     assert store.delete(*slot) is True
+
+
+def test_a_server_down_at_connect_is_checked_by_the_first_call_that_reaches_it(
+    server: RedisServer,
+) -> None:
+    """Constructed while the server was down: the check runs, whole, on the first call."""
+    server.stop()
+    store = RedisStore(server.url, socket_timeout=1)
+    with pytest.raises(StorageError, match=r"cannot read the slot.*ConnectionError"):
+        ConversationBuffer(store=store).append(
+            {"role": "user", "content": "a"}, {"session_id": "s"}
+        )
+    server.start()
+    admin_of(server).execute_command("ACL", "SETUSER", "default", "-xadd")
+    with pytest.raises(StorageError, match="XADD") as err:
+        store.set("session", "s", "chat_history", [{"role": "user", "content": "a"}])
+    assert "Redis user 'default'" in str(err.value)
+    assert admin_of(server).keys("flowdrop:*") == []
