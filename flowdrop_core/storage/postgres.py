@@ -52,6 +52,7 @@ import json
 import logging
 import math
 import os
+import random
 import re
 import socket
 import threading
@@ -173,12 +174,31 @@ def _ms(timeout: float) -> str:
 #: deadlock. Nothing was written, so it is a revision conflict: the writer re-reads.
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
 
-#: How often a read that hit a serialization failure is tried before it is an error.
-_READ_TRIES = 5
+#: How often a read that hit a serialization failure is tried in place before it is an error.
+_TRIES = 5
+
+#: How often a write with no condition (``expected=ANY``) that the server rolled back for a
+#: concurrent transaction is tried in place (with a short random pause) before it is an
+#: error. Every such rollback means another transaction committed, so this is progress.
+_WRITE_TRIES = 100
 
 
-class NoAnswer(psycopg.OperationalError):
-    """The server did not answer within the call's deadline (the client-side timeout)."""
+def _again(expected: Any, conflict: RevisionConflict, attempt: int) -> bool:
+    """Whether a write with no condition that the server rolled back is tried again in place.
+
+    A caller that passed a revision re-reads on a conflict (MEM-12); one that
+    passed ``ANY`` asked for no condition, so a serialization failure (or a
+    race to create the slot's row) is not its to handle: the write is simply
+    tried again.
+    """
+    if not (
+        expected is ANY
+        and isinstance(conflict.__cause__, (*_RETRYABLE, pg_errors.UniqueViolation))
+        and attempt + 1 < _WRITE_TRIES
+    ):
+        return False
+    time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))
+    return True
 
 
 class _Call:
@@ -504,7 +524,7 @@ class PostgresStore:
 
     def _query(self, what: str, slot: Slot | None, sql: str, args: tuple[Any, ...]) -> list[Any]:
         """One statement's rows; a serialization failure is tried again (a read writes nothing)."""
-        for attempt in range(_READ_TRIES):
+        for attempt in range(_TRIES):
             conn = self._conn(slot, what)
             if not self._ready:
                 return []
@@ -512,7 +532,7 @@ class PostgresStore:
                 with self._bounded(conn, 0.0, what, slot):
                     return conn.execute(sql, args).fetchall()
             except _RETRYABLE as exc:
-                if attempt + 1 < _READ_TRIES:
+                if attempt + 1 < _TRIES:
                     continue
                 raise self._error(what, slot, exc) from None
             except psycopg.Error as exc:
@@ -662,26 +682,32 @@ class PostgresStore:
         else:
             text = encode_json(value, slot, "value")
         token = new_revision()
-        with self._transaction(slot, timeout, expected) as conn:
-            row = self._meta(conn, slot)
-            conflict_check(slot, expected, None if row is None else row[1])
-            if row is not None:
-                conn.execute(f"DELETE FROM {self._t['slot']} WHERE id = %s", (row[0],))
-            sid = conn.execute(
-                f"INSERT INTO {self._t['slot']} (scope, scope_id, key, rev, count, value, "
-                "updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
-                (
-                    *_b(slot),
-                    token,
-                    len(rows) if is_buffer else None,
-                    None if is_buffer else text,
-                    time.time(),
-                ),
-            ).fetchone()[0]
-            if is_buffer and rows:
-                with conn.cursor() as cur:
-                    cur.executemany(self._rows.insert, list(initial_rows(sid, rows)))
-        return token
+        for attempt in range(_WRITE_TRIES):
+            try:
+                with self._transaction(slot, timeout, expected) as conn:
+                    row = self._meta(conn, slot)
+                    conflict_check(slot, expected, None if row is None else row[1])
+                    if row is not None:
+                        conn.execute(f"DELETE FROM {self._t['slot']} WHERE id = %s", (row[0],))
+                    sid = conn.execute(
+                        f"INSERT INTO {self._t['slot']} (scope, scope_id, key, rev, count, "
+                        "value, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                        (
+                            *_b(slot),
+                            token,
+                            len(rows) if is_buffer else None,
+                            None if is_buffer else text,
+                            time.time(),
+                        ),
+                    ).fetchone()[0]
+                    if is_buffer and rows:
+                        with conn.cursor() as cur:
+                            cur.executemany(self._rows.insert, list(initial_rows(sid, rows)))
+                return token
+            except RevisionConflict as exc:
+                if not _again(expected, exc, attempt):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def apply(
         self,
@@ -792,13 +818,19 @@ class PostgresStore:
     ) -> bool:
         """Empty the slot (its journal is kept); return whether it held a value."""
         slot = (str(scope), scope_id, key)
-        with self._transaction(slot, timeout, expected) as conn:
-            row = self._meta(conn, slot)
-            conflict_check(slot, expected, None if row is None else row[1])
-            if row is None:
-                return False
-            conn.execute(f"DELETE FROM {self._t['slot']} WHERE id = %s", (row[0],))
-            return True
+        for attempt in range(_WRITE_TRIES):
+            try:
+                with self._transaction(slot, timeout, expected) as conn:
+                    row = self._meta(conn, slot)
+                    conflict_check(slot, expected, None if row is None else row[1])
+                    if row is None:
+                        return False
+                    conn.execute(f"DELETE FROM {self._t['slot']} WHERE id = %s", (row[0],))
+                    return True
+            except RevisionConflict as exc:
+                if not _again(expected, exc, attempt):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     # -- journal -------------------------------------------------------------------------------
 

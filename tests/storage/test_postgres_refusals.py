@@ -80,6 +80,34 @@ def test_serialization_failures_are_retried_like_any_conflict(serializable_url: 
     store.close()
 
 
+def test_unconditional_writes_are_tried_again_at_serializable(serializable_url: str) -> None:
+    """``set``/``delete`` with no condition: a serialization failure is not the caller's."""
+    store = PostgresStore(serializable_url)
+    store.create_tables()
+    slot = ("session", "s", "chat_history")
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(4)
+
+    def work(w: int) -> None:
+        barrier.wait()
+        for n in range(40):
+            try:
+                if n % 10 == 9:
+                    store.delete(*slot)
+                else:
+                    store.set(*slot, [{"role": "user", "content": f"{w}:{n}"}])
+            except Exception as exc:  # every failure is counted
+                errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    store.close()
+
+
 # -- a frozen server -------------------------------------------------------------------------
 
 
