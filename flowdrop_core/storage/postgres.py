@@ -260,7 +260,8 @@ class _Watchdog:
             time.sleep(self._TICK)
             now = time.monotonic()
             for call in list(calls.values()):
-                if now >= call.deadline and not call.fired:
+                # still running (not ended since the snapshot): cut its connection
+                if now >= call.deadline and not call.fired and calls.get(id(call)) is call:
                     call.fired = True
                     _cut(call.conn)
             if not calls:
