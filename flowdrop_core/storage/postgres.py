@@ -32,6 +32,17 @@ connection closes, so a killed writer never leaves a slot locked.
 A connection failure is a :class:`StorageError` naming the slot and the
 server (never the password); the broken connection is dropped and the next
 call reconnects, so the caller works again once the server is back.
+
+A server that stops answering (frozen, or a host whose kernel still
+acknowledges every packet) is noticed by the client: every call has a
+deadline, ``io_timeout`` past the lock wait it asked the server for, and a
+watchdog thread shuts the connection's socket down when it passes, so the
+blocked call fails at once with a :class:`StorageError` saying so.
+
+At ``serializable`` isolation (a server, database or role default) a
+serialization failure or a deadlock rolls the transaction back whole: it is
+a :class:`RevisionConflict`, retried like any other (a read is retried in
+place).
 """
 
 from __future__ import annotations
@@ -41,7 +52,9 @@ import json
 import logging
 import math
 import os
+import random
 import re
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -156,6 +169,122 @@ def _ms(timeout: float) -> str:
     return f"{max(1, math.ceil(timeout * 1000))}ms"
 
 
+#: What a transaction rolled back whole by the server for a concurrent one raises: at
+#: ``serializable`` (or ``repeatable read``) isolation a serialization failure, and a
+#: deadlock. Nothing was written, so it is a revision conflict: the writer re-reads.
+_RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
+
+#: How often a read that hit a serialization failure is tried in place before it is an error.
+_TRIES = 5
+
+#: How often a write with no condition (``expected=ANY``) that the server rolled back for a
+#: concurrent transaction is tried in place (with a short random pause) before it is an
+#: error. Every such rollback means another transaction committed, so this is progress.
+_WRITE_TRIES = 100
+
+
+def _again(expected: Any, conflict: RevisionConflict, attempt: int) -> bool:
+    """Whether a write with no condition that the server rolled back is tried again in place.
+
+    A caller that passed a revision re-reads on a conflict (MEM-12); one that
+    passed ``ANY`` asked for no condition, so a serialization failure (or a
+    race to create the slot's row) is not its to handle: the write is simply
+    tried again.
+    """
+    if not (
+        expected is ANY
+        and isinstance(conflict.__cause__, (*_RETRYABLE, pg_errors.UniqueViolation))
+        and attempt + 1 < _WRITE_TRIES
+    ):
+        return False
+    time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))
+    return True
+
+
+class _Call:
+    """One bounded call: its connection, its deadline, whether the watchdog cut it."""
+
+    __slots__ = ("conn", "deadline", "fired")
+
+    def __init__(self, conn: Any, deadline: float) -> None:
+        self.conn = conn
+        self.deadline = deadline
+        self.fired = False
+
+
+class _Watchdog:
+    """Cuts off a call that outlived its deadline: shuts down its connection's socket.
+
+    A frozen server never answers, and its host's kernel still acknowledges
+    every packet, so neither libpq nor TCP ever notices: the call would wait
+    forever. One daemon thread per process checks the running calls every
+    :data:`_TICK` seconds while there are any (it sleeps otherwise); past a
+    call's deadline it shuts the socket down (``SHUT_RDWR`` on a duplicate of
+    the descriptor), which makes the blocked libpq call fail at once. Starting
+    and ending a call is two dict operations.
+    """
+
+    _TICK = 0.05
+
+    def __init__(self) -> None:
+        self._calls: dict[int, _Call] = {}
+        self._busy = threading.Event()
+        self._pid = -1
+        self._guard = threading.Lock()
+
+    def start(self, conn: Any, seconds: float) -> _Call:
+        if self._pid != os.getpid():
+            self._spawn()
+        call = _Call(conn, time.monotonic() + seconds)
+        self._calls[id(call)] = call
+        if not self._busy.is_set():
+            self._busy.set()
+        return call
+
+    def end(self, call: _Call) -> None:
+        self._calls.pop(id(call), None)
+
+    def _spawn(self) -> None:
+        with self._guard:
+            if self._pid == os.getpid():
+                return
+            self._calls = {}
+            self._busy = threading.Event()
+            threading.Thread(target=self._watch, name="flowdrop-pg-watchdog", daemon=True).start()
+            self._pid = os.getpid()
+
+    def _watch(self) -> None:
+        calls, busy = self._calls, self._busy
+        while True:
+            busy.wait()
+            time.sleep(self._TICK)
+            now = time.monotonic()
+            for call in list(calls.values()):
+                # still running (not ended since the snapshot): cut its connection
+                if now >= call.deadline and not call.fired and calls.get(id(call)) is call:
+                    call.fired = True
+                    _cut(call.conn)
+            if not calls:
+                busy.clear()
+                if calls:  # a call started meanwhile
+                    busy.set()
+
+
+def _cut(conn: Any) -> None:
+    """Shut the connection's socket down, so a call blocked on it fails now."""
+    try:
+        fd = conn.pgconn.socket
+        dup = socket.socket(fileno=os.dup(fd))
+    except (psycopg.Error, OSError, ValueError):
+        return
+    with suppress(OSError):
+        dup.shutdown(socket.SHUT_RDWR)
+    dup.close()
+
+
+_WATCHDOG = _Watchdog()
+
+
 class PostgresStore:
     """A Postgres-backed store: ``PostgresStore(dsn)``, else ``$FLOWDROP_POSTGRES_URL``.
 
@@ -163,8 +292,11 @@ class PostgresStore:
     (created on first use unless ``create=False``, then a missing table reads
     as an empty store and a write is an error). ``busy_timeout`` is the
     default bound on waiting for a row lock; a write's ``timeout`` overrides
-    it. ``connect_timeout`` bounds connecting. Each thread has its own
-    connection; connections never cross a fork.
+    it. ``connect_timeout`` bounds connecting. ``io_timeout`` bounds waiting
+    for the server's answer, on top of any lock wait a call asks the server
+    for: a frozen server is a :class:`StorageError` after that long (see the
+    module docstring). Each thread has its own connection; connections never
+    cross a fork.
     """
 
     kind = "postgres"
@@ -177,6 +309,7 @@ class PostgresStore:
         create: bool = True,
         busy_timeout: float = 30.0,
         connect_timeout: float = 5.0,
+        io_timeout: float = 10.0,
     ) -> None:
         dsn = dsn if dsn is not None else os.environ.get(POSTGRES_ENV, "").strip()
         if not dsn:
@@ -190,6 +323,9 @@ class PostgresStore:
         self.create = create
         self.busy_timeout = check_timeout(busy_timeout)
         self.connect_timeout = max(1, math.ceil(connect_timeout))
+        if not io_timeout > 0:
+            raise ValueError(f"io_timeout must be > 0 seconds, got {io_timeout!r}")
+        self.io_timeout = float(io_timeout)
         try:
             info = psycopg.conninfo.conninfo_to_dict(dsn)
         except psycopg.ProgrammingError as exc:
@@ -242,11 +378,51 @@ class PostgresStore:
                 self._conns.append(conn)
         if not self._ready:
             try:
-                self._prepare(conn)
+                with self._bounded(conn, self.busy_timeout, what, slot):
+                    self._prepare(conn)
             except psycopg.Error as exc:
                 self._forget(conn)
                 raise self._error(what, slot, exc) from None
         return conn
+
+    @contextmanager
+    def _bounded(self, conn: Any, wait: float, what: str, slot: Slot | None) -> Iterator[None]:
+        """A call on ``conn`` given ``wait`` (a lock wait it asked for) plus ``io_timeout``.
+
+        Past that the watchdog cuts the connection (:class:`_Watchdog`) and the
+        call's failure becomes a :class:`StorageError` saying the server did not
+        answer; the connection is dropped, the next call reconnects.
+        """
+        call = _WATCHDOG.start(conn, wait + self.io_timeout)
+        try:
+            yield
+        except (psycopg.Error, StorageError) as exc:
+            if not call.fired:
+                raise
+            self._drop(conn)
+            raise self._no_answer(what, slot, wait, exc) from exc
+        finally:
+            _WATCHDOG.end(call)
+
+    def _no_answer(
+        self, what: str, slot: Slot | None, wait: float, exc: BaseException
+    ) -> StorageError:
+        """A call the watchdog cut: the server did not answer in time."""
+        reason = (
+            f"NoAnswer: no answer within {wait + self.io_timeout:.3g} s, the server is frozen, "
+            f"overloaded or unreachable (client-side timeout: io_timeout={self.io_timeout:g} s"
+            + (f" after a lock wait of {wait:g} s" if wait else "")
+            + ")"
+        )
+        if what.startswith("write"):
+            reason += (
+                "; the commit was sent and its outcome is unknown (the transaction is whole or "
+                "absent)"
+                if "outcome is unknown" in str(exc)
+                else "; nothing was written"
+            )
+        message = f"cannot {what} on Postgres {self.server} ({reason})"
+        return StorageError(message) if slot is None else StorageError.for_slot(message, slot)
 
     def _lock_timeout(self, conn: Any, value: str) -> None:
         """Set the session's ``lock_timeout`` (one round trip, only when it changes)."""
@@ -288,6 +464,11 @@ class PostgresStore:
         """A driver failure as a :class:`StorageError` naming the server and the slot."""
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         reason = f"{type(exc).__name__}: {reason}"
+        if isinstance(exc, pg_errors.ConnectionTimeout):
+            reason += (
+                f", no connection within connect_timeout={self.connect_timeout} s (2 s at "
+                "least): the server is down, frozen or unreachable"
+            )
         if what.startswith("write"):
             reason += (
                 "; the commit was sent and its outcome is unknown (the transaction is whole or "
@@ -330,7 +511,8 @@ class PostgresStore:
         """Create the schema and tables now (idempotent; first use does it too)."""
         conn = self._conn(None, "create the tables")
         try:
-            self._create(conn)
+            with self._bounded(conn, self.busy_timeout, "create the tables", None):
+                self._create(conn)
         except psycopg.Error as exc:
             self._forget(conn)
             raise self._error("create the tables", None, exc) from None
@@ -342,14 +524,22 @@ class PostgresStore:
     # -- reading -------------------------------------------------------------------------------
 
     def _query(self, what: str, slot: Slot | None, sql: str, args: tuple[Any, ...]) -> list[Any]:
-        conn = self._conn(slot, what)
-        if not self._ready:
-            return []
-        try:
-            return conn.execute(sql, args).fetchall()
-        except psycopg.Error as exc:
-            self._forget(conn)
-            raise self._error(what, slot, exc) from None
+        """One statement's rows; a serialization failure is tried again (a read writes nothing)."""
+        for attempt in range(_TRIES):
+            conn = self._conn(slot, what)
+            if not self._ready:
+                return []
+            try:
+                with self._bounded(conn, 0.0, what, slot):
+                    return conn.execute(sql, args).fetchall()
+            except _RETRYABLE as exc:
+                if attempt + 1 < _TRIES:
+                    continue
+                raise self._error(what, slot, exc) from None
+            except psycopg.Error as exc:
+                self._forget(conn)
+                raise self._error(what, slot, exc) from None
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def read(self, scope: str, scope_id: str, key: str) -> Snapshot:
         """The value (a buffer as a list) and its revision, from one statement (one snapshot)."""
@@ -425,36 +615,47 @@ class PostgresStore:
             )
         wait = self.busy_timeout if timeout is None else check_timeout(timeout)
         committing = False
-        try:
-            # lock_timeout 0 means "wait forever" to Postgres: never pass 0.
-            self._lock_timeout(conn, _ms(wait))
-            tx = conn.transaction()
-            tx.__enter__()
+        with self._bounded(conn, wait, "write the slot", slot):
             try:
-                yield conn
-            except BaseException as exc:
-                tx.__exit__(type(exc), exc, exc.__traceback__)
-                raise
-            committing = True
-            tx.__exit__(None, None, None)
-        except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled) as exc:
-            busy = StoreBusyError.for_slot(
-                f"a row lock of the slot was not obtained within {wait:.3g} s; nothing was written",
-                slot,
-            )
-            try:  # progress: the slot moved away from the revision this writer read
-                busy.progressed = self.revision(*slot) != (None if expected is ANY else expected)
-            except StorageError:
-                busy.progressed = False
-            raise busy from exc
-        except pg_errors.UniqueViolation as exc:
-            # Two writers raced to create the slot's row or the same journal record: the
-            # transaction was rolled back whole, so this is a conflict, nothing written.
-            self._forget(conn)
-            raise RevisionConflict(slot, "(racing writer)", self.revision(*slot)) from exc
-        except psycopg.Error as exc:
-            self._forget(conn)
-            raise self._error("write the slot", slot, exc, unknown=committing) from exc
+                # lock_timeout 0 means "wait forever" to Postgres: never pass 0.
+                self._lock_timeout(conn, _ms(wait))
+                tx = conn.transaction()
+                tx.__enter__()
+                try:
+                    yield conn
+                except BaseException as exc:
+                    tx.__exit__(type(exc), exc, exc.__traceback__)
+                    raise
+                committing = True
+                tx.__exit__(None, None, None)
+            except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled) as exc:
+                busy = StoreBusyError.for_slot(
+                    f"a row lock of the slot was not obtained within {wait:.3g} s; "
+                    "nothing was written",
+                    slot,
+                )
+                try:  # progress: the slot moved away from the revision this writer read
+                    busy.progressed = self.revision(*slot) != (
+                        None if expected is ANY else expected
+                    )
+                except StorageError:
+                    busy.progressed = False
+                raise busy from exc
+            except pg_errors.UniqueViolation as exc:
+                # Two writers raced to create the slot's row or the same journal record: the
+                # transaction was rolled back whole, so this is a conflict, nothing written.
+                self._forget(conn)
+                raise RevisionConflict(slot, "(racing writer)", self.revision(*slot)) from exc
+            except _RETRYABLE as exc:
+                # Serializable isolation (or a deadlock): the server rolled the transaction
+                # back whole for a concurrent one, even at commit: a conflict, nothing written.
+                self._forget(conn)
+                raise RevisionConflict(
+                    slot, f"(concurrent transaction: {type(exc).__name__})", self.revision(*slot)
+                ) from exc
+            except psycopg.Error as exc:
+                self._forget(conn)
+                raise self._error("write the slot", slot, exc, unknown=committing) from exc
 
     def _meta(self, conn: Any, slot: Slot) -> tuple[Any, ...] | None:
         """``(id, rev, count)`` of the slot's row, locked for this transaction; None when empty."""
@@ -482,26 +683,32 @@ class PostgresStore:
         else:
             text = encode_json(value, slot, "value")
         token = new_revision()
-        with self._transaction(slot, timeout, expected) as conn:
-            row = self._meta(conn, slot)
-            conflict_check(slot, expected, None if row is None else row[1])
-            if row is not None:
-                conn.execute(f"DELETE FROM {self._t['slot']} WHERE id = %s", (row[0],))
-            sid = conn.execute(
-                f"INSERT INTO {self._t['slot']} (scope, scope_id, key, rev, count, value, "
-                "updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
-                (
-                    *_b(slot),
-                    token,
-                    len(rows) if is_buffer else None,
-                    None if is_buffer else text,
-                    time.time(),
-                ),
-            ).fetchone()[0]
-            if is_buffer and rows:
-                with conn.cursor() as cur:
-                    cur.executemany(self._rows.insert, list(initial_rows(sid, rows)))
-        return token
+        for attempt in range(_WRITE_TRIES):
+            try:
+                with self._transaction(slot, timeout, expected) as conn:
+                    row = self._meta(conn, slot)
+                    conflict_check(slot, expected, None if row is None else row[1])
+                    if row is not None:
+                        conn.execute(f"DELETE FROM {self._t['slot']} WHERE id = %s", (row[0],))
+                    sid = conn.execute(
+                        f"INSERT INTO {self._t['slot']} (scope, scope_id, key, rev, count, "
+                        "value, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                        (
+                            *_b(slot),
+                            token,
+                            len(rows) if is_buffer else None,
+                            None if is_buffer else text,
+                            time.time(),
+                        ),
+                    ).fetchone()[0]
+                    if is_buffer and rows:
+                        with conn.cursor() as cur:
+                            cur.executemany(self._rows.insert, list(initial_rows(sid, rows)))
+                return token
+            except RevisionConflict as exc:
+                if not _again(expected, exc, attempt):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def apply(
         self,
@@ -612,13 +819,19 @@ class PostgresStore:
     ) -> bool:
         """Empty the slot (its journal is kept); return whether it held a value."""
         slot = (str(scope), scope_id, key)
-        with self._transaction(slot, timeout, expected) as conn:
-            row = self._meta(conn, slot)
-            conflict_check(slot, expected, None if row is None else row[1])
-            if row is None:
-                return False
-            conn.execute(f"DELETE FROM {self._t['slot']} WHERE id = %s", (row[0],))
-            return True
+        for attempt in range(_WRITE_TRIES):
+            try:
+                with self._transaction(slot, timeout, expected) as conn:
+                    row = self._meta(conn, slot)
+                    conflict_check(slot, expected, None if row is None else row[1])
+                    if row is None:
+                        return False
+                    conn.execute(f"DELETE FROM {self._t['slot']} WHERE id = %s", (row[0],))
+                    return True
+            except RevisionConflict as exc:
+                if not _again(expected, exc, attempt):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     # -- journal -------------------------------------------------------------------------------
 
@@ -680,23 +893,24 @@ class PostgresStore:
                     try:
                         conn = self._conn(slot, "take the slot lock")
                         remaining = deadline - time.monotonic()
-                        if remaining <= 0:
-                            got = bool(
-                                conn.execute(
-                                    "SELECT pg_try_advisory_lock(%s)", (lock_key,)
-                                ).fetchone()[0]
-                            )
-                        else:
-                            # Whole milliseconds, so a buffer's repeated appends set it once
-                            # per connection; what the thread lock's wait used is taken off.
-                            self._lock_timeout(
-                                conn, _ms(wait if remaining > 0.9 * wait else remaining)
-                            )
-                            try:
-                                conn.execute("SELECT pg_advisory_lock(%s)", (lock_key,))
-                                got = True
-                            except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled):
-                                got = False
+                        with self._bounded(conn, max(remaining, 0.0), "take the slot lock", slot):
+                            if remaining <= 0:
+                                got = bool(
+                                    conn.execute(
+                                        "SELECT pg_try_advisory_lock(%s)", (lock_key,)
+                                    ).fetchone()[0]
+                                )
+                            else:
+                                # Whole milliseconds, so a buffer's repeated appends set it
+                                # once per connection; the thread lock's wait is taken off.
+                                self._lock_timeout(
+                                    conn, _ms(wait if remaining > 0.9 * wait else remaining)
+                                )
+                                try:
+                                    conn.execute("SELECT pg_advisory_lock(%s)", (lock_key,))
+                                    got = True
+                                except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled):
+                                    got = False
                     except (psycopg.Error, StorageError) as exc:
                         _log.warning(
                             "MEM-12: cannot take the advisory lock on slot %s (%s)",
@@ -710,6 +924,7 @@ class PostgresStore:
             finally:
                 if got and conn is not None and not conn.broken:
                     try:
-                        conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
-                    except psycopg.Error:  # the server frees it with the connection
+                        with self._bounded(conn, 0.0, "release the slot lock", slot):
+                            conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
+                    except (psycopg.Error, StorageError):  # the server frees it with the connection
                         self._forget(conn)

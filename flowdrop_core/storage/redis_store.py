@@ -20,11 +20,18 @@ non-empty slot (its JSON triple) scored by its last write time, and
 ``<namespace>:journals`` the set of slots with a journal, so listing never
 scans keys (on a cluster they are updated right after the slot's script).
 
-Redis must run ``maxmemory-policy noeviction``: an eviction policy drops a
-slot's keys one by one. The store warns at connect when the policy is
-another, and a slot whose keys disagree (meta without entries, a count that
-is not the list's length, a listed slot with no keys) reads as a
-:class:`StorageError` naming the slot, never as an empty buffer.
+Redis must not evict the store's keys: an eviction policy drops a slot's keys
+one by one. At connect one read-only script checks that the user may run
+every command the store needs (:data:`NEEDED_COMMANDS`) and reads
+``maxmemory-policy``; a refused command, or a policy that may evict a key
+without a TTL (anything but ``noeviction`` and ``volatile-*``, see
+:data:`SAFE_POLICIES`), is one :class:`StorageError` saying what to change.
+Every write script reads the policy again (``INFO memory``) before it writes,
+so a policy changed after connect refuses the next write: no turn is
+acknowledged under an evicting policy. A slot whose keys disagree (meta
+without entries, a count that is not the list's length, a listed slot with
+no keys), or an empty one while the policy evicts, reads as a
+:class:`StorageError` naming the slot and eviction, never as an empty buffer.
 
 Writes are Lua scripts: Redis runs a script entirely or not at all, so a
 client killed mid-call (SIGKILL) or a connection dropped mid-write leaves
@@ -118,6 +125,37 @@ def triple_of(prefix_or_member: str | bytes) -> Slot:
 
 
 # -- server-side scripts ----------------------------------------------------------------------
+#: ``maxmemory-policy`` values that never evict a key without a TTL. Every key this store
+#: keeps data in has none (only the MEM-12 lease expires, and losing a lease loses no turn:
+#: writes are conditional), so ``volatile-*`` policies are accepted; ``allkeys-*`` and any
+#: policy not known to spare such keys are refused.
+SAFE_POLICIES = (
+    "noeviction",
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+)
+
+#: The Lua guard every write script starts with: the server's ``maxmemory-policy``, read by
+#: ``INFO memory`` in the same script as the write (Lua cannot call CONFIG), so a policy
+#: changed after connect refuses the very next write: no turn is acknowledged under a
+#: policy that may evict it. Returns {"evicting", <policy>}.
+_POLICY = (
+    "local function policy_of()\n"
+    "  return string.match(redis.call('INFO', 'memory'), 'maxmemory_policy:([%w%-]+)')\n"
+    "end\n"
+    "local function evicting()\n"
+    "  local p = policy_of()\n"
+    "  for _, ok in ipairs({"
+    + ", ".join(f"'{p}'" for p in SAFE_POLICIES)
+    + "}) do if p == ok then return nil end end\n"
+    "  return p or '(unknown)'\n"
+    "end\n"
+)
+
+_GUARD = _POLICY + "local policy = evicting()\nif policy then return {'evicting', policy} end\n"
+
 # Every write is one script. KEYS: entries, meta, journal, then (unless on a cluster) the
 # slot index and the journal index. ARGV[1] is the condition: "*" (any revision), "-" (the
 # slot must be empty) or "=<revision>". A failed condition returns
@@ -156,7 +194,8 @@ end
 #: Replace the slot's value. ARGV: condition, rev, now, triple, kind ("list" then the
 #: JSON entries, or "json" then one JSON text).
 _SET = (
-    _CONDITION
+    _GUARD
+    + _CONDITION
     + """
 redis.call('DEL', KEYS[1])
 if ARGV[5] == 'list' then
@@ -183,7 +222,8 @@ return {'ok'}
 #: delete). The condition, the journal's number and every position are checked first, so
 #: it is all or nothing; with no ops only the record is added (the slot is untouched).
 _APPLY = (
-    _CONDITION
+    _GUARD
+    + _CONDITION
     + _CONSISTENT
     + """
 if kind and kind ~= 'list' then return {'error', 'stored value is not a conversation buffer (a plain value)'} end
@@ -269,13 +309,63 @@ return {'ok', had}
 
 #: Read a slot in one step without writing (so it runs at maxmemory): meta fields, the
 #: entries, and whether the index lists the slot. KEYS: entries, meta[, index]. ARGV: triple.
-_READ = """#!lua flags=no-writes
+_READ = (
+    "#!lua flags=no-writes\n"
+    + _POLICY
+    + """
 local meta = redis.call('HMGET', KEYS[2], 'kind', 'rev', 'value', 'count')
 local items = redis.call('LRANGE', KEYS[1], 0, -1)
 local listed = 0
 if KEYS[3] and redis.call('ZSCORE', KEYS[3], ARGV[1]) then listed = 1 end
+if not meta[1] and #items == 0 and listed == 0 then
+  local policy = evicting()
+  if policy then return {'evicting', policy} end
+end
 return {meta[1] or '', meta[2] or '', meta[3] or '', meta[4] or '', listed, items}
 """
+)
+
+#: Every command the store sends, for the check at connect. Besides these it needs EVALSHA
+#: and SCRIPT LOAD (how the client runs a script); CLIENT (lease liveness), CONFIG, SCAN
+#: and RENAMENX (:meth:`RedisStore.migrate_keys`) are optional.
+NEEDED_COMMANDS = (
+    "DEL", "EXISTS", "GET", "HDEL", "HGET", "HMGET", "HSET", "INFO", "LLEN", "LPOP",
+    "LPUSH", "LRANGE", "LSET", "LTRIM", "RPOP", "RPUSH", "SADD", "SET", "SMEMBERS",
+    "XADD", "XLEN", "XRANGE", "XREVRANGE", "ZADD", "ZRANGE", "ZREM", "ZSCORE",
+)  # fmt: skip
+
+#: The check at connect: runs each needed command on keys of the namespace inside a
+#: read-only script, where Redis checks the ACL (command and key) before it refuses a
+#: write, so nothing is written and it works at maxmemory. Returns the policy check's
+#: result (or "") and the refused commands with Redis's reason. KEYS: a probe key (HASH,
+#: LIST, STRING), a sorted set, a set, a stream: all of one hash tag.
+_PROBE = (
+    "#!lua flags=no-writes\n"
+    + _POLICY
+    + """
+local k, z, st, x = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local calls = {
+  {'DEL', k}, {'EXISTS', k}, {'GET', k}, {'HDEL', k, 'f'}, {'HGET', k, 'f'},
+  {'HMGET', k, 'f'}, {'HSET', k, 'f', 'v'}, {'INFO', 'memory'}, {'LLEN', k}, {'LPOP', k},
+  {'LPUSH', k, 'v'}, {'LRANGE', k, 0, -1}, {'LSET', k, 0, 'v'}, {'LTRIM', k, 0, -1},
+  {'RPOP', k}, {'RPUSH', k, 'v'}, {'SADD', st, 'v'}, {'SET', k, 'v'}, {'SMEMBERS', st},
+  {'XADD', x, '*', 'f', 'v'}, {'XLEN', x}, {'XRANGE', x, '-', '+'},
+  {'XREVRANGE', x, '+', '-'}, {'ZADD', z, 1, 'v'}, {'ZRANGE', z, 0, -1}, {'ZREM', z, 'v'},
+  {'ZSCORE', z, 'v'},
+}
+local refused = {}
+for _, call in ipairs(calls) do
+  local reply = redis.pcall(unpack(call))
+  local err = type(reply) == 'table' and reply.err
+  if err and (string.find(err, 'NOPERM') or string.find(err, 'user executing the script')) then
+    table.insert(refused, call[1] .. ': ' .. err)
+  end
+end
+local policy = ''
+if #refused == 0 then policy = policy_of() or '' end
+return {policy, refused}
+"""
+)
 
 #: Take over a lease whose holder is gone, only if it is still that holder's.
 #: KEYS: lock. ARGV: the dead holder's value, ours, lease in ms.
@@ -332,10 +422,12 @@ class RedisStore:
     ``cluster``: talk to a Redis Cluster (``redis.cluster.RedisCluster``);
     ``None`` asks the server (``INFO cluster``). On a cluster the slot
     index and the journal index are updated right after the slot's script
-    (a script may only touch one cluster slot's keys). ``check_policy``
-    reads ``maxmemory-policy`` at connect and warns unless it is
-    ``noeviction`` (see the module docstring). The URL's password is never
-    shown: :func:`~flowdrop_core.storage.base.mask_url`.
+    (a script may only touch one cluster slot's keys). At connect the
+    user's permissions and ``maxmemory-policy`` are checked (see the module
+    docstring); ``check_policy=False`` skips only the refusal of an evicting
+    policy at connect (to read what is left on such a server): writes are
+    still refused under it. The URL's password is never shown:
+    :func:`~flowdrop_core.storage.base.mask_url`.
     """
 
     kind = "redis"
@@ -392,9 +484,11 @@ class RedisStore:
         self._alive: tuple[int, Any, int] | None = None  # (pid, connection, its CLIENT ID)
         self._no_client = False  # CLIENT is not permitted: leases are not checked for liveness
         self._old_server = False  # Redis before 7 (no script flags): reads are pipelined
+        self._probe = self.client.register_script(_PROBE)
+        self.check_policy = check_policy
         self.policy: str | None = None
-        if check_policy:
-            self.policy = self._check_policy()
+        self._verified = False
+        self._verify()
 
     def _is_cluster(self) -> bool:
         """Whether the server is a cluster node (``INFO cluster``); False when unreachable."""
@@ -404,25 +498,78 @@ class RedisStore:
             return False
         return bool(info.get("cluster_enabled"))
 
-    def _check_policy(self) -> str | None:
-        """Read ``maxmemory-policy`` and warn unless it is ``noeviction`` (None: unknown)."""
+    def _verify(self, what: str | None = None, slot: Slot | None = None) -> None:
+        """The check at connect: every command the store needs is permitted, no evicting policy.
+
+        One read-only script (:data:`_PROBE`) runs each command of
+        :data:`NEEDED_COMMANDS` on keys of the namespace and reads
+        ``maxmemory-policy``: a refused command, or (unless ``check_policy``
+        is off) a policy that may evict a key without a TTL, is one
+        :class:`StorageError` saying what to change. A server unreachable at
+        connect is checked by the next call (``what`` on ``slot``), whose
+        error it then is.
+        """
+        tag = f"{self.namespace}:{{probe}}"
+        try:
+            policy, refused = self._probe(keys=[f"{tag}:k", f"{tag}:z", f"{tag}:s", f"{tag}:x"])
+        except ResponseError as exc:
+            text = str(exc)
+            if "NOPERM" in text or "no permissions" in text:
+                raise self._refused(
+                    [f"{text} (the store runs scripts by EVALSHA and SCRIPT LOAD)"]
+                ) from None
+            if "#!lua" not in text and "near '#'" not in text:
+                raise self._error("check the server", None, exc) from exc
+            self._old_server = True  # Redis before 7: no read-only script to probe with
+            policy, refused = self._policy_by_config(), []
+        except RedisError as exc:
+            if what is not None:
+                raise self._error(what, slot, exc) from exc
+            _log.info("cannot check Redis %s now (%s); the first call will", self.server, exc)
+            return
+        if refused:
+            raise self._refused([r.decode("utf-8", "replace") for r in refused]) from None
+        if isinstance(policy, bytes):
+            policy = policy.decode("utf-8", "replace")
+        self.policy = policy or None
+        self._verified = True
+        if self.check_policy and self.policy is not None and self.policy not in SAFE_POLICIES:
+            raise self._evicting(self.policy, None, "connect")
+
+    def _policy_by_config(self) -> str | None:
+        """``maxmemory-policy`` by CONFIG GET (Redis before 7; None: not readable)."""
         try:
             got = self.client.config_get("maxmemory-policy")
         except RedisError as exc:
             _log.info("cannot read maxmemory-policy on Redis %s (%s)", self.server, exc)
             return None
         policy = got.get("maxmemory-policy") if isinstance(got, dict) else None
-        if isinstance(policy, bytes):
-            policy = policy.decode()
-        if policy is not None and policy != "noeviction":
-            _log.warning(
-                "Redis %s runs maxmemory-policy %s: an eviction policy drops a slot's keys one "
-                "by one, losing stored turns; FlowDrop needs noeviction "
-                "(CONFIG SET maxmemory-policy noeviction)",
-                self.server,
-                policy,
-            )
-        return policy
+        return policy.decode() if isinstance(policy, bytes) else policy
+
+    def _refused(self, reasons: list[str]) -> StorageError:
+        """A user whose ACL refuses commands the store needs: one error listing them all."""
+        user = self.client.connection_pool.connection_kwargs.get("username") or "default"
+        return StorageError(
+            f"the Redis user {user!r} on {self.server} may not run what the store needs: "
+            + "; ".join(reasons)
+            + f". The store needs EVALSHA, SCRIPT LOAD and {', '.join(NEEDED_COMMANDS)} on the "
+            f"keys {self.namespace}:* (e.g. ACL SETUSER {user} ~{self.namespace}:* +evalsha "
+            f"+script|load +{' +'.join(c.lower() for c in NEEDED_COMMANDS)}); the store refuses to connect"
+        )
+
+    def _evicting(self, policy: str, slot: Slot | None, what: str) -> StorageError:
+        """A server whose ``maxmemory-policy`` may evict the store's keys, refused."""
+        message = (
+            f"Redis {self.server} runs maxmemory-policy {policy}, which may evict keys "
+            "without a TTL and so lose stored turns; the store refuses to "
+            + {
+                "connect": "connect",
+                "read": "read an empty slot (its keys may have been evicted)",
+            }.get(what, "write (nothing was written)")
+            + ". Set it to noeviction: CONFIG SET maxmemory-policy noeviction, and "
+            "maxmemory-policy noeviction in redis.conf (a volatile-* policy also works)"
+        )
+        return StorageError(message) if slot is None else StorageError.for_slot(message, slot)
 
     def __repr__(self) -> str:
         return f"RedisStore({self.server!r}, namespace={self.namespace!r})"
@@ -468,11 +615,15 @@ class RedisStore:
 
     def _run(self, script: Any, keys: list[str], args: list[Any], slot: Slot, what: str) -> Any:
         """Run a write script; a conflict is a :class:`RevisionConflict`, nothing written."""
+        if not self._verified:
+            self._verify(what, slot)
         try:
             reply = script(keys=keys, args=args)
         except RedisError as exc:
             raise self._error(what, slot, exc) from exc
         status = reply[0]
+        if status == b"evicting":
+            raise self._evicting(reply[1].decode("utf-8", "replace"), slot, what)
         if status == b"conflict":
             actual = reply[1].decode("utf-8") or None
             expected = args[0]
@@ -495,13 +646,16 @@ class RedisStore:
         naming the slot, never an empty buffer.
         """
         slot, keys = self._keys(scope, scope_id, key)
+        if not self._verified:
+            self._verify("read the slot", slot)
         try:
             if self._old_server:
-                kind, rev, text, count, listed, items = self._read_pipelined(slot, keys)
+                reply = self._read_pipelined(slot, keys)
             else:
-                kind, rev, text, count, listed, items = self._read(
-                    keys=[keys[0], keys[1], *keys[3:4]], args=[_triple(slot)]
-                )
+                reply = self._read(keys=[keys[0], keys[1], *keys[3:4]], args=[_triple(slot)])
+                if reply[0] == b"evicting":
+                    raise self._evicting(reply[1].decode("utf-8", "replace"), slot, "read")
+            kind, rev, text, count, listed, items = reply
         except ResponseError as exc:
             if self._old_server or ("#!lua" not in str(exc) and "near '#'" not in str(exc)):
                 raise self._error("read the slot", slot, exc) from exc
