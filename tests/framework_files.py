@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -104,3 +106,40 @@ def langgraph_file(path: Path) -> Path:
     )
     conn.close()
     return path
+
+
+def folder_state(folder: Path) -> dict[str, str]:
+    """Every file in the folder with its content's digest."""
+    return {p.name: digest(p) for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+_DEAD_WRITERS = {
+    "openai-agents": (
+        "import asyncio, os, sys\n"
+        "from agents import SQLiteSession\n"
+        "s = SQLiteSession('clean', db_path=sys.argv[1])\n"
+        "s._get_connection().execute('PRAGMA wal_autocheckpoint=0')\n"
+        "asyncio.run(s.add_items([{'role': 'user', 'content': 'late line'}]))\n"
+        "os._exit(0)\n"
+    ),
+    "langgraph": (
+        "import os, sqlite3, sys\n"
+        "from langchain_core.messages import HumanMessage\n"
+        "from langgraph.checkpoint.sqlite import SqliteSaver\n"
+        "sys.path.insert(0, sys.argv[2])\n"
+        "from framework_files import graph_of\n"
+        "conn = sqlite3.connect(sys.argv[1], check_same_thread=False)\n"
+        "conn.execute('PRAGMA wal_autocheckpoint=0')\n"
+        "graph = graph_of(SqliteSaver(conn))\n"
+        "graph.update_state({'configurable': {'thread_id': 't3'}},\n"
+        "                   {'messages': [HumanMessage('late line')]})\n"
+        "os._exit(0)\n"
+    ),
+}
+
+
+def left_by_a_dead_writer(path: Path, kind: str) -> None:
+    """The framework writes once more and its process dies: ``-wal`` and ``-shm`` stay."""
+    here = str(Path(__file__).resolve().parent)
+    subprocess.run([sys.executable, "-c", _DEAD_WRITERS[kind], str(path), here], check=True)
+    assert Path(f"{path}-wal").stat().st_size > 0 and Path(f"{path}-shm").exists()

@@ -14,6 +14,7 @@ from flowdrop_core.engine import Buffer
 from flowdrop_core.errors import FlowdropError
 from flowdrop_core.inspect.health import HealthFinding
 from flowdrop_core.scenario import Scenario, ScenarioConfig, ScenarioStep
+from flowdrop_core.storage.readonly import open_readonly
 from flowdrop_core.store_browser import ReadOnlyError
 
 __all__ = [
@@ -166,20 +167,20 @@ def rows_scenario(rows: Sequence[dict[str, Any]], name: str, labels: Sequence[st
     )
 
 
-def connect(path: Path, writable: bool) -> sqlite3.Connection:
-    """The file, read-only through a ``mode=ro`` URI unless ``writable``; never created.
+def connect(path: Path, writable: bool, **kwargs: Any) -> sqlite3.Connection:
+    """The file, read-only unless ``writable``; never created.
 
-    A read-only open of a file at rest (no ``-wal`` beside it) is also
-    ``immutable``: SQLite then creates no ``-shm`` or ``-wal`` file, so
-    looking at a file leaves its folder exactly as it was.
+    Read-only is :func:`~flowdrop_core.storage.readonly.open_readonly`: no byte
+    of the file or its ``-wal``/``-shm`` changes and no file appears beside it,
+    whatever state a framework left the folder in.
     """
     if not path.is_file():
         raise FrameworkStoreError(f"{path}: no such file")
-    mode = "rw" if writable else "ro"
-    if not writable and not path.with_name(path.name + "-wal").exists():
-        mode += "&immutable=1"
+    kwargs.setdefault("timeout", 5.0)
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode={mode}", uri=True, timeout=5.0)
+        if not writable:
+            return open_readonly(path, **kwargs)[0]
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, **kwargs)
         conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
     except sqlite3.DatabaseError as exc:
         raise FrameworkStoreError(f"{path}: not a SQLite database ({exc})") from exc

@@ -14,7 +14,6 @@ intact behind it and the graph resumes from the repaired messages.
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -53,16 +52,11 @@ class LangGraphCheckpointFile:
         self.path = Path(path)
         self.writable = writable
         self.channel = channel
-        self.conn = connect(self.path, writable)
+        self.conn = connect(self.path, writable, check_same_thread=False)
         found = tables(self.conn)
         if not found.get("checkpoints", set()) >= CHECKPOINT_COLUMNS:
             self.conn.close()
             raise FrameworkStoreError(f"{self.path}: no LangGraph checkpoints table")
-        self.conn.close()  # reopened for the saver: it is shared across threads
-        mode = "rw" if writable else "ro"
-        self.conn = sqlite3.connect(
-            f"{self.path.resolve().as_uri()}?mode={mode}", uri=True, check_same_thread=False
-        )
         self.saver = sqlite_saver.SqliteSaver(self.conn)
         self.saver.is_setup = True  # the tables exist; setup would write (journal mode, ALTER)
         self.saver._has_task_path = "task_path" in found.get("writes", set())

@@ -16,7 +16,14 @@ from typing import Any, cast
 import pytest
 from agents import Agent, Runner, SQLiteSession
 from agents.testing import ScriptedModel, assistant_message
-from framework_files import agents_file, digest, graph_of, langgraph_file
+from framework_files import (
+    agents_file,
+    digest,
+    folder_state,
+    graph_of,
+    langgraph_file,
+    left_by_a_dead_writer,
+)
 from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -172,3 +179,34 @@ def test_the_view_keeps_an_empty_user_turn() -> None:
     rows = [{"role": "user", "content": ""}, {"role": "assistant", "content": "hi"}]
     fixed, tally = gr_mem_view(rows)
     assert [r["content"] for r in fixed] == ["", "hi"] and tally == {}
+
+
+def _look(path: Path) -> None:
+    """Everything a reader does with a file: detect, list, show, replay."""
+    assert detect(path) is not None
+    store = open_framework_store(path)
+    for info in store.threads():
+        store.rows(info.id)
+        replay(store.scenario(info.id))
+    store.close()
+
+
+@pytest.mark.parametrize("kind", ["openai-agents", "langgraph"])
+@pytest.mark.parametrize("left", ["at rest", "wal and shm left", "wal left alone"])
+def test_reading_a_framework_file_changes_no_byte_and_creates_no_file(
+    tmp_path: Path, kind: str, left: str
+) -> None:
+    make = agents_file if kind == "openai-agents" else langgraph_file
+    path = make(tmp_path / "store.sqlite")
+    if left != "at rest":
+        left_by_a_dead_writer(path, kind)
+        if left == "wal left alone":
+            Path(f"{path}-shm").unlink()
+    before = folder_state(tmp_path)
+    _look(path)
+    assert folder_state(tmp_path) == before
+    if left != "at rest":  # what the writer left in its -wal is read
+        store = open_framework_store(path)
+        ids = {t.id: t.count for t in store.threads()}
+        store.close()
+        assert ids["t3"] == 1 if kind == "langgraph" else ids["clean"] == 3
