@@ -25,8 +25,10 @@ a provider would reject, located, and what GR-MEM does about it. Files are opene
 from __future__ import annotations
 
 from flowdrop_core.framework_stores.base import (
+    Change,
     FrameworkStore,
     FrameworkStoreError,
+    RepairPlan,
     RepairReport,
     ThreadInfo,
     backup_file,
@@ -37,8 +39,10 @@ from flowdrop_core.framework_stores.base import (
 from flowdrop_core.framework_stores.registry import detect, open_framework_store, sniff
 
 __all__ = [
+    "Change",
     "FrameworkStore",
     "FrameworkStoreError",
+    "RepairPlan",
     "RepairReport",
     "ThreadInfo",
     "backup_file",
