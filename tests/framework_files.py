@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
-from agents import Agent, Runner, SQLiteSession, set_tracing_disabled
-from agents.testing import ScriptedModel, assistant_message
+from agents import Agent, Runner, SQLiteSession, function_tool, set_tracing_disabled
+from agents.extensions.memory import AdvancedSQLiteSession
+from agents.testing import ScriptedModel, assistant_message, function_call
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
@@ -143,3 +144,87 @@ def left_by_a_dead_writer(path: Path, kind: str) -> None:
     here = str(Path(__file__).resolve().parent)
     subprocess.run([sys.executable, "-c", _DEAD_WRITERS[kind], str(path), here], check=True)
     assert Path(f"{path}-wal").stat().st_size > 0 and Path(f"{path}-shm").exists()
+
+
+def parallel_calls_file(path: Path) -> Path:
+    """A clean ``SQLiteSession`` where the model called two tools at once (one item per call)."""
+
+    async def write() -> None:
+        session = SQLiteSession("parallel", db_path=path)
+        model = ScriptedModel(
+            [
+                [
+                    function_call("weather", {"city": "Paris"}, call_id="c1"),
+                    function_call("weather", {"city": "Rome"}, call_id="c2"),
+                ],
+                [assistant_message("sunny in both")],
+            ]
+        )
+        await Runner.run(Agent(name="a", model=model, tools=[weather]), "weather?", session=session)
+        session.close()
+
+    asyncio.run(write())
+    return path
+
+
+@function_tool
+def weather(city: str) -> str:
+    """The weather in a city (a fake tool)."""
+    return f"sunny in {city}"
+
+
+def advanced_file(path: Path) -> Path:
+    """``AdvancedSQLiteSession`` sessions written by the SDK, with usage and branches.
+
+    - ``adv-1``: two turns, the first with parallel calls; clean (11 items);
+    - ``adv-dup``: a tool result stored twice;
+    - ``adv-cut``: a call left unanswered, then a user turn; branch ``retry``
+      copied from it at turn 2 (sharing the first turn's rows) and run on.
+    """
+
+    async def write() -> None:
+        agent_tools = [weather]
+        clean = AdvancedSQLiteSession(session_id="adv-1", db_path=path, create_tables=True)
+        model = ScriptedModel(
+            [
+                [
+                    function_call("weather", {"city": "Paris"}, call_id="c1"),
+                    function_call("weather", {"city": "Rome"}, call_id="c2"),
+                ],
+                [assistant_message("sunny in both")],
+                [function_call("weather", {"city": "Oslo"}, call_id="c3")],
+                [assistant_message("cold in Oslo")],
+            ]
+        )
+        agent = Agent(name="a", model=model, tools=agent_tools)
+        for text in ("weather?", "and Oslo?"):
+            result = await Runner.run(agent, text, session=clean)
+            await clean.store_run_usage(result)
+        clean.close()
+        dup = AdvancedSQLiteSession(session_id="adv-dup", db_path=path)
+        await dup.add_items(
+            [
+                {"role": "user", "content": "find cats"},
+                {"type": "function_call", "call_id": "d1", "name": "search", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "d1", "output": "Found 3 cats"},
+                {"type": "function_call_output", "call_id": "d1", "output": "Found 3 cats"},
+            ]
+        )
+        dup.close()
+        cut = AdvancedSQLiteSession(session_id="adv-cut", db_path=path)
+        await cut.add_items(
+            [
+                {"role": "user", "content": "grep"},
+                {"type": "function_call", "call_id": "g1", "name": "grep", "arguments": "{}"},
+                {"role": "user", "content": "anything?"},
+                {"role": "assistant", "content": "nothing yet"},
+            ]
+        )
+        await cut.create_branch_from_turn(2, "retry")
+        await cut.add_items(
+            [{"role": "user", "content": "again?"}, {"role": "assistant", "content": "still no"}]
+        )
+        cut.close()
+
+    asyncio.run(write())
+    return path
