@@ -183,7 +183,7 @@ def advanced_file(path: Path) -> Path:
     """
 
     async def write() -> None:
-        agent_tools = [weather]
+        agent_tools: list[Any] = [weather]
         clean = AdvancedSQLiteSession(session_id="adv-1", db_path=path, create_tables=True)
         model = ScriptedModel(
             [

@@ -52,6 +52,7 @@ from flowdrop_core.framework_stores.base import (
     connect,
     gr_mem_view,
     health,
+    read_back,
     require_writable,
     restore_file,
     rows_scenario,
@@ -322,16 +323,18 @@ class AgentsSessionFile:
                 "WHERE session_id = ? ORDER BY id",
                 (session,),
             ).fetchall()
-            raw = [(rid, data, None, None, (None, None), None, None) for rid, data in listed]
+            raw: list[tuple[Any, ...]] = [
+                (rid, data, None, None, (None, None), None, None) for rid, data in listed
+            ]
         else:  # as AdvancedSQLiteSession.get_items reads a branch
-            raw = self.conn.execute(
+            found = self.conn.execute(
                 "SELECT m.id, m.message_data, s.id, s.sequence_number, "
                 "s.user_turn_number, s.branch_turn_number, s.message_type, s.tool_name "
                 f'FROM "{self.messages_table}" m JOIN message_structure s ON m.id = s.message_id '
                 "WHERE m.session_id = ? AND s.branch_id = ? ORDER BY s.sequence_number",
                 (session, branch),
             ).fetchall()
-            raw = [(r[0], r[1], r[2], r[3], (r[4], r[5]), r[6], r[7]) for r in raw]
+            raw = [(r[0], r[1], r[2], r[3], (r[4], r[5]), r[6], r[7]) for r in found]
         for rid, data, struct, seq, turns, kind, tool in raw:
             where = f"{self.messages_table}.id={rid}"
             try:
@@ -697,7 +700,9 @@ class AgentsSessionFile:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        readback = self._read_back(thread, plan, before_sdk, backup)
+        readback = read_back(
+            conn, self.path, backup, lambda: self._read_back(thread, plan, before_sdk, backup)
+        )
         return RepairReport(
             thread_id=thread_id,
             backup=backup,
@@ -784,7 +789,10 @@ class AgentsSessionFile:
             return None
         with tempfile.TemporaryDirectory(prefix="flowdrop-readback-") as folder:
             copy_path = scratch_copy(self.conn, Path(folder))
-            kwargs = {"sessions_table": self.sessions_table, "messages_table": self.messages_table}
+            kwargs: dict[str, Any] = {
+                "sessions_table": self.sessions_table,
+                "messages_table": self.messages_table,
+            }
             if thread.branch is None:
                 session = SQLiteSession(thread.session, db_path=copy_path, **kwargs)
                 try:

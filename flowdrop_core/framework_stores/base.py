@@ -6,7 +6,7 @@ import json
 import shutil
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -29,6 +29,7 @@ __all__ = [
     "connect",
     "gr_mem_view",
     "health",
+    "read_back",
     "require_writable",
     "restore_file",
     "rows_scenario",
@@ -292,6 +293,25 @@ def restore_file(conn: sqlite3.Connection, backup: Path) -> None:
         source.backup(conn)
     finally:
         source.close()
+
+
+def read_back(conn: sqlite3.Connection, path: Path, backup: Path, check: Callable[[], str]) -> str:
+    """Run a read-back ``check``; if the framework's reader fails on the file, restore the backup.
+
+    ``check`` restores and raises :class:`FrameworkStoreError` itself when what
+    it reads differs from the plan; any other error there is a reader that
+    cannot load the written file, so the backup is put back too.
+    """
+    try:
+        return check()
+    except FrameworkStoreError:
+        raise
+    except Exception as exc:
+        restore_file(conn, backup)
+        raise FrameworkStoreError(
+            f"{path}: the framework's reader failed on the repaired file "
+            f"({type(exc).__name__}: {exc}); the backup {backup} was restored"
+        ) from exc
 
 
 def scratch_copy(conn: sqlite3.Connection, folder: Path) -> Path:

@@ -32,6 +32,7 @@ from flowdrop_core.framework_stores.base import (
     connect,
     gr_mem_view,
     health,
+    read_back,
     require_writable,
     restore_file,
     rows_scenario,
@@ -241,7 +242,12 @@ class LangGraphCheckpointFile:
                 "nothing was written (run it again)"
             )
         self.saver.put(latest.config, checkpoint, metadata, {self.channel: version})
-        readback = self._read_back(thread_id, checkpoint["id"], fixed, backup)
+        readback = read_back(
+            self.conn,
+            self.path,
+            backup,
+            lambda: self._read_back(thread_id, checkpoint["id"], fixed, backup),
+        )
         return RepairReport(
             thread_id=thread_id,
             backup=backup,

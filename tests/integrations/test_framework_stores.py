@@ -64,7 +64,12 @@ def test_agents_repair_backs_up_and_the_sdk_runs_on(tmp_path: Path) -> None:
     path = agents_file(tmp_path / "agents.sqlite")
     store = open_framework_store(path, writable=True)
     report = store.repair("retried")
-    assert report.backup.is_file() and report.before == 4 and report.after == 3
+    assert (
+        report.backup is not None
+        and report.backup.is_file()
+        and report.before == 4
+        and report.after == 3
+    )
     assert report.events == {"duplicate_result": 1} and report.remaining == []
     healed = store.repair("interrupted")
     assert healed.events == {"placeholder_inserted": 1} and healed.after == 4
@@ -139,7 +144,7 @@ def test_langgraph_repair_and_the_graph_runs_on(tmp_path: Path) -> None:
     report = store.repair("t1")
     assert [r["langchain"] for r in store.rows("t1")] == original[:3]  # ids, names: as they were
     assert report.events == {"duplicate_result": 1} and report.after == 3
-    assert report.backup.is_file() and report.remaining == []
+    assert report.backup is not None and report.backup.is_file() and report.remaining == []
     store.close()
     conn = sqlite3.connect(path, check_same_thread=False)
     graph = graph_of(SqliteSaver(conn))
