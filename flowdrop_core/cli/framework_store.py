@@ -38,7 +38,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--repair",
         action="store_true",
-        help="with --thread: write the GR-MEM view back (needs --write; backs the file up)",
+        help=(
+            "with --thread: print every row the GR-MEM view changes; with --write, back the "
+            "file up, write those rows and read them back with the framework's reader"
+        ),
     )
 
 
@@ -85,15 +88,15 @@ def _thread(store: FrameworkStore, args: argparse.Namespace) -> int:
     from flowdrop_core.replay import replay
 
     if args.repair:
+        plan = store.plan_repair(args.thread)
+        for line in plan.lines():  # MEM-15: the change is named before it is made
+            say(line)
         if not args.write:
             error(
                 "--repair writes to the file; add --write to allow it (nothing was written)",
                 "store",
             )
             return 2
-        plan = store.plan_repair(args.thread)
-        for line in plan.lines():  # MEM-15: the change is named before it is made
-            say(line)
         if plan.refused:
             error(f"{store.path}: repair refused: {plan.refused}", "store")
             return 2

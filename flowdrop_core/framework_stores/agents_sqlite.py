@@ -37,6 +37,7 @@ import copy
 import json
 import tempfile
 import threading
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -484,61 +485,52 @@ class AgentsSessionFile:
         records = thread.records
         anchors = _lis([i for i, _ in target if i is not None])
         table = self.messages_table
-        while True:
-            changes: list[Change] = []
-            ok = True
-            segment: list[tuple[int | None, Any]] = []
-            lo = 0
-            for entry in [*target, (-1, None)]:  # -1: the end
-                index = entry[0]
-                if index is not None and (index in anchors or index == -1):
-                    hi = records[index].ref if index != -1 else None
-                    slots = sorted(
-                        rec.ref
-                        for k, rec in enumerate(records)
-                        if k not in anchors and rec.ref > lo and (hi is None or rec.ref < hi)
-                    )
-                    need = len(segment) - len(slots)
-                    extra: list[int] | None = []
-                    if need > 0 and hi is not None:
-                        extra = self._free_ids(lo, hi, need)
-                        if extra is None:  # no room: the next kept row moves too
-                            anchors.discard(index)
-                            ok = False
-                            break
-                    slots = sorted(slots + (extra or []))
-                    by_ref = {rec.ref: rec for rec in records}
-                    for n, (_, item) in enumerate(segment):
-                        if n < len(slots):
-                            slot = slots[n]
-                            old = by_ref.get(slot)
-                            if old is None:
-                                changes.append(Change("insert", f"{table}.id={slot}", new=item))
-                            elif old.item != item:
-                                changes.append(
-                                    Change("replace", f"{table}.id={slot}", old.item, item)
-                                )
-                        else:
-                            changes.append(
-                                Change("insert", f"{table} (new row at the end)", new=item)
-                            )
-                    for slot in slots[len(segment) :]:
-                        if slot in by_ref:
-                            changes.append(
-                                Change("remove", f"{table}.id={slot}", old=by_ref[slot].item)
-                            )
-                    segment = []
-                    if hi is not None:
-                        lo = hi
-                else:
+        by_ref = {rec.ref: rec for rec in records}
+        loose = sorted(rec.ref for k, rec in enumerate(records) if k not in anchors)
+        changes: list[Change] = []
+        segment: list[tuple[int | None, Any]] = []
+        lo = 0
+        for entry in [*target, (-1, None)]:  # -1: the end
+            index = entry[0]
+            if index is None or (index != -1 and index not in anchors):
+                segment.append(entry)
+                continue
+            hi = records[index].ref if index != -1 else None
+            slots = loose[
+                bisect_right(loose, lo) : len(loose) if hi is None else bisect_left(loose, hi)
+            ]
+            need = len(segment) - len(slots)
+            extra: list[int] | None = []
+            if need > 0 and hi is not None:
+                extra = self._free_ids(lo, hi, need)
+                if extra is None:  # no room: this kept row moves too, the segment goes on
+                    anchors.discard(index)
+                    insort(loose, records[index].ref)
                     segment.append(entry)
-            if ok:
-                return changes
+                    continue
+            slots = sorted(slots + (extra or []))
+            for n, (_, item) in enumerate(segment):
+                if n >= len(slots):
+                    changes.append(Change("insert", f"{table} (new row at the end)", new=item))
+                    continue
+                old = by_ref.get(slots[n])
+                if old is None:
+                    changes.append(Change("insert", f"{table}.id={slots[n]}", new=item))
+                elif old.item != item:
+                    changes.append(Change("replace", f"{table}.id={slots[n]}", old.item, item))
+            for slot in slots[len(segment) :]:
+                if slot in by_ref:
+                    changes.append(Change("remove", f"{table}.id={slot}", old=by_ref[slot].item))
+            segment = []
+            if hi is not None:
+                lo = hi
+        return changes
 
     def _turns_refusal(self, thread: _Thread, target: list[tuple[int | None, Any]]) -> str | None:
-        users = [k for k, rec in enumerate(thread.records) if rec.kind == "user"]
-        kept = [i for i, _ in target if i is not None and thread.records[i].kind == "user"]
-        if kept != users or any(i is None and _message_type(x) == "user" for i, x in target):
+        """Why an advanced branch cannot take this view: its user turns must stay put."""
+        users = {k for k, rec in enumerate(thread.records) if rec.kind == "user"}
+        anchors = _lis([i for i, _ in target if i is not None])
+        if not users <= anchors or any(i is None and _message_type(x) == "user" for i, x in target):
             return (
                 "the view would remove, move or add a user turn; its turn numbers, usage "
                 "(turn_usage) and branches refer to them"

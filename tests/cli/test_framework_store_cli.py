@@ -48,6 +48,7 @@ def test_shows_a_thread_replays_it_and_repairs_only_with_write(
     assert "duplicate" in out.lower()
     code, out, err = _run(capsys, str(path), "--thread", "t1", "--repair")
     assert code == 2 and "--write" in err
+    assert "t1: 2 changes to write:" in out  # without --write: what it would change
     code, out, _ = _run(capsys, str(path), "--thread", "t1", "--repair", "--write")
     assert code == 0 and "4 -> 3 entries (duplicate_result x1)" in out and ".bak-" in out
     code, out, _ = _run(capsys, str(path), "--thread", "t1")
