@@ -22,6 +22,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
+from langgraph.types import interrupt
 
 set_tracing_disabled(True)  # no trace export: the tests have no network
 
@@ -227,4 +228,32 @@ def advanced_file(path: Path) -> Path:
         cut.close()
 
     asyncio.run(write())
+    return path
+
+
+def interrupted_graph_file(path: Path) -> Path:
+    """A thread with a re-fired tool result, stopped at ``interrupt()``: a pending write."""
+
+    def agent(state: Any) -> dict[str, Any]:
+        return {"messages": [AIMessage("", id="ai-1", tool_calls=[CALL])]}
+
+    def tool(state: Any) -> dict[str, Any]:
+        return {"messages": [ToolMessage("Found 3 cats", tool_call_id="c1", name="search")]}
+
+    def ask(state: Any) -> dict[str, Any]:
+        answer = interrupt("anything else?")
+        return {"messages": [HumanMessage(str(answer))]}
+
+    g = StateGraph(State)
+    for name, node in (("agent", agent), ("tool", tool), ("tool_again", tool), ("ask", ask)):
+        g.add_node(name, node)
+    g.add_edge(START, "agent")
+    g.add_edge("agent", "tool")
+    g.add_edge("tool", "tool_again")
+    g.add_edge("tool_again", "ask")
+    g.add_edge("ask", END)
+    conn = sqlite3.connect(path, check_same_thread=False)
+    graph = g.compile(checkpointer=SqliteSaver(conn))
+    graph.invoke({"messages": [HumanMessage("find cats")]}, {"configurable": {"thread_id": "t"}})
+    conn.close()
     return path

@@ -149,15 +149,16 @@ class LangGraphCheckpointFile:
             state=latest.checkpoint["id"],
             expected=fixed,
         )
-        if latest.pending_writes:
-            plan.refused = (
-                f"the latest checkpoint has {len(latest.pending_writes)} pending write(s) "
-                "(an unfinished step); repair after the graph has resumed"
-            )
-            return plan
         old = [_plain(r) for r in rows]
         new = [_plain(r) for r in fixed]
         if old == new:
+            return plan
+        if latest.pending_writes:
+            plan.refused = (
+                f"the latest checkpoint has {len(latest.pending_writes)} pending write(s) "
+                "(an unfinished step, or an interrupt waiting for its answer); a checkpoint "
+                "on top would drop them: repair after the graph has resumed"
+            )
             return plan
         where = (
             f"checkpoints (thread {thread_id!r}, new checkpoint after {latest.checkpoint['id']})"

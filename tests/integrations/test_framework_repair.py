@@ -20,6 +20,7 @@ from framework_files import (
     advanced_file,
     agents_file,
     folder_state,
+    interrupted_graph_file,
     langgraph_file,
     parallel_calls_file,
 )
@@ -218,3 +219,45 @@ def test_parallel_calls_are_one_assistant_turn_with_their_arguments(tmp_path: Pa
     ]
     assert store.plan_repair("parallel").changes == []
     store.close()
+
+
+def test_a_graph_waiting_at_an_interrupt_is_refused_before_any_change(tmp_path: Path) -> None:
+    path = interrupted_graph_file(tmp_path / "checkpoints.sqlite")
+    state = folder_state(tmp_path)
+    store = open_framework_store(path, writable=True)
+    with pytest.raises(FrameworkStoreError, match="pending write"):
+        store.repair("t")  # a checkpoint on top would drop the interrupt's pending write
+    store.close()
+    assert folder_state(tmp_path) == state
+
+
+def test_custom_table_names_are_repaired_and_read_back(tmp_path: Path) -> None:
+    path = tmp_path / "custom.sqlite"
+
+    async def write() -> None:
+        session = SQLiteSession("s", db_path=path, sessions_table="conv", messages_table="items")
+        await session.add_items(
+            [
+                {"role": "user", "content": "find cats"},
+                {"type": "function_call", "call_id": "c1", "name": "search", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "3 cats"},
+                {"type": "function_call_output", "call_id": "c1", "output": "3 cats"},
+            ]
+        )
+        session.close()
+
+    asyncio.run(write())
+    store = open_framework_store(path, writable=True)
+    report = store.repair("s")
+    store.close()
+    assert [str(c).split(":")[0] for c in report.changes] == ["remove   items.id=4"]
+    assert "SQLiteSession.get_items: as planned" in report.readback
+
+    async def read() -> list[Any]:
+        session = SQLiteSession("s", db_path=path, sessions_table="conv", messages_table="items")
+        try:
+            return await session.get_items()
+        finally:
+            session.close()
+
+    assert len(asyncio.run(read())) == 3
