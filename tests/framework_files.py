@@ -124,6 +124,14 @@ _DEAD_WRITERS = {
         "asyncio.run(s.add_items([{'role': 'user', 'content': 'late line'}]))\n"
         "os._exit(0)\n"
     ),
+    "advanced": (
+        "import asyncio, os, sys\n"
+        "from agents.extensions.memory import AdvancedSQLiteSession\n"
+        "s = AdvancedSQLiteSession(session_id='adv-1', db_path=sys.argv[1])\n"
+        "s._get_connection().execute('PRAGMA wal_autocheckpoint=0')\n"
+        "asyncio.run(s.add_items([{'role': 'user', 'content': 'late line'}]))\n"
+        "os._exit(0)\n"
+    ),
     "langgraph": (
         "import os, sqlite3, sys\n"
         "from langchain_core.messages import HumanMessage\n"

@@ -178,6 +178,28 @@ def test_a_read_back_that_disagrees_restores_the_backup(
         assert conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone() == checkpoints
 
 
+def test_a_reader_that_fails_on_the_written_file_restores_the_backup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = advanced_file(tmp_path / "adv.sqlite")
+    rows = message_rows(path)
+    real = AdvancedSQLiteSession.get_conversation_turns
+    calls: list[int] = []
+
+    async def fails_after(self: AdvancedSQLiteSession, branch_id: str | None = None) -> Any:
+        calls.append(1)
+        if len(calls) > 1:  # the read before the write works, the read back fails
+            raise RuntimeError("cannot read turns")
+        return await real(self, branch_id)
+
+    monkeypatch.setattr(AdvancedSQLiteSession, "get_conversation_turns", fails_after)
+    store = open_framework_store(path, writable=True)
+    with pytest.raises(FrameworkStoreError, match=r"reader failed.*was restored"):
+        store.repair("adv-dup")
+    store.close()
+    assert message_rows(path) == rows
+
+
 @pytest.mark.parametrize(
     "change",
     [

@@ -17,6 +17,7 @@ import pytest
 from agents import Agent, Runner, SQLiteSession
 from agents.testing import ScriptedModel, assistant_message
 from framework_files import (
+    advanced_file,
     agents_file,
     digest,
     folder_state,
@@ -196,12 +197,14 @@ def _look(path: Path) -> None:
     store.close()
 
 
-@pytest.mark.parametrize("kind", ["openai-agents", "langgraph"])
+@pytest.mark.parametrize("kind", ["openai-agents", "advanced", "langgraph"])
 @pytest.mark.parametrize("left", ["at rest", "wal and shm left", "wal left alone"])
 def test_reading_a_framework_file_changes_no_byte_and_creates_no_file(
     tmp_path: Path, kind: str, left: str
 ) -> None:
-    make = agents_file if kind == "openai-agents" else langgraph_file
+    make = {"openai-agents": agents_file, "advanced": advanced_file, "langgraph": langgraph_file}[
+        kind
+    ]
     path = make(tmp_path / "store.sqlite")
     if left != "at rest":
         left_by_a_dead_writer(path, kind)
@@ -214,4 +217,6 @@ def test_reading_a_framework_file_changes_no_byte_and_creates_no_file(
         store = open_framework_store(path)
         ids = {t.id: t.count for t in store.threads()}
         store.close()
-        assert ids["t3"] == 1 if kind == "langgraph" else ids["clean"] == 3
+        expected = {"langgraph": ("t3", 1), "openai-agents": ("clean", 3), "advanced": ("adv-1", 9)}
+        thread, count = expected[kind]
+        assert ids[thread] == count + (kind == "advanced")
