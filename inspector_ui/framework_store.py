@@ -83,9 +83,22 @@ def _show_thread(store: FrameworkStore, thread_id: str, writable: bool) -> None:
                     icon=":material/lock:",
                 )
                 return
+            try:
+                plan = store.plan_repair(thread_id)
+            except FrameworkStoreError as exc:
+                st.error(md(exc), icon=":material/error:")
+                return
+            if plan.refused:
+                st.error(f"A repair is refused: {md(plan.refused)}", icon=":material/block:")
+                return
+            if not plan.changes:
+                st.info("Nothing to do: a repair would write nothing.", icon=":material/check:")
+                return
+            st.caption("A repair writes exactly these rows (MEM-15), after a backup:")
+            st.code("\n".join(plan.lines()), language=None, wrap_lines=True)
             if st.button("Back up and repair", key="sf_repair", icon=":material/build:"):
                 try:
-                    report = store.repair(thread_id)
+                    report = store.repair(thread_id, plan)
                 except (FrameworkStoreError, ReadOnlyError) as exc:
                     st.error(md(exc), icon=":material/error:")
                 else:

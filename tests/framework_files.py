@@ -10,15 +10,19 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
-from agents import Agent, Runner, SQLiteSession, set_tracing_disabled
-from agents.testing import ScriptedModel, assistant_message
+from agents import Agent, Runner, SQLiteSession, function_tool, set_tracing_disabled
+from agents.extensions.memory import AdvancedSQLiteSession
+from agents.testing import ScriptedModel, assistant_message, function_call
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
+from langgraph.types import interrupt
 
 set_tracing_disabled(True)  # no trace export: the tests have no network
 
@@ -102,5 +106,162 @@ def langgraph_file(path: Path) -> Path:
         {"configurable": {"thread_id": "t2"}},
         {"messages": [ToolMessage("stale", tool_call_id="gone"), HumanMessage("hi")]},
     )
+    conn.close()
+    return path
+
+
+def folder_state(folder: Path) -> dict[str, str]:
+    """Every file in the folder with its content's digest."""
+    return {p.name: digest(p) for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+_DEAD_WRITERS = {
+    "openai-agents": (
+        "import asyncio, os, sys\n"
+        "from agents import SQLiteSession\n"
+        "s = SQLiteSession('clean', db_path=sys.argv[1])\n"
+        "s._get_connection().execute('PRAGMA wal_autocheckpoint=0')\n"
+        "asyncio.run(s.add_items([{'role': 'user', 'content': 'late line'}]))\n"
+        "os._exit(0)\n"
+    ),
+    "advanced": (
+        "import asyncio, os, sys\n"
+        "from agents.extensions.memory import AdvancedSQLiteSession\n"
+        "s = AdvancedSQLiteSession(session_id='adv-1', db_path=sys.argv[1])\n"
+        "s._get_connection().execute('PRAGMA wal_autocheckpoint=0')\n"
+        "asyncio.run(s.add_items([{'role': 'user', 'content': 'late line'}]))\n"
+        "os._exit(0)\n"
+    ),
+    "langgraph": (
+        "import os, sqlite3, sys\n"
+        "from langchain_core.messages import HumanMessage\n"
+        "from langgraph.checkpoint.sqlite import SqliteSaver\n"
+        "sys.path.insert(0, sys.argv[2])\n"
+        "from framework_files import graph_of\n"
+        "conn = sqlite3.connect(sys.argv[1], check_same_thread=False)\n"
+        "conn.execute('PRAGMA wal_autocheckpoint=0')\n"
+        "graph = graph_of(SqliteSaver(conn))\n"
+        "graph.update_state({'configurable': {'thread_id': 't3'}},\n"
+        "                   {'messages': [HumanMessage('late line')]})\n"
+        "os._exit(0)\n"
+    ),
+}
+
+
+def left_by_a_dead_writer(path: Path, kind: str) -> None:
+    """The framework writes once more and its process dies: ``-wal`` and ``-shm`` stay."""
+    here = str(Path(__file__).resolve().parent)
+    subprocess.run([sys.executable, "-c", _DEAD_WRITERS[kind], str(path), here], check=True)
+    assert Path(f"{path}-wal").stat().st_size > 0 and Path(f"{path}-shm").exists()
+
+
+def parallel_calls_file(path: Path) -> Path:
+    """A clean ``SQLiteSession`` where the model called two tools at once (one item per call)."""
+
+    async def write() -> None:
+        session = SQLiteSession("parallel", db_path=path)
+        model = ScriptedModel(
+            [
+                [
+                    function_call("weather", {"city": "Paris"}, call_id="c1"),
+                    function_call("weather", {"city": "Rome"}, call_id="c2"),
+                ],
+                [assistant_message("sunny in both")],
+            ]
+        )
+        await Runner.run(Agent(name="a", model=model, tools=[weather]), "weather?", session=session)
+        session.close()
+
+    asyncio.run(write())
+    return path
+
+
+@function_tool
+def weather(city: str) -> str:
+    """The weather in a city (a fake tool)."""
+    return f"sunny in {city}"
+
+
+def advanced_file(path: Path) -> Path:
+    """``AdvancedSQLiteSession`` sessions written by the SDK, with usage and branches.
+
+    - ``adv-1``: two turns, the first with parallel calls; clean (11 items);
+    - ``adv-dup``: a tool result stored twice;
+    - ``adv-cut``: a call left unanswered, then a user turn; branch ``retry``
+      copied from it at turn 2 (sharing the first turn's rows) and run on.
+    """
+
+    async def write() -> None:
+        agent_tools: list[Any] = [weather]
+        clean = AdvancedSQLiteSession(session_id="adv-1", db_path=path, create_tables=True)
+        model = ScriptedModel(
+            [
+                [
+                    function_call("weather", {"city": "Paris"}, call_id="c1"),
+                    function_call("weather", {"city": "Rome"}, call_id="c2"),
+                ],
+                [assistant_message("sunny in both")],
+                [function_call("weather", {"city": "Oslo"}, call_id="c3")],
+                [assistant_message("cold in Oslo")],
+            ]
+        )
+        agent = Agent(name="a", model=model, tools=agent_tools)
+        for text in ("weather?", "and Oslo?"):
+            result = await Runner.run(agent, text, session=clean)
+            await clean.store_run_usage(result)
+        clean.close()
+        dup = AdvancedSQLiteSession(session_id="adv-dup", db_path=path)
+        await dup.add_items(
+            [
+                {"role": "user", "content": "find cats"},
+                {"type": "function_call", "call_id": "d1", "name": "search", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "d1", "output": "Found 3 cats"},
+                {"type": "function_call_output", "call_id": "d1", "output": "Found 3 cats"},
+            ]
+        )
+        dup.close()
+        cut = AdvancedSQLiteSession(session_id="adv-cut", db_path=path)
+        await cut.add_items(
+            [
+                {"role": "user", "content": "grep"},
+                {"type": "function_call", "call_id": "g1", "name": "grep", "arguments": "{}"},
+                {"role": "user", "content": "anything?"},
+                {"role": "assistant", "content": "nothing yet"},
+            ]
+        )
+        await cut.create_branch_from_turn(2, "retry")
+        await cut.add_items(
+            [{"role": "user", "content": "again?"}, {"role": "assistant", "content": "still no"}]
+        )
+        cut.close()
+
+    asyncio.run(write())
+    return path
+
+
+def interrupted_graph_file(path: Path) -> Path:
+    """A thread with a re-fired tool result, stopped at ``interrupt()``: a pending write."""
+
+    def agent(state: Any) -> dict[str, Any]:
+        return {"messages": [AIMessage("", id="ai-1", tool_calls=[CALL])]}
+
+    def tool(state: Any) -> dict[str, Any]:
+        return {"messages": [ToolMessage("Found 3 cats", tool_call_id="c1", name="search")]}
+
+    def ask(state: Any) -> dict[str, Any]:
+        answer = interrupt("anything else?")
+        return {"messages": [HumanMessage(str(answer))]}
+
+    g = StateGraph(State)
+    for name, node in (("agent", agent), ("tool", tool), ("tool_again", tool), ("ask", ask)):
+        g.add_node(name, node)
+    g.add_edge(START, "agent")
+    g.add_edge("agent", "tool")
+    g.add_edge("tool", "tool_again")
+    g.add_edge("tool_again", "ask")
+    g.add_edge("ask", END)
+    conn = sqlite3.connect(path, check_same_thread=False)
+    graph = g.compile(checkpointer=SqliteSaver(conn))
+    graph.invoke({"messages": [HumanMessage("find cats")]}, {"configurable": {"thread_id": "t"}})
     conn.close()
     return path

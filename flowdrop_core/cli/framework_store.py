@@ -4,8 +4,10 @@
 :func:`~flowdrop_core.framework_stores.detect` recognises it. Without
 ``--thread``: every session or thread with its entry count, last update and
 health. With ``--thread ID``: its entries, each with its MEM-5 findings;
-``--timeline`` replays it (one append per stored entry); ``--repair`` writes
-the GR-MEM view back, and needs ``--write`` (the file is backed up first).
+``--timeline`` replays it (one append per stored entry); ``--repair`` prints
+every row it will remove, insert or replace, then writes only those (needs
+``--write``; the file is backed up first and read back with the
+framework's own reader after).
 Exit 1 when a listed conversation (or the one shown) has findings.
 """
 
@@ -36,7 +38,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--repair",
         action="store_true",
-        help="with --thread: write the GR-MEM view back (needs --write; backs the file up)",
+        help=(
+            "with --thread: print every row the GR-MEM view changes; with --write, back the "
+            "file up, write those rows and read them back with the framework's reader"
+        ),
     )
 
 
@@ -83,13 +88,19 @@ def _thread(store: FrameworkStore, args: argparse.Namespace) -> int:
     from flowdrop_core.replay import replay
 
     if args.repair:
+        plan = store.plan_repair(args.thread)
+        for line in plan.lines():  # MEM-15: the change is named before it is made
+            say(line)
         if not args.write:
             error(
                 "--repair writes to the file; add --write to allow it (nothing was written)",
                 "store",
             )
             return 2
-        report = store.repair(args.thread)
+        if plan.refused:
+            error(f"{store.path}: repair refused: {plan.refused}", "store")
+            return 2
+        report = store.repair(args.thread, plan)
         say(report.summary())
         return 0 if not report.remaining else 1
     rows = store.rows(args.thread)
@@ -112,7 +123,7 @@ def _thread(store: FrameworkStore, args: argparse.Namespace) -> int:
         for f in findings:
             by_index.setdefault(-1 if f.index is None else f.index, []).append(str(f))
         for n, row in enumerate(rows):
-            shown = {k: row.get(k) for k in ("role", "content", "metadata")}
+            shown = {k: row.get(k) for k in ("role", "content", "metadata")}  # calls with arguments
             say(f"{n:>4}  {json.dumps(shown, ensure_ascii=False, default=repr)}")
             for text in by_index.get(n, ()):
                 say(f"      ! {text}")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -14,19 +15,25 @@ from flowdrop_core.engine import Buffer
 from flowdrop_core.errors import FlowdropError
 from flowdrop_core.inspect.health import HealthFinding
 from flowdrop_core.scenario import Scenario, ScenarioConfig, ScenarioStep
+from flowdrop_core.storage.readonly import open_readonly
 from flowdrop_core.store_browser import ReadOnlyError
 
 __all__ = [
+    "Change",
     "FrameworkStore",
     "FrameworkStoreError",
+    "RepairPlan",
     "RepairReport",
     "ThreadInfo",
     "backup_file",
     "connect",
     "gr_mem_view",
     "health",
+    "read_back",
     "require_writable",
+    "restore_file",
     "rows_scenario",
+    "scratch_copy",
     "tables",
 ]
 
@@ -66,22 +73,87 @@ class ThreadInfo:
         return ", ".join(parts)
 
 
+def _short(value: Any, width: int = 160) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=repr, sort_keys=True)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+@dataclass(frozen=True)
+class Change:
+    """One row a repair removes, inserts or replaces (or renumbers), with its content."""
+
+    op: str  # "remove", "insert", "replace", "renumber"
+    where: str  # the table and row (or what the new row will be)
+    old: Any = None
+    new: Any = None
+
+    def __str__(self) -> str:
+        if self.op == "remove":
+            return f"remove   {self.where}: {_short(self.old)}"
+        if self.op == "insert":
+            return f"insert   {self.where}: {_short(self.new)}"
+        if self.op == "replace":
+            return f"replace  {self.where}: {_short(self.old)} -> {_short(self.new)}"
+        return f"{self.op:<8} {self.where}: {_short(self.old)} -> {_short(self.new)}"
+
+
 @dataclass
-class RepairReport:
-    """What a repair did: the backup, the counts before and after, what is still flagged."""
+class RepairPlan:
+    """What a repair will write, computed before anything is written (MEM-15).
+
+    ``changes`` is every row the write touches; nothing else changes.
+    ``refused`` is the reason a repair cannot be done safely (then
+    nothing is written). ``state`` is what the plan was computed from; the
+    write checks it again inside its transaction.
+    """
 
     thread_id: str
-    backup: Path
+    before: int
+    after: int
+    events: dict[str, int] = field(default_factory=dict)
+    changes: list[Change] = field(default_factory=list)
+    refused: str | None = None
+    expected: Any = None  # what the framework's reader must return afterwards
+    state: Any = None
+
+    def lines(self) -> list[str]:
+        """The plan as text: one line per change, or why nothing will be written."""
+        if self.refused:
+            return [f"{self.thread_id}: refused, nothing written: {self.refused}"]
+        if not self.changes:
+            return [f"{self.thread_id}: nothing to do; nothing will be written"]
+        head = f"{self.thread_id}: {plural_changes(len(self.changes))} to write:"
+        return [head, *(f"  {c}" for c in self.changes)]
+
+
+def plural_changes(n: int) -> str:
+    return f"{n} change" + ("" if n == 1 else "s")
+
+
+@dataclass
+class RepairReport:
+    """What a repair did: the changes, the backup, the read-back, what is still flagged."""
+
+    thread_id: str
+    backup: Path | None
     before: int
     after: int
     events: dict[str, int] = field(default_factory=dict)
     remaining: list[HealthFinding] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    readback: str = ""
 
     def summary(self) -> str:
-        done = ", ".join(f"{k} x{n}" for k, n in sorted(self.events.items())) or "nothing to do"
+        if not self.changes:
+            return (
+                f"{self.thread_id}: {self.before} -> {self.after} entries (nothing to do); "
+                f"nothing written; {len(self.remaining)} finding(s) left"
+            )
+        done = ", ".join(f"{k} x{n}" for k, n in sorted(self.events.items())) or "rows changed"
         return (
             f"{self.thread_id}: {self.before} -> {self.after} entries ({done}); "
-            f"backup {self.backup}; {len(self.remaining)} finding(s) left"
+            f"{plural_changes(len(self.changes))} written; backup {self.backup}; "
+            f"{self.readback}; {len(self.remaining)} finding(s) left"
         )
 
 
@@ -104,8 +176,12 @@ class FrameworkStore(Protocol):
         """One conversation as appends, one per stored entry, for the timeline."""
         ...
 
-    def repair(self, thread_id: str) -> RepairReport:
-        """Write the GR-MEM view back (only when writable; backs the file up first)."""
+    def plan_repair(self, thread_id: str) -> RepairPlan:
+        """What a repair would change, row by row, or why it is refused; writes nothing."""
+        ...
+
+    def repair(self, thread_id: str, plan: RepairPlan | None = None) -> RepairReport:
+        """Write ``plan`` (computed now if not given): backup, write, read back, or restore."""
         ...
 
     def close(self) -> None: ...
@@ -166,20 +242,20 @@ def rows_scenario(rows: Sequence[dict[str, Any]], name: str, labels: Sequence[st
     )
 
 
-def connect(path: Path, writable: bool) -> sqlite3.Connection:
-    """The file, read-only through a ``mode=ro`` URI unless ``writable``; never created.
+def connect(path: Path, writable: bool, **kwargs: Any) -> sqlite3.Connection:
+    """The file, read-only unless ``writable``; never created.
 
-    A read-only open of a file at rest (no ``-wal`` beside it) is also
-    ``immutable``: SQLite then creates no ``-shm`` or ``-wal`` file, so
-    looking at a file leaves its folder exactly as it was.
+    Read-only is :func:`~flowdrop_core.storage.readonly.open_readonly`: no byte
+    of the file or its ``-wal``/``-shm`` changes and no file appears beside it,
+    whatever state a framework left the folder in.
     """
     if not path.is_file():
         raise FrameworkStoreError(f"{path}: no such file")
-    mode = "rw" if writable else "ro"
-    if not writable and not path.with_name(path.name + "-wal").exists():
-        mode += "&immutable=1"
+    kwargs.setdefault("timeout", 5.0)
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode={mode}", uri=True, timeout=5.0)
+        if not writable:
+            return open_readonly(path, **kwargs)[0]
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, **kwargs)
         conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
     except sqlite3.DatabaseError as exc:
         raise FrameworkStoreError(f"{path}: not a SQLite database ({exc})") from exc
@@ -207,6 +283,45 @@ def backup_file(conn: sqlite3.Connection, path: Path) -> Path:
         dest.close()
     if not target.is_file():  # pragma: no cover - sqlite creates it or raises
         shutil.copy2(path, target)
+    return target
+
+
+def restore_file(conn: sqlite3.Connection, backup: Path) -> None:
+    """Put the backup's content back into the open database (SQLite's online backup)."""
+    source = sqlite3.connect(f"{backup.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        source.backup(conn)
+    finally:
+        source.close()
+
+
+def read_back(conn: sqlite3.Connection, path: Path, backup: Path, check: Callable[[], str]) -> str:
+    """Run a read-back ``check``; if the framework's reader fails on the file, restore the backup.
+
+    ``check`` restores and raises :class:`FrameworkStoreError` itself when what
+    it reads differs from the plan; any other error there is a reader that
+    cannot load the written file, so the backup is put back too.
+    """
+    try:
+        return check()
+    except FrameworkStoreError:
+        raise
+    except Exception as exc:
+        restore_file(conn, backup)
+        raise FrameworkStoreError(
+            f"{path}: the framework's reader failed on the repaired file "
+            f"({type(exc).__name__}: {exc}); the backup {backup} was restored"
+        ) from exc
+
+
+def scratch_copy(conn: sqlite3.Connection, folder: Path) -> Path:
+    """A copy of the open database in ``folder``, for a framework reader that writes as it opens."""
+    target = folder / "readback.sqlite"
+    dest = sqlite3.connect(target)
+    try:
+        conn.backup(dest)
+    finally:
+        dest.close()
     return target
 
 

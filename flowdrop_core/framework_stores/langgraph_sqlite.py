@@ -14,21 +14,29 @@ intact behind it and the graph resumes from the repaired messages.
 
 from __future__ import annotations
 
+import difflib
+import json
 import sqlite3
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from flowdrop_core.framework_stores.base import (
+    Change,
     FrameworkStoreError,
+    RepairPlan,
     RepairReport,
     ThreadInfo,
     backup_file,
     connect,
     gr_mem_view,
     health,
+    read_back,
     require_writable,
+    restore_file,
     rows_scenario,
+    scratch_copy,
     tables,
 )
 from flowdrop_core.integrations import require
@@ -53,16 +61,11 @@ class LangGraphCheckpointFile:
         self.path = Path(path)
         self.writable = writable
         self.channel = channel
-        self.conn = connect(self.path, writable)
+        self.conn = connect(self.path, writable, check_same_thread=False)
         found = tables(self.conn)
         if not found.get("checkpoints", set()) >= CHECKPOINT_COLUMNS:
             self.conn.close()
             raise FrameworkStoreError(f"{self.path}: no LangGraph checkpoints table")
-        self.conn.close()  # reopened for the saver: it is shared across threads
-        mode = "rw" if writable else "ro"
-        self.conn = sqlite3.connect(
-            f"{self.path.resolve().as_uri()}?mode={mode}", uri=True, check_same_thread=False
-        )
         self.saver = sqlite_saver.SqliteSaver(self.conn)
         self.saver.is_setup = True  # the tables exist; setup would write (journal mode, ALTER)
         self.saver._has_task_path = "task_path" in found.get("writes", set())
@@ -127,20 +130,96 @@ class LangGraphCheckpointFile:
         rows = self.rows(thread_id)
         return rows_scenario(rows, f"langgraph-{thread_id}", [r["origin"] for r in rows])
 
-    def repair(self, thread_id: str) -> RepairReport:
-        """Back the file up, then put a checkpoint holding the GR-MEM view of the messages."""
+    def plan_repair(self, thread_id: str) -> RepairPlan:
+        """The checkpoint a repair would add (its messages, diffed with the latest), or a refusal.
+
+        Refused: a latest checkpoint with pending writes (a step the graph has
+        not finished; a checkpoint on top would hide them).
+        """
+        latest = self._latest(thread_id)
+        if latest is None:
+            raise FrameworkStoreError(f"{self.path}: no thread {thread_id!r}")
+        rows = [{k: v for k, v in r.items() if k != "origin"} for r in self.rows(thread_id)]
+        fixed, tally = gr_mem_view(rows)
+        plan = RepairPlan(
+            thread_id,
+            before=len(rows),
+            after=len(fixed),
+            events=tally,
+            state=latest.checkpoint["id"],
+            expected=fixed,
+        )
+        old = [_plain(r) for r in rows]
+        new = [_plain(r) for r in fixed]
+        if old == new:
+            return plan
+        if latest.pending_writes:
+            plan.refused = (
+                f"the latest checkpoint has {len(latest.pending_writes)} pending write(s) "
+                "(an unfinished step, or an interrupt waiting for its answer); a checkpoint "
+                "on top would drop them: repair after the graph has resumed"
+            )
+            return plan
+        where = (
+            f"checkpoints (thread {thread_id!r}, new checkpoint after {latest.checkpoint['id']})"
+        )
+        plan.changes.append(Change("insert", where, new=f"{self.channel}: {len(new)} message(s)"))
+        matcher = difflib.SequenceMatcher(
+            a=[json.dumps(x, sort_keys=True, default=repr) for x in old],
+            b=[json.dumps(x, sort_keys=True, default=repr) for x in new],
+            autojunk=False,
+        )
+        for op, a0, a1, b0, b1 in matcher.get_opcodes():
+            at = f"{thread_id}.{self.channel}"
+            if op in ("delete", "replace"):
+                plan.changes += [
+                    Change("remove", f"{at}[{k}] (not in the new checkpoint)", old=old[k])
+                    for k in range(a0, a1)
+                ]
+            if op in ("insert", "replace"):
+                plan.changes += [
+                    Change("insert", f"{at}[{k}] (new checkpoint)", new=new[k])
+                    for k in range(b0, b1)
+                ]
+        return plan
+
+    def repair(self, thread_id: str, plan: RepairPlan | None = None) -> RepairReport:
+        """Back the file up, put a checkpoint holding the GR-MEM view, read it back.
+
+        Nothing to do writes nothing. The new checkpoint is read back with a
+        fresh ``SqliteSaver.get_tuple`` (on a scratch copy: the saver sets the
+        file up as it opens it); anything other than the planned messages
+        restores the backup.
+        """
         require_writable(self, "a repair")
+        if plan is None:
+            plan = self.plan_repair(thread_id)
+        if plan.refused:
+            raise FrameworkStoreError(
+                f"{self.path}: repair of {thread_id!r} refused: {plan.refused}"
+            )
+        if not plan.changes:
+            return RepairReport(
+                thread_id,
+                None,
+                plan.before,
+                plan.after,
+                plan.events,
+                remaining=health(self.rows(thread_id)),
+            )
         from langgraph.checkpoint.base import copy_checkpoint
         from langgraph.checkpoint.base.id import uuid6
 
         from flowdrop_core.integrations.langgraph import rows_to_messages
 
         latest = self._latest(thread_id)
-        if latest is None:
-            raise FrameworkStoreError(f"{self.path}: no thread {thread_id!r}")
-        rows = [{k: v for k, v in r.items() if k != "origin"} for r in self.rows(thread_id)]
+        if latest is None or latest.checkpoint["id"] != plan.state:
+            raise FrameworkStoreError(
+                f"{self.path}: thread {thread_id!r} got a new checkpoint since the plan; "
+                "nothing was written (run it again)"
+            )
         backup = backup_file(self.conn, self.path)
-        fixed, tally = gr_mem_view(rows)
+        fixed = plan.expected
         checkpoint = copy_checkpoint(latest.checkpoint)
         version = self.saver.get_next_version(
             checkpoint["channel_versions"].get(self.channel), None
@@ -155,7 +234,7 @@ class LangGraphCheckpointFile:
             "source": "update",
             "step": (step if isinstance(step, int) else -1) + 1,
             "parents": {},
-            "gr_mem_repair": {"backup": str(backup), "events": tally},
+            "gr_mem_repair": {"backup": str(backup), "events": plan.events},
         }
         now = self._latest(thread_id)
         if now is None or now.checkpoint["id"] != latest.checkpoint["id"]:
@@ -164,11 +243,54 @@ class LangGraphCheckpointFile:
                 "nothing was written (run it again)"
             )
         self.saver.put(latest.config, checkpoint, metadata, {self.channel: version})
+        readback = read_back(
+            self.conn,
+            self.path,
+            backup,
+            lambda: self._read_back(thread_id, checkpoint["id"], fixed, backup),
+        )
         return RepairReport(
             thread_id=thread_id,
             backup=backup,
-            before=len(rows),
-            after=len(fixed),
-            events=tally,
+            before=plan.before,
+            after=plan.after,
+            events=plan.events,
             remaining=health(self.rows(thread_id)),
+            changes=plan.changes,
+            readback=readback,
         )
+
+    def _read_back(
+        self, thread_id: str, checkpoint_id: str, fixed: list[dict[str, Any]], backup: Path
+    ) -> str:
+        """A fresh ``SqliteSaver`` must load the new checkpoint with the planned messages."""
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        from flowdrop_core.integrations.langgraph import message_to_row
+
+        with tempfile.TemporaryDirectory(prefix="flowdrop-readback-") as folder:
+            conn = sqlite3.connect(scratch_copy(self.conn, Path(folder)), check_same_thread=False)
+            try:
+                got = SqliteSaver(conn).get_tuple(
+                    {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+                )
+            finally:
+                conn.close()
+        messages = [] if got is None else got.checkpoint["channel_values"].get(self.channel, [])
+        same = (
+            got is not None
+            and got.checkpoint["id"] == checkpoint_id
+            and [_plain(message_to_row(m)) for m in messages] == [_plain(r) for r in fixed]
+        )
+        if not same:
+            restore_file(self.conn, backup)
+            raise FrameworkStoreError(
+                f"{self.path}: SqliteSaver reads the repaired thread {thread_id!r} differently "
+                f"from the plan; the backup {backup} was restored"
+            )
+        return "read back with SqliteSaver.get_tuple: as planned"
+
+
+def _plain(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as shown and compared: role, content, metadata."""
+    return {k: row.get(k) for k in ("role", "content", "metadata")}

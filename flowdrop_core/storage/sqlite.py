@@ -61,6 +61,7 @@ from flowdrop_core.storage.ordered_rows import (
     add_journal_row,
     initial_rows,
 )
+from flowdrop_core.storage.readonly import ReadOnlyKind, is_stale, open_readonly
 
 try:  # POSIX advisory file locks for the cross-process half of MEM-12.
     import fcntl
@@ -336,35 +337,19 @@ class SQLiteStore:
         """The read-only URI; ``immutable`` makes SQLite create nothing (no ``-shm``)."""
         return f"file:{quote(os.fspath(self.path))}?mode=ro" + ("&immutable=1" if immutable else "")
 
-    def _ro_connect(self) -> tuple[sqlite3.Connection, bool]:
+    def _ro_connect(self) -> tuple[sqlite3.Connection, ReadOnlyKind]:
         """A read-only connection that leaves the file and its folder untouched.
 
-        A WAL file at rest (no ``-wal`` beside it) is opened ``immutable``: a plain
-        read-only open would create ``-shm`` and ``-wal``, and fails outright on a
-        read-only filesystem. While a writer is live (``-wal`` and ``-shm`` exist)
-        the normal read-only open shares them and sees its commits. A ``-wal``
-        without ``-shm`` (a writer that died) needs SQLite to build the ``-shm``;
-        where it cannot (read-only folder), the file is read ``immutable`` (its last
-        checkpoint). Returns the connection and whether it is immutable.
+        :func:`~flowdrop_core.storage.readonly.open_readonly`: a file at rest is
+        opened ``immutable`` (a plain read-only open would create ``-shm`` and
+        ``-wal``, and fails outright on a read-only filesystem); while a writer is
+        live, or after one left its ``-wal`` and ``-shm``, the ``-shm`` is mapped
+        read-only (a plain open would rebuild it); a ``-wal`` without ``-shm`` is
+        read from a private copy. Returns the connection and its kind.
         """
-        wal = self.path.with_name(self.path.name + "-wal")
-        immutable = not wal.exists()
-        kwargs: dict[str, Any] = {
-            "uri": True,
-            "timeout": self.busy_timeout,
-            "isolation_level": None,
-            "check_same_thread": False,
-        }
-        try:
-            conn = sqlite3.connect(self._ro_uri(immutable=immutable), **kwargs)
-            if not immutable:
-                conn.execute("PRAGMA user_version").fetchone()  # opens the WAL index now
-        except sqlite3.OperationalError:
-            if immutable:
-                raise
-            immutable = True
-            conn = sqlite3.connect(self._ro_uri(immutable=True), **kwargs)
-        return conn, immutable
+        return open_readonly(
+            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+        )
 
     def _check_readable(self, conn: sqlite3.Connection) -> None:
         """A read-only file must already have the current layout (it cannot be migrated)."""
@@ -416,13 +401,10 @@ class SQLiteStore:
         if self._pid != fork_generation():
             self._after_fork()
         conn = getattr(self._local, "conn", None)
-        if (
-            conn is not None
-            and getattr(self._local, "immutable", False)
-            and self.path.with_name(self.path.name + "-wal").exists()
-        ):
-            # A writer started since: an immutable connection would not see its commits
-            # (nor notice a checkpoint rewriting pages under it). Reconnect normally.
+        kind = getattr(self._local, "ro_kind", None)
+        if conn is not None and kind is not None and is_stale(self.path, kind):
+            # A writer started since: an immutable connection (or a private copy) would
+            # not see its commits (nor notice a checkpoint rewriting pages under it).
             with self._conns_guard:
                 if conn in self._conns:
                     self._conns.remove(conn)
@@ -430,7 +412,8 @@ class SQLiteStore:
             conn = None
         if conn is None:
             if self.readonly:
-                conn, self._local.immutable = self._ro_connect()
+                conn, self._local.ro_kind = self._ro_connect()
+                self._local.immutable = self._local.ro_kind == "immutable"
             else:
                 conn = sqlite3.connect(
                     self.path,

@@ -53,6 +53,8 @@ def test_langgraph_repair_from_the_page(tmp_path: Path) -> None:
     at.selectbox(key="sf_thread").set_value("t1").run()
     at.session_state["sf_view"] = "Repair"
     at.run()
+    shown = "\n".join(c.value for c in at.code)
+    assert "t1: 2 changes to write:" in shown and "remove   t1.messages[3]" in shown
     at.button(key="sf_repair").click().run()
     assert not at.exception, at.exception
     assert any("duplicate_result x1" in s.value.replace("\\", "") for s in at.success)

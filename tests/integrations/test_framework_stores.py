@@ -16,7 +16,15 @@ from typing import Any, cast
 import pytest
 from agents import Agent, Runner, SQLiteSession
 from agents.testing import ScriptedModel, assistant_message
-from framework_files import agents_file, digest, graph_of, langgraph_file
+from framework_files import (
+    advanced_file,
+    agents_file,
+    digest,
+    folder_state,
+    graph_of,
+    langgraph_file,
+    left_by_a_dead_writer,
+)
 from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -57,7 +65,12 @@ def test_agents_repair_backs_up_and_the_sdk_runs_on(tmp_path: Path) -> None:
     path = agents_file(tmp_path / "agents.sqlite")
     store = open_framework_store(path, writable=True)
     report = store.repair("retried")
-    assert report.backup.is_file() and report.before == 4 and report.after == 3
+    assert (
+        report.backup is not None
+        and report.backup.is_file()
+        and report.before == 4
+        and report.after == 3
+    )
     assert report.events == {"duplicate_result": 1} and report.remaining == []
     healed = store.repair("interrupted")
     assert healed.events == {"placeholder_inserted": 1} and healed.after == 4
@@ -132,7 +145,7 @@ def test_langgraph_repair_and_the_graph_runs_on(tmp_path: Path) -> None:
     report = store.repair("t1")
     assert [r["langchain"] for r in store.rows("t1")] == original[:3]  # ids, names: as they were
     assert report.events == {"duplicate_result": 1} and report.after == 3
-    assert report.backup.is_file() and report.remaining == []
+    assert report.backup is not None and report.backup.is_file() and report.remaining == []
     store.close()
     conn = sqlite3.connect(path, check_same_thread=False)
     graph = graph_of(SqliteSaver(conn))
@@ -172,3 +185,38 @@ def test_the_view_keeps_an_empty_user_turn() -> None:
     rows = [{"role": "user", "content": ""}, {"role": "assistant", "content": "hi"}]
     fixed, tally = gr_mem_view(rows)
     assert [r["content"] for r in fixed] == ["", "hi"] and tally == {}
+
+
+def _look(path: Path) -> None:
+    """Everything a reader does with a file: detect, list, show, replay."""
+    assert detect(path) is not None
+    store = open_framework_store(path)
+    for info in store.threads():
+        store.rows(info.id)
+        replay(store.scenario(info.id))
+    store.close()
+
+
+@pytest.mark.parametrize("kind", ["openai-agents", "advanced", "langgraph"])
+@pytest.mark.parametrize("left", ["at rest", "wal and shm left", "wal left alone"])
+def test_reading_a_framework_file_changes_no_byte_and_creates_no_file(
+    tmp_path: Path, kind: str, left: str
+) -> None:
+    make = {"openai-agents": agents_file, "advanced": advanced_file, "langgraph": langgraph_file}[
+        kind
+    ]
+    path = make(tmp_path / "store.sqlite")
+    if left != "at rest":
+        left_by_a_dead_writer(path, kind)
+        if left == "wal left alone":
+            Path(f"{path}-shm").unlink()
+    before = folder_state(tmp_path)
+    _look(path)
+    assert folder_state(tmp_path) == before
+    if left != "at rest":  # what the writer left in its -wal is read
+        store = open_framework_store(path)
+        ids = {t.id: t.count for t in store.threads()}
+        store.close()
+        expected = {"langgraph": ("t3", 1), "openai-agents": ("clean", 3), "advanced": ("adv-1", 9)}
+        thread, count = expected[kind]
+        assert ids[thread] == count + (kind == "advanced")

@@ -7,6 +7,8 @@ import hashlib
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,3 +149,38 @@ def test_a_store_whose_folder_cannot_be_written_opens_for_reading(at_rest: Path)
         store.close()
     finally:
         at_rest.parent.chmod(0o755)
+
+
+def _left_by_a_dead_writer(path: Path) -> None:
+    """A runtime appends and dies before closing: its -wal and -shm stay beside the file."""
+    code = (
+        "import os, sys\n"
+        "from flowdrop_core.conversation import ConversationBuffer\n"
+        "from flowdrop_core.storage import SQLiteStore\n"
+        "store = SQLiteStore(sys.argv[1])\n"
+        "store._conn().execute('PRAGMA wal_autocheckpoint=0')\n"
+        "ConversationBuffer(scope='workflow', key='notes', store=store).append(\n"
+        "    {'role': 'user', 'content': 'note 3'}, {'workflow_id': 'wf-1'})\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+
+
+@pytest.mark.parametrize("shm", [True, False], ids=["wal and shm left", "wal left alone"])
+def test_a_read_only_open_of_a_store_a_writer_left_changes_no_byte(
+    at_rest: Path, shm: bool
+) -> None:
+    _left_by_a_dead_writer(at_rest)
+    wal, shm_file = Path(f"{at_rest}-wal"), Path(f"{at_rest}-shm")
+    assert wal.stat().st_size > 0 and shm_file.exists()
+    if not shm:
+        shm_file.unlink()
+    before = folder_state(at_rest.parent)
+    store = SQLiteStore(at_rest, readonly=True)
+    value, _ = store.get("workflow", "wf-1", "notes")
+    assert [m["content"] for m in value] == ["note 1", "note 2", "note 3"]  # the -wal is read
+    browser = open_browser(str(at_rest))
+    assert len(browser.slots()) == 3
+    browser.store.close()  # type: ignore[attr-defined]
+    store.close()
+    assert folder_state(at_rest.parent) == before
