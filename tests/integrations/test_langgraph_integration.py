@@ -315,3 +315,58 @@ def test_live_cache_follows_the_returned_list_only() -> None:
     assert [m.id for m in after] == ["h1", "a1", "t1", "t3", "h2"]  # read as it is now
     assert lg._cache_take(after, 0) is not None  # the returned list is remembered
     assert lg._cache_take(after, 0) is None  # and used once
+
+
+def _random_update(rng: Any, k: int, open_calls: list[str], answered: list[str]) -> list[Any]:
+    """One update of a realistic agent: a turn, calls, results, re-fires and dangling calls."""
+    roll = rng.random()
+    if roll < 0.25:
+        return [HumanMessage(f"q{k}", id=f"h{k}")]
+    if roll < 0.5:
+        ids = [f"c{k}-{j}" for j in range(rng.randint(1, 2))]
+        calls: list[Any] = [{"id": cid, "name": "s", "args": {}} for cid in ids]
+        open_calls += ids
+        return [AIMessage("", id=f"a{k}", tool_calls=calls)]
+    if roll < 0.75 and open_calls:
+        cid = open_calls.pop(rng.randrange(len(open_calls)))
+        answered.append(cid)
+        return [ToolMessage(f"r{k}", tool_call_id=cid, id=f"t{k}")]
+    if roll < 0.9 and answered:  # a re-fired result, under a new message id
+        return [ToolMessage(f"again{k}", tool_call_id=rng.choice(answered), id=f"x{k}")]
+    if roll < 0.95:
+        return [AIMessage(f"say {k}", id=f"s{k}")]
+    return [HumanMessage(f"edited {k}", id=f"h{max(0, k - 3)}")]  # replaces an id in place
+
+
+@pytest.mark.parametrize("window", [0, 7])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_chained_updates_equal_a_full_read_of_every_state(
+    window: int, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chained path (the list the last update returned) gives what reading it all gives."""
+    import random
+
+    from flowdrop_core.integrations import langgraph as lg
+
+    rng = random.Random(seed)
+    reducer = gr_mem_reducer(max_messages=window)
+    full_reads = 0
+    real_full = lg._Merge._full
+
+    def counting(self: Any, *args: Any) -> None:
+        nonlocal full_reads
+        full_reads += 1
+        real_full(self, *args)
+
+    open_calls: list[str] = []
+    answered: list[str] = []
+    chained: list[Any] = []
+    monkeypatch.setattr(lg._Merge, "_full", counting)
+    for k in range(300):
+        update = _random_update(rng, k, open_calls, answered)
+        cold = reducer(list(chained), update)  # a copy: never the cached list
+        chained = reducer(chained, update)
+        assert [(type(m), m.id, m.content) for m in chained] == [
+            (type(m), m.id, m.content) for m in cold
+        ], f"update {k}"
+    assert full_reads < 300 + 60  # the copies read it all; most chained updates do not
