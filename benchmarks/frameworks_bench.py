@@ -44,17 +44,6 @@ def best(fn: Callable[[], Any], repeat: int = 5) -> float:
     return min(times) * 1000
 
 
-def lc_state(n: int) -> list[Any]:
-    out: list[Any] = []
-    for k in range(n // 3):
-        out += [
-            HumanMessage(f"q{k}", id=f"h{k}"),
-            AIMessage("", id=f"a{k}", tool_calls=[{"id": f"c{k}", "name": "s", "args": {}}]),
-            ToolMessage(f"r{k}", tool_call_id=f"c{k}", id=f"t{k}"),
-        ]
-    return out
-
-
 def agent_updates(n: int, start: int = 0) -> list[list[Any]]:
     """``n`` messages of an agent loop as reducer updates, one message each.
 
@@ -105,8 +94,9 @@ def langgraph(sizes: tuple[int, ...] = (1_000, 10_000, 100_000), rounds: int = 3
         for _ in range(rounds):  # interleaved: the machine's load moves both alike
             ours.append(chain(gr_mem_messages, left, updates))
             theirs.append(chain(add_messages, left, updates))
-        cold = best(lambda: gr_mem_messages(list(left), [HumanMessage("x", id="cold")]), 3)  # noqa: B023
-        plain = best(lambda: add_messages(list(left), [HumanMessage("x", id="cold")]), 3)  # noqa: B023
+        one: list[Any] = [HumanMessage("x", id="cold")]
+        cold = best(lambda: gr_mem_messages(list(left), one), 3)  # noqa: B023
+        plain = best(lambda: add_messages(list(left), one), 3)  # noqa: B023
         g, a = min(ours), min(theirs)
         print(
             f"  N={len(left):>6}: chained gr_mem_messages {g:8.3f}  add_messages {a:8.3f}  "

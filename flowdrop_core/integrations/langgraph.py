@@ -68,11 +68,13 @@ if TYPE_CHECKING:
 __all__ = [
     "HEALED_MARK",
     "REMOVE_ALL_MESSAGES",
+    "GRMemMessages",
     "GRMemMiddleware",
     "ReducerJournal",
     "ReducerReport",
     "gr_mem_messages",
     "gr_mem_reducer",
+    "last_report",
     "message_to_row",
     "provider_view",
     "row_to_message",
@@ -306,15 +308,15 @@ class _Merge:
         self.incoming = list(fresh.values())
         self.buffer = Buffer([message_to_row(m, portable=False) for m in merged], max_messages)
 
-    def messages(self) -> list[BaseMessage]:
-        """The state after the update (remembered with its buffer for the next update)."""
+    def messages(self) -> GRMemMessages:
+        """The state after the update, with its report (remembered for the next update)."""
         out = self._chained() if self._left is not None else None
         if out is None:
             rows = self.buffer.messages()
             if all(_OBJ in r for r in rows):
-                out = [r[_OBJ] for r in rows]
+                out = GRMemMessages([r[_OBJ] for r in rows])
             else:
-                out = rows_to_messages(rows)
+                out = GRMemMessages(rows_to_messages(rows))
                 for r, m in zip(rows, out, strict=True):
                     if _OBJ not in r:  # a placeholder: the next update reads the same object
                         r[_OBJ] = m
@@ -322,10 +324,18 @@ class _Merge:
         else:
             assert self._ids is not None
             ids = self._ids
+        out.report = self.report()
         _cache_put(out, self.buffer, ids)
         return out
 
-    def _chained(self) -> list[BaseMessage] | None:
+    def report(self) -> ReducerReport:
+        """This update's MEM-14 report (made once)."""
+        made: ReducerReport | None = getattr(self, "_report", None)
+        if made is None:
+            made = self._report = ReducerReport.of(self)
+        return made
+
+    def _chained(self) -> GRMemMessages | None:
         """The new state as the old list plus what was appended, minus what the window evicted.
 
         ``None`` when the engine changed the list elsewhere (a placeholder
@@ -351,9 +361,11 @@ class _Merge:
                 evicted += 1
             elif kind in _CHANGES_ELSEWHERE:
                 return None
-        if not evicted:
-            return left + added if added else list(left)
-        return (left + added)[evicted:]
+        out = GRMemMessages(left)
+        out += added
+        if evicted:
+            del out[:evicted]
+        return out
 
 
 _APPENDED, _EVICTED = EventKind.APPENDED, EventKind.EVICTED
@@ -399,13 +411,14 @@ def _cache_put(out: list[BaseMessage], buf: Buffer, ids: set[Any]) -> None:
             del _CACHE[next(iter(_CACHE))]
 
 
-def gr_mem_messages(left: Any, right: Any) -> list[BaseMessage]:
+def gr_mem_messages(left: Any, right: Any) -> GRMemMessages:
     """Merge two lists of messages the GR-MEM way (a drop-in for ``add_messages``).
 
     ``Annotated[list[AnyMessage], gr_mem_messages]``: a message whose id is
     in the state replaces it in place and ``RemoveMessage`` removes, as with
     ``add_messages``; every other message is appended under MEM-1, MEM-2,
-    MEM-3, MEM-10 and MEM-16 (an empty human message is not a turn).
+    MEM-3, MEM-10 and MEM-16 (an empty human message is not a turn). The
+    list returned carries the update's MEM-14 report (:func:`last_report`).
     """
     return _Merge(left, right, 0).messages()
 
@@ -419,19 +432,35 @@ class ReducerReport:
     replaced or removed messages by id (``add_messages`` semantics).
     """
 
-    __slots__ = ("appended", "at", "count", "events", "incoming", "rewritten")
+    __slots__ = ("_events", "_result", "appended", "at", "count", "incoming", "rewritten")
 
     def __init__(
         self,
         count: int,
         appended: int,
-        events: tuple[Event, ...],
+        events: tuple[Event, ...] | None,
         incoming: list[BaseMessage],
         rewritten: bool,
+        result: AppendResult | None = None,
     ) -> None:
-        self.count, self.appended, self.events = count, appended, events
+        self.count, self.appended = count, appended
+        self._events, self._result = events, result  # events made from the result when read
         self.incoming, self.rewritten = incoming, rewritten
         self.at = time.time()
+
+    @classmethod
+    def of(cls, merge: _Merge) -> ReducerReport:
+        """The report of ``merge``; its events are made only when read."""
+        res = merge.result
+        return cls(res.count, res.appended, None, merge.incoming, merge.rewritten, res)
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """The engine's decisions for this update, in order."""
+        if self._events is None:
+            assert self._result is not None
+            self._events, self._result = self._result.events, None
+        return self._events
 
     @property
     def appended_any(self) -> bool:
@@ -441,9 +470,37 @@ class ReducerReport:
         """The three MEM-14 fields."""
         return {"count": self.count, "appended": self.appended, "appended_any": self.appended_any}
 
+    def to_dict(self) -> dict[str, Any]:
+        """The report as data: the MEM-14 fields, ``rewritten``, and each decision with its rule."""
+        return {
+            **self.summary(),
+            "rewritten": self.rewritten,
+            "decisions": [{"kind": str(e.kind), "rule": e.rule} for e in self.events],
+        }
+
     def __repr__(self) -> str:
         kinds = ", ".join(str(e.kind) for e in self.events)
         return f"ReducerReport({self.summary()}, events=[{kinds}])"
+
+
+class GRMemMessages(list):  # type: ignore[type-arg]
+    """The messages state as the GR-MEM reducers return it: a list, carrying its update's report.
+
+    Each thread's state is its own list, so ``state["messages"].report`` (or
+    :func:`last_report`) in a node, in ``stream(stream_mode="values")`` or in
+    ``invoke``'s result is the MEM-14 report of the update that made that
+    thread's list: reports of concurrent threads never mix. A state loaded
+    from a checkpoint is a plain list again (no report until its next update).
+    """
+
+    __slots__ = ("report",)
+
+    report: ReducerReport
+
+
+def last_report(messages: Any) -> ReducerReport | None:
+    """The MEM-14 report of the reducer update that made ``messages`` (``None``: not ours)."""
+    return getattr(messages, "report", None) if isinstance(messages, GRMemMessages) else None
 
 
 class ReducerJournal:
@@ -552,10 +609,7 @@ def gr_mem_reducer(
     def reducer(left: Any, right: Any) -> list[BaseMessage]:
         merge = _Merge(left, right, cap)
         if journal is not None:
-            res = merge.result
-            report = ReducerReport(
-                res.count, res.appended, res.events, merge.incoming, merge.rewritten
-            )
+            report = merge.report()
             if isinstance(journal, ReducerJournal):
                 journal(report, merge)
             else:
