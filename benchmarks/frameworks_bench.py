@@ -1,11 +1,12 @@
 """What the framework integrations cost per update, next to what the frameworks cost alone.
 
-- LangGraph: one reducer update (one new message onto a state of N messages),
-  ``gr_mem_messages`` against LangGraph's own ``add_messages`` (both walk the
-  state: a reducer is handed the whole list). "cold" is an update onto a list
-  the reducer has not returned (every message read); "a graph's updates" is
-  each update onto the list the previous one returned, as LangGraph does
-  (the live cache: the engine appends to the buffer it kept).
+- LangGraph: reducer updates onto a state of N messages (1k, 10k, 100k) of a
+  realistic agent conversation (turns, tool calls, 30% of results re-fired,
+  5% of calls left unanswered), ``gr_mem_messages`` against LangGraph's own
+  ``add_messages``, in CPU time, best of interleaved rounds. "chained" is each
+  update onto the list the previous one returned, as a running graph does;
+  "cold" is an update onto a list the reducer has not returned (after a
+  checkpoint load), which reads every message once.
 - Agents SDK: one ``add_items`` of a call and its output, ``GRMemSession`` on a
   SQLite store against the SDK's ``SQLiteSession``, on a session of N items.
 - pydantic-ai: one history processor pass over N messages.
@@ -43,24 +44,64 @@ def best(fn: Callable[[], Any], repeat: int = 5) -> float:
     return min(times) * 1000
 
 
-def lc_state(n: int) -> list[Any]:
-    out: list[Any] = []
-    for k in range(n // 3):
-        out += [
-            HumanMessage(f"q{k}", id=f"h{k}"),
-            AIMessage("", id=f"a{k}", tool_calls=[{"id": f"c{k}", "name": "s", "args": {}}]),
-            ToolMessage(f"r{k}", tool_call_id=f"c{k}", id=f"t{k}"),
-        ]
-    return out
+def agent_updates(n: int, start: int = 0) -> list[list[Any]]:
+    """``n`` messages of an agent loop as reducer updates, one message each.
+
+    Each round: a question, a turn calling two tools, their results; 30% of
+    results come again (a re-fired tool node) and 5% of calls get none.
+    """
+    out: list[list[Any]] = []
+    k = start
+    while len(out) < n:
+        calls = [{"id": f"c{k}-{j}", "name": "search", "args": {"q": k}} for j in range(2)]
+        out.append([HumanMessage(f"question {k}", id=f"h{k}")])
+        out.append([AIMessage("", id=f"a{k}", tool_calls=calls)])
+        for j, call in enumerate(calls):
+            if (k * 2 + j) % 20 == 7:  # 5%: never answered
+                continue
+            out.append([ToolMessage(f"result {k}-{j}", tool_call_id=call["id"], id=f"t{k}-{j}")])
+            if (k * 2 + j) % 10 < 3:  # 30%: the tool node runs again
+                out.append([ToolMessage("again", tool_call_id=call["id"], id=f"x{k}-{j}")])
+        k += 1
+    return out[:n]
 
 
-def chain(reducer: Callable[[Any, Any], Any], left: list[Any], steps: int = 50) -> float:
-    """Milliseconds per update over ``steps`` updates, each onto the list the last returned."""
-    state = reducer(left, [HumanMessage("warm-up", id="w")])
-    start = time.perf_counter()
-    for k in range(steps):
-        state = reducer(state, [HumanMessage(f"m{k}", id=f"m{k}")])
-    return (time.perf_counter() - start) * 1000 / steps
+def state_of(n: int) -> list[Any]:
+    """A state of about ``n`` messages, built by the reducer the way a graph builds it."""
+    state: list[Any] = []
+    for update in agent_updates(n):
+        state = gr_mem_messages(state, update)
+    return state
+
+
+def chain(reducer: Callable[[Any, Any], Any], left: list[Any], updates: list[list[Any]]) -> float:
+    """CPU milliseconds per update, each onto the list the last one returned."""
+    state = reducer(list(left), [HumanMessage("warm-up", id="warm")])
+    start = time.process_time()
+    for update in updates:
+        state = reducer(state, update)
+    return (time.process_time() - start) * 1000 / len(updates)
+
+
+def langgraph(sizes: tuple[int, ...] = (1_000, 10_000, 100_000), rounds: int = 3) -> None:
+    """The reducer's cost per chained update and per cold update, against add_messages."""
+    print("LangGraph reducer, CPU ms per update onto a state of N messages (best of rounds):")
+    for n in sizes:
+        left = state_of(n)
+        steps = max(20, min(200, 2_000_000 // max(n, 1) // 10))
+        updates = agent_updates(steps, start=10**6)
+        ours, theirs = [], []
+        for _ in range(rounds):  # interleaved: the machine's load moves both alike
+            ours.append(chain(gr_mem_messages, left, updates))
+            theirs.append(chain(add_messages, left, updates))
+        one: list[Any] = [HumanMessage("x", id="cold")]
+        cold = best(lambda: gr_mem_messages(list(left), one), 3)  # noqa: B023
+        plain = best(lambda: add_messages(list(left), one), 3)  # noqa: B023
+        g, a = min(ours), min(theirs)
+        print(
+            f"  N={len(left):>6}: chained gr_mem_messages {g:8.3f}  add_messages {a:8.3f}  "
+            f"ratio {g / a:5.2f}x   cold {cold:8.2f} vs {plain:8.2f} (wall ms)"
+        )
 
 
 def items(n: int) -> list[Any]:
@@ -84,18 +125,7 @@ def pa_history(n: int) -> list[Any]:
 
 
 def main() -> None:
-    print("LangGraph reducer, one update onto N messages (ms):")
-    for n in (99, 999, 9999):
-        left = lc_state(n)
-        new: list[Any] = [HumanMessage("next", id="new")]
-        ours = best(lambda: gr_mem_messages(left, new))  # noqa: B023
-        theirs = best(lambda: add_messages(left, new))  # noqa: B023
-        print(f"  N={n:>5}: gr_mem_messages {ours:7.2f}  add_messages {theirs:7.2f}  (cold)")
-        warm = chain(gr_mem_messages, left)
-        plain = chain(add_messages, left)
-        print(
-            f"  N={n:>5}: gr_mem_messages {warm:7.2f}  add_messages {plain:7.2f}  (a graph's updates)"
-        )
+    langgraph()
     print("Agents SDK, add_items(call + output) on a session of N items, SQLite file (ms):")
     for n in (100, 1000):
         with tempfile.TemporaryDirectory() as tmp:

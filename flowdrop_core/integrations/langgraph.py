@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from flowdrop_core.engine import AppendResult, Buffer
-from flowdrop_core.events import Event
+from flowdrop_core.events import Event, EventKind
 from flowdrop_core.integrations import require
 from flowdrop_core.messages import PLACEHOLDER_CONTENT
 from flowdrop_core.provider import Finding, normalize_report
@@ -68,11 +68,13 @@ if TYPE_CHECKING:
 __all__ = [
     "HEALED_MARK",
     "REMOVE_ALL_MESSAGES",
+    "GRMemMessages",
     "GRMemMiddleware",
     "ReducerJournal",
     "ReducerReport",
     "gr_mem_messages",
     "gr_mem_reducer",
+    "last_report",
     "message_to_row",
     "provider_view",
     "row_to_message",
@@ -226,15 +228,44 @@ def _coerce(value: Any) -> list[BaseMessage]:
 
 
 class _Merge:
-    """One reducer call: ``add_messages``' id semantics, then GR-MEM on the new messages."""
+    """One reducer call: ``add_messages``' id semantics, then GR-MEM on the new messages.
+
+    Two paths give the same state. A *chained* update is onto the very list
+    the previous update returned (LangGraph hands a reducer the list it
+    returned last) and only appends: it reuses that update's engine buffer
+    and the set of ids in the state, so its work is in proportion to the new
+    messages (the returned list is one C-level copy of the old one plus the
+    new). Every other update (a list the reducer did not return, e.g. after
+    a checkpoint load, or one that replaces or removes messages by id) reads
+    the whole state once, as ``add_messages`` does.
+    """
 
     def __init__(self, left: Any, right: Any, max_messages: int) -> None:
-        lhs = _coerce(left if left is not None else [])
         rhs = _coerce(right if right is not None else [])
-        for m in lhs:
+        for m in rhs:
             if m.id is None:
                 m.id = str(uuid.uuid4())
-        for m in rhs:
+        live = _cache_take(left, max_messages)
+        #: The list this update started from, when it is the one the last update returned.
+        self._left: list[BaseMessage] | None = None
+        self._ids: set[Any] | None = None  # the ids in the state, kept on the chained path
+        if live is not None and _only_new(rhs, live[1]):
+            self._left = left
+            self.buffer, ids = live
+            self._ids = ids
+            self.rewritten = False
+            self.before: list[BaseMessage] = left
+            self.incoming = list({m.id: m for m in rhs}.values())  # a later copy of an id wins
+        else:
+            self._full(left, rhs, max_messages)
+        self.result: AppendResult = self.buffer.append(
+            [message_to_row(m, portable=False) for m in self.incoming]
+        )
+
+    def _full(self, left: Any, rhs: list[BaseMessage], max_messages: int) -> None:
+        """Read the whole state: ``add_messages``' merge by id, then a fresh engine buffer."""
+        lhs = _coerce(left if left is not None else [])
+        for m in lhs:
             if m.id is None:
                 m.id = str(uuid.uuid4())
         cut = next(
@@ -275,69 +306,119 @@ class _Merge:
             merged = [m for m in merged if m.id not in removed]
         self.before = merged
         self.incoming = list(fresh.values())
-        cached = None if self.rewritten else _cache_take(left, max_messages)
-        self.buffer = (
-            cached
-            if cached is not None
-            else Buffer([message_to_row(m, portable=False) for m in merged], max_messages)
-        )
-        self.result: AppendResult = self.buffer.append(
-            [message_to_row(m, portable=False) for m in self.incoming]
-        )
+        self.buffer = Buffer([message_to_row(m, portable=False) for m in merged], max_messages)
 
-    def messages(self) -> list[BaseMessage]:
-        """The state after the update (remembered with its buffer for the next update)."""
-        rows = self.buffer.messages()
-        if all(_OBJ in r for r in rows):
-            out: list[BaseMessage] = [r[_OBJ] for r in rows]
+    def messages(self) -> GRMemMessages:
+        """The state after the update, with its report (remembered for the next update)."""
+        out = self._chained() if self._left is not None else None
+        if out is None:
+            rows = self.buffer.messages()
+            if all(_OBJ in r for r in rows):
+                out = GRMemMessages([r[_OBJ] for r in rows])
+            else:
+                out = GRMemMessages(rows_to_messages(rows))
+                for r, m in zip(rows, out, strict=True):
+                    if _OBJ not in r:  # a placeholder: the next update reads the same object
+                        r[_OBJ] = m
+            ids = {m.id for m in out}
         else:
-            out = rows_to_messages(rows)
-            for r, m in zip(rows, out, strict=True):
-                if _OBJ not in r:  # a placeholder: the next update reads the same object
-                    r[_OBJ] = m
-        _cache_put(out, self.buffer)
+            assert self._ids is not None
+            ids = self._ids
+        out.report = self.report()
+        _cache_put(out, self.buffer, ids)
+        return out
+
+    def report(self) -> ReducerReport:
+        """This update's MEM-14 report (made once)."""
+        made: ReducerReport | None = getattr(self, "_report", None)
+        if made is None:
+            made = self._report = ReducerReport.of(self)
+        return made
+
+    def _chained(self) -> GRMemMessages | None:
+        """The new state as the old list plus what was appended, minus what the window evicted.
+
+        ``None`` when the engine changed the list elsewhere (a placeholder
+        inserted or replaced): the caller rebuilds it from the buffer.
+        """
+        left, ids = self._left, self._ids
+        assert left is not None and ids is not None
+        added: list[BaseMessage] = []
+        evicted = 0
+        for ev in self.result.events:
+            kind = ev.kind
+            if kind is _APPENDED:
+                if evicted:  # the window applies last; anything else is rebuilt
+                    return None
+                obj = ev.entry[_OBJ]  # type: ignore[index]
+                added.append(obj)
+                ids.add(obj.id)
+            elif kind is _EVICTED:
+                if ev.position != 0:
+                    return None
+                gone = left[evicted] if evicted < len(left) else added[evicted - len(left)]
+                ids.discard(gone.id)
+                evicted += 1
+            elif kind in _CHANGES_ELSEWHERE:
+                return None
+        out = GRMemMessages(left)
+        out += added
+        if evicted:
+            del out[:evicted]
         return out
 
 
-# The live cache: the list a reducer returned, with the engine buffer it came from, so
-# the next update onto that very list appends to the buffer instead of re-reading every
-# message (O(new messages) in the engine; LangGraph hands the reducer the list it returned
-# last). An entry is used once (taken out), only for the same list object at the same
-# length and last message, and never after an update replaced or removed messages by id.
-_CACHE: dict[int, tuple[list[BaseMessage], Buffer, int, Any]] = {}
+_APPENDED, _EVICTED = EventKind.APPENDED, EventKind.EVICTED
+#: Decisions that change the state somewhere other than its end: rebuilt from the buffer.
+_CHANGES_ELSEWHERE = frozenset({EventKind.PLACEHOLDER_INSERTED, EventKind.PLACEHOLDER_REPLACED})
+
+
+def _only_new(rhs: list[BaseMessage], ids: set[Any]) -> bool:
+    """Whether an update only brings messages whose ids the state does not hold (no removal)."""
+    return not any(isinstance(m, RemoveMessage) or m.id in ids for m in rhs)
+
+
+# The live cache: the list a reducer returned, with the engine buffer it came from and the
+# ids it holds, so the next update onto that very list appends to the buffer instead of
+# re-reading every message (O(new messages); LangGraph hands the reducer the list it
+# returned last). An entry is used once (taken out), only for the same list object at the
+# same length and last message; an update that replaced or removed messages by id reads
+# the whole state again.
+_CACHE: dict[int, tuple[list[BaseMessage], Buffer, int, Any, set[Any]]] = {}
 _CACHE_GUARD = threading.Lock()
 _CACHE_SLOTS = 16
 
 
-def _cache_take(left: Any, max_messages: int) -> Buffer | None:
+def _cache_take(left: Any, max_messages: int) -> tuple[Buffer, set[Any]] | None:
     if not isinstance(left, list):
         return None
     with _CACHE_GUARD:
         entry = _CACHE.pop(id(left), None)
     if entry is None:
         return None
-    kept, buf, size, last = entry
+    kept, buf, size, last, ids = entry
     if kept is not left or len(left) != size or (left and left[-1] is not last):
         return None
     if buf.max_messages != max_messages or len(buf) != size:
         return None
-    return buf
+    return buf, ids
 
 
-def _cache_put(out: list[BaseMessage], buf: Buffer) -> None:
+def _cache_put(out: list[BaseMessage], buf: Buffer, ids: set[Any]) -> None:
     with _CACHE_GUARD:
-        _CACHE[id(out)] = (out, buf, len(out), out[-1] if out else None)
+        _CACHE[id(out)] = (out, buf, len(out), out[-1] if out else None, ids)
         while len(_CACHE) > _CACHE_SLOTS:
             del _CACHE[next(iter(_CACHE))]
 
 
-def gr_mem_messages(left: Any, right: Any) -> list[BaseMessage]:
+def gr_mem_messages(left: Any, right: Any) -> GRMemMessages:
     """Merge two lists of messages the GR-MEM way (a drop-in for ``add_messages``).
 
     ``Annotated[list[AnyMessage], gr_mem_messages]``: a message whose id is
     in the state replaces it in place and ``RemoveMessage`` removes, as with
     ``add_messages``; every other message is appended under MEM-1, MEM-2,
-    MEM-3, MEM-10 and MEM-16 (an empty human message is not a turn).
+    MEM-3, MEM-10 and MEM-16 (an empty human message is not a turn). The
+    list returned carries the update's MEM-14 report (:func:`last_report`).
     """
     return _Merge(left, right, 0).messages()
 
@@ -351,19 +432,35 @@ class ReducerReport:
     replaced or removed messages by id (``add_messages`` semantics).
     """
 
-    __slots__ = ("appended", "at", "count", "events", "incoming", "rewritten")
+    __slots__ = ("_events", "_result", "appended", "at", "count", "incoming", "rewritten")
 
     def __init__(
         self,
         count: int,
         appended: int,
-        events: tuple[Event, ...],
+        events: tuple[Event, ...] | None,
         incoming: list[BaseMessage],
         rewritten: bool,
+        result: AppendResult | None = None,
     ) -> None:
-        self.count, self.appended, self.events = count, appended, events
+        self.count, self.appended = count, appended
+        self._events, self._result = events, result  # events made from the result when read
         self.incoming, self.rewritten = incoming, rewritten
         self.at = time.time()
+
+    @classmethod
+    def of(cls, merge: _Merge) -> ReducerReport:
+        """The report of ``merge``; its events are made only when read."""
+        res = merge.result
+        return cls(res.count, res.appended, None, merge.incoming, merge.rewritten, res)
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """The engine's decisions for this update, in order."""
+        if self._events is None:
+            assert self._result is not None
+            self._events, self._result = self._result.events, None
+        return self._events
 
     @property
     def appended_any(self) -> bool:
@@ -373,9 +470,37 @@ class ReducerReport:
         """The three MEM-14 fields."""
         return {"count": self.count, "appended": self.appended, "appended_any": self.appended_any}
 
+    def to_dict(self) -> dict[str, Any]:
+        """The report as data: the MEM-14 fields, ``rewritten``, and each decision with its rule."""
+        return {
+            **self.summary(),
+            "rewritten": self.rewritten,
+            "decisions": [{"kind": str(e.kind), "rule": e.rule} for e in self.events],
+        }
+
     def __repr__(self) -> str:
         kinds = ", ".join(str(e.kind) for e in self.events)
         return f"ReducerReport({self.summary()}, events=[{kinds}])"
+
+
+class GRMemMessages(list):  # type: ignore[type-arg]
+    """The messages state as the GR-MEM reducers return it: a list, carrying its update's report.
+
+    Each thread's state is its own list, so ``state["messages"].report`` (or
+    :func:`last_report`) in a node, in ``stream(stream_mode="values")`` or in
+    ``invoke``'s result is the MEM-14 report of the update that made that
+    thread's list: reports of concurrent threads never mix. A state loaded
+    from a checkpoint is a plain list again (no report until its next update).
+    """
+
+    __slots__ = ("report",)
+
+    report: ReducerReport
+
+
+def last_report(messages: Any) -> ReducerReport | None:
+    """The MEM-14 report of the reducer update that made ``messages`` (``None``: not ours)."""
+    return getattr(messages, "report", None) if isinstance(messages, GRMemMessages) else None
 
 
 class ReducerJournal:
@@ -484,10 +609,7 @@ def gr_mem_reducer(
     def reducer(left: Any, right: Any) -> list[BaseMessage]:
         merge = _Merge(left, right, cap)
         if journal is not None:
-            res = merge.result
-            report = ReducerReport(
-                res.count, res.appended, res.events, merge.incoming, merge.rewritten
-            )
+            report = merge.report()
             if isinstance(journal, ReducerJournal):
                 journal(report, merge)
             else:

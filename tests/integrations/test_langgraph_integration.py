@@ -315,3 +315,130 @@ def test_live_cache_follows_the_returned_list_only() -> None:
     assert [m.id for m in after] == ["h1", "a1", "t1", "t3", "h2"]  # read as it is now
     assert lg._cache_take(after, 0) is not None  # the returned list is remembered
     assert lg._cache_take(after, 0) is None  # and used once
+
+
+def _random_update(rng: Any, k: int, open_calls: list[str], answered: list[str]) -> list[Any]:
+    """One update of a realistic agent: a turn, calls, results, re-fires and dangling calls."""
+    roll = rng.random()
+    if roll < 0.25:
+        return [HumanMessage(f"q{k}", id=f"h{k}")]
+    if roll < 0.5:
+        ids = [f"c{k}-{j}" for j in range(rng.randint(1, 2))]
+        calls: list[Any] = [{"id": cid, "name": "s", "args": {}} for cid in ids]
+        open_calls += ids
+        return [AIMessage("", id=f"a{k}", tool_calls=calls)]
+    if roll < 0.75 and open_calls:
+        cid = open_calls.pop(rng.randrange(len(open_calls)))
+        answered.append(cid)
+        return [ToolMessage(f"r{k}", tool_call_id=cid, id=f"t{k}")]
+    if roll < 0.9 and answered:  # a re-fired result, under a new message id
+        return [ToolMessage(f"again{k}", tool_call_id=rng.choice(answered), id=f"x{k}")]
+    if roll < 0.95:
+        return [AIMessage(f"say {k}", id=f"s{k}")]
+    return [HumanMessage(f"edited {k}", id=f"h{max(0, k - 3)}")]  # replaces an id in place
+
+
+@pytest.mark.parametrize("window", [0, 7])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_chained_updates_equal_a_full_read_of_every_state(
+    window: int, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chained path (the list the last update returned) gives what reading it all gives."""
+    import random
+
+    from flowdrop_core.integrations import langgraph as lg
+
+    rng = random.Random(seed)
+    reducer = gr_mem_reducer(max_messages=window)
+    full_reads = 0
+    real_full = lg._Merge._full
+
+    def counting(self: Any, *args: Any) -> None:
+        nonlocal full_reads
+        full_reads += 1
+        real_full(self, *args)
+
+    open_calls: list[str] = []
+    answered: list[str] = []
+    chained: list[Any] = []
+    monkeypatch.setattr(lg._Merge, "_full", counting)
+    for k in range(300):
+        update = _random_update(rng, k, open_calls, answered)
+        cold = reducer(list(chained), update)  # a copy: never the cached list
+        chained = reducer(chained, update)
+        assert [(type(m), m.id, m.content) for m in chained] == [
+            (type(m), m.id, m.content) for m in cold
+        ], f"update {k}"
+    assert full_reads < 300 + 60  # the copies read it all; most chained updates do not
+
+
+def test_each_thread_reads_its_own_reports_while_threads_run_at_once() -> None:
+    """MEM-14's report rides on each thread's own state list: concurrent threads never mix."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from langchain_core.runnables import RunnableConfig
+
+    from flowdrop_core.integrations.langgraph import GRMemMessages, last_report
+
+    seen: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+
+    def agent(state: GRState, config: RunnableConfig) -> dict[str, Any]:
+        thread = config["configurable"]["thread_id"]
+        n = len(state["messages"])
+        return {
+            "messages": [AIMessage("", id=f"{thread}-a{n}", tool_calls=[{**CALL, "id": f"c{n}"}])]
+        }
+
+    def tool(state: GRState, config: RunnableConfig) -> dict[str, Any]:
+        report = last_report(state["messages"])
+        assert report is not None
+        seen.setdefault(config["configurable"]["thread_id"], []).append(("agent", report.summary()))
+        call = state["messages"][-1].tool_calls[0]["id"]  # type: ignore[union-attr]
+        return {"messages": [ToolMessage("r", tool_call_id=call)]}
+
+    def tool_again(state: GRState, config: RunnableConfig) -> dict[str, Any]:
+        report = last_report(state["messages"])
+        assert report is not None
+        seen[config["configurable"]["thread_id"]].append(("tool", report.summary()))
+        call = state["messages"][-2].tool_calls[0]["id"]  # type: ignore[union-attr]
+        return {"messages": [ToolMessage("re-fired", tool_call_id=call)]}
+
+    g: StateGraph[Any] = StateGraph(GRState)
+    for name, node in (("agent", agent), ("tool", tool), ("tool_again", tool_again)):
+        g.add_node(name, node)
+    g.add_edge(START, "agent")
+    g.add_edge("agent", "tool")
+    g.add_edge("tool", "tool_again")
+    g.add_edge("tool_again", END)
+    app = g.compile(checkpointer=InMemorySaver())
+
+    def run(thread: str) -> list[dict[str, Any]]:
+        finals = []
+        for turn in range(5):
+            out = app.invoke(
+                {"messages": [HumanMessage(f"{thread} turn {turn}")]},
+                {"configurable": {"thread_id": thread}},
+            )
+            assert isinstance(out["messages"], GRMemMessages)
+            report = last_report(out["messages"])
+            assert report is not None
+            finals.append(report.to_dict())
+        return finals
+
+    threads = [f"T{i}" for i in range(4)]
+    with ThreadPoolExecutor(4) as pool:
+        finals = dict(zip(threads, pool.map(run, threads), strict=True))
+    for thread in threads:
+        # turn k: the human message and the AI turn land (count 3k+2), then the result (3k+3)
+        assert seen[thread] == [
+            entry
+            for k in range(5)
+            for entry in (
+                ("agent", {"count": 3 * k + 2, "appended": 1, "appended_any": True}),
+                ("tool", {"count": 3 * k + 3, "appended": 1, "appended_any": True}),
+            )
+        ]
+        # the re-fired result is the last update of every turn: dropped, MEM-1
+        assert [f["appended"] for f in finals[thread]] == [0] * 5
+        assert [f["count"] for f in finals[thread]] == [3 * k + 3 for k in range(5)]
+        assert {d["rule"] for f in finals[thread] for d in f["decisions"]} == {"MEM-1"}
