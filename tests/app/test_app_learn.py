@@ -141,9 +141,8 @@ def test_the_conformance_page_shows_every_rule() -> None:
     table = at.dataframe[0].value
     assert list(table["rule"]) == [f"MEM-{n}" for n in range(1, 17)]
     status = dict(zip(table["rule"], table["status"], strict=True))
-    assert status["MEM-14"] == "pass" and status["MEM-12"] == "no example"
-    assert status["MEM-4"] == "not covered"
-    assert any(re.match(r"No rule fails: 12 pass", s.value) for s in at.success)
+    assert status == {f"MEM-{n}": "pass" for n in range(1, 17)}
+    assert any(re.match(r"No rule fails: 16 pass", s.value) for s in at.success)
     assert len(at.expander) == 16
 
 
