@@ -15,7 +15,10 @@ from flowdrop_core.conformance.report import (
     ConformanceReport,
     ExampleResult,
     RuleStanding,
+    StandingError,
+    compare_standings,
     conformance_report,
+    read_standing,
     standing_of,
 )
 
@@ -26,6 +29,9 @@ __all__ = [
     "ConformanceReport",
     "ExampleResult",
     "RuleStanding",
+    "StandingError",
+    "compare_standings",
     "conformance_report",
+    "read_standing",
     "standing_of",
 ]

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.replay import RULE_SUMMARIES
 from flowdrop_core.scenario import Scenario
 
@@ -38,7 +39,10 @@ __all__ = [
     "ConformanceReport",
     "ExampleResult",
     "RuleStanding",
+    "StandingError",
+    "compare_standings",
     "conformance_report",
+    "read_standing",
     "standing_of",
 ]
 
@@ -231,6 +235,102 @@ class ConformanceReport:
                 lines += ["", "Decisions where the text is open:"]
                 lines += [f"- {d}" for d in r.decisions]
         return "\n".join(lines) + "\n"
+
+
+class StandingError(FlowdropError, ValueError):
+    """A standing file that is not the JSON ``conformance --json`` writes; names the place."""
+
+
+_STATUSES = ("pass", "fail", "no example", "not covered")
+
+
+def _field(data: Mapping[str, Any], name: str, kind: type | tuple[type, ...], where: str) -> Any:
+    value = data.get(name)
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise StandingError(f"{where}.{name}: missing or of the wrong type")
+    return value
+
+
+def read_standing(text: str, source: str = "standing") -> ConformanceReport:
+    """A standing from the JSON ``flowdrop-buffer conformance [--against ...] --json`` prints.
+
+    Raises :class:`StandingError` naming the file and the first field that is
+    not what that JSON holds; nothing is half read.
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StandingError(
+            f"{source}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    if not isinstance(data, dict):
+        raise StandingError(f"{source}: not a standing (a JSON object with 'rules')")
+    rules = []
+    for index, item in enumerate(_field(data, "rules", list, source)):
+        where = f"{source}: rules[{index}]"
+        if not isinstance(item, dict):
+            raise StandingError(f"{where}: not an object")
+        status = item.get("status")
+        if status not in _STATUSES:
+            raise StandingError(f"{where}.status: {status!r} is not one of {', '.join(_STATUSES)}")
+        examples = []
+        for k, e in enumerate(_field(item, "examples", list, where)):
+            at = f"{where}.examples[{k}]"
+            if not isinstance(e, dict):
+                raise StandingError(f"{at}: not an object")
+            examples.append(
+                ExampleResult(
+                    name=_field(e, "name", str, at),
+                    title=str(e.get("title", "")),
+                    passed=_field(e, "passed", bool, at),
+                    verdicts=tuple(str(v) for v in e.get("verdicts", ())),
+                    mismatches=tuple(str(m) for m in e.get("mismatches", ())),
+                )
+            )
+        rules.append(
+            RuleStanding(
+                rule=_field(item, "rule", str, where),
+                summary=str(item.get("summary", "")),
+                status=status,
+                examples=tuple(examples),
+                decisions=tuple(str(d) for d in item.get("decisions", ())),
+                evidence=str(item.get("evidence", "")),
+            )
+        )
+    totals = {s: sum(r.status == s for r in rules) for s in _STATUSES}
+    return ConformanceReport(
+        rules=tuple(rules),
+        implementation=str(data.get("implementation") or source),
+        specification=str(data.get("specification", SPECIFICATION)),
+        totals=totals,
+    )
+
+
+def compare_standings(ours: ConformanceReport, theirs: ConformanceReport) -> list[dict[str, Any]]:
+    """One row per rule MEM-1..MEM-16: each side's status and examples passed, and whether they differ."""
+
+    def cell(report: ConformanceReport) -> dict[str, tuple[str, str]]:
+        return {
+            r.rule: (
+                r.status,
+                f"{sum(e.passed for e in r.examples)}/{len(r.examples)}" if r.examples else "-",
+            )
+            for r in report.rules
+        }
+
+    mine, other = cell(ours), cell(theirs)
+    absent = ("absent", "-")
+    return [
+        {
+            "rule": rule,
+            ours.implementation: mine.get(rule, absent)[0],
+            f"{ours.implementation} examples": mine.get(rule, absent)[1],
+            theirs.implementation: other.get(rule, absent)[0],
+            f"{theirs.implementation} examples": other.get(rule, absent)[1],
+            "same": mine.get(rule, absent)[0] == other.get(rule, absent)[0],
+        }
+        for rule in RULES
+    ]
 
 
 def _code(text: str) -> str:

@@ -4,6 +4,7 @@ and failing each of five wrong implementations on the rule it breaks."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -12,7 +13,13 @@ from typing import Any
 
 import pytest
 
-from flowdrop_core.conformance import RULES, ConformanceReport
+from flowdrop_core.conformance import (
+    RULES,
+    ConformanceReport,
+    StandingError,
+    compare_standings,
+    read_standing,
+)
 from flowdrop_core.conformance.kit import EXTRA_CASES, build_kit, export_kit, load_kit
 from flowdrop_core.conformance.protocol import OPS, REQUEST_SCHEMA, mismatches
 from flowdrop_core.conformance.runner import AdapterError, InProcess, Subprocess, run_kit
@@ -223,3 +230,34 @@ def test_the_adapter_answers_a_line_that_is_not_json_with_an_error() -> None:
     assert "unknown op 'nope'" in replies[1]["error"]
     assert replies[2] == {"error": "a request is one JSON object"}
     assert replies[3] == {"message": {"role": "user", "content": "hi"}}
+
+
+def test_a_standing_reads_back_from_its_json_and_compares_rule_by_rule() -> None:
+    ours = run_kit(load_kit(), InProcess())
+    back = read_standing(ours.to_json(), "ours.json")
+    assert back.to_dict() == ours.to_dict()
+    data = json.loads(ours.to_json())
+    data["implementation"] = "theirs"
+    data["rules"][4]["status"] = "fail"
+    rows = compare_standings(ours, read_standing(json.dumps(data)))
+    assert [r["rule"] for r in rows if not r["same"]] == ["MEM-5"]
+    assert rows[4]["theirs"] == "fail"
+    assert rows[4]["flowdrop-buffer-inspector examples"] == "2/2"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("{", "s.json: not JSON (line 1, column 2"),
+        ("[]", "s.json: not a standing"),
+        ('{"rules": 3}', "s.json.rules: missing or of the wrong type"),
+        ('{"rules": [{"status": "pass", "examples": []}]}', "rules[0].rule: missing"),
+        (
+            '{"rules": [{"rule": "MEM-1", "status": "pass", "examples": [{"name": "x"}]}]}',
+            "rules[0].examples[0].passed: missing",
+        ),
+    ],
+)
+def test_a_file_that_is_no_standing_is_named_where(text: str, said: str) -> None:
+    with pytest.raises(StandingError, match=re.escape(said)):
+        read_standing(text, "s.json")
