@@ -22,12 +22,13 @@ from typing import Any
 import streamlit as st
 
 from flowdrop_core import InvalidMessagesError
+from flowdrop_core.assembly import AssemblyError, assemble_messages
 from flowdrop_core.context import resolve_scope
 from flowdrop_core.engine import as_batch
 from flowdrop_core.importers import ConversationFormatError
 from flowdrop_core.importers.paste import InputProblem, parse_pasted_with_notes
 from flowdrop_core.messages import read_messages
-from flowdrop_core.replay import ReplayError, Timeline, conversation_to_scenario
+from flowdrop_core.replay import ReplayError, Timeline, conversation_to_scenario, incoming_summary
 from flowdrop_core.scenario import SCOPES, Scenario, ScenarioConfig, ScenarioStep, dump_scenario
 from inspector_ui import session as session_ui
 from inspector_ui.cache import cached_conversation, cached_replay, samples
@@ -112,6 +113,31 @@ def on_append_composed() -> None:
         )
         return
     add_step(message, f"composed {message['role']}")
+
+
+def on_add_input() -> None:
+    """Keep the composed message as the next input of a batch (MEM-4: declared order)."""
+    s = st.session_state
+    message = compose_message(s.pg_role, s.pg_content, s.pg_call_id, s.pg_declare)
+    if message is None:
+        s.pg_error = "composer: empty content makes no message (MEM-16); nothing to add as an input"
+        return
+    inputs = s.setdefault("pg_inputs", [])
+    inputs.append((f"in_{len(inputs) + 1}", message))
+
+
+def on_append_inputs() -> None:
+    """Append the batch of inputs, assembled in their declared order (MEM-4)."""
+    s = st.session_state
+    inputs = s.get("pg_inputs") or []
+    try:
+        batch = assemble_messages(inputs)
+    except AssemblyError as exc:
+        s.pg_error = f"composer: {exc}"
+        return
+    if batch:
+        add_step(batch, f"assembled {len(inputs)} input{'s' if len(inputs) != 1 else ''} (MEM-4)")
+    s.pg_inputs = []
 
 
 def on_refire() -> None:
@@ -323,13 +349,41 @@ with compose_tab:
         help="Kept only on role tool (MEM-16).",
     )
     c4.text_input("Declare call ids (assistant, comma-separated)", key="pg_declare")
-    st.button(
+    buttons = st.container(horizontal=True)
+    buttons.button(
         "Append message",
         key="pg_compose_append",
         on_click=on_append_composed,
         type="primary",
         icon=":material/add:",
     )
+    buttons.button(
+        "Add as an input",
+        key="pg_add_input",
+        on_click=on_add_input,
+        icon=":material/playlist_add:",
+        help="Collect several messages as a node's inputs and append them in one step, "
+        "assembled in the order they were added (MEM-4).",
+    )
+    pending = st.session_state.get("pg_inputs") or []
+    if pending:
+        st.caption(f"{len(pending)} input(s), appended in this order (MEM-4):")
+        for port, message in pending:
+            st.text(f"{port}: {incoming_summary([message]).strip()}")
+        buttons2 = st.container(horizontal=True)
+        buttons2.button(
+            "Append the inputs",
+            key="pg_append_inputs",
+            on_click=on_append_inputs,
+            type="primary",
+            icon=":material/merge:",
+        )
+        buttons2.button(
+            "Forget the inputs",
+            key="pg_forget_inputs",
+            on_click=lambda: st.session_state.update(pg_inputs=[]),
+            icon=":material/delete_sweep:",
+        )
 
 if st.session_state.get("pg_url_bad"):
     st.error(

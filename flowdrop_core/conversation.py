@@ -75,6 +75,7 @@ from flowdrop_core.storage import (
     slot_label,
 )
 from flowdrop_core.storage.base import fork_generation
+from flowdrop_core.tiers import Tier, as_tier, require_tier
 
 __all__ = [
     "ConversationBuffer",
@@ -397,6 +398,10 @@ class ConversationBuffer:
     0 disables it), guarded by a lock, so one instance may be shared by any
     number of threads. ``journal`` > 0 records every append in the store's
     journal (see :mod:`flowdrop_core.journal`), keeping that many per slot.
+    ``tier`` is what the holder may do (:mod:`flowdrop_core.tiers`): ``view``
+    reads only (MEM-9), ``drive`` (the default) also appends, and ``admin``
+    may also clear a slot (MEM-15); a denied call raises
+    :class:`~flowdrop_core.tiers.TierDenied` before any storage access.
     """
 
     def __init__(
@@ -408,8 +413,11 @@ class ConversationBuffer:
         lock_timeout: float = 5.0,
         cache_slots: int = 64,
         journal: int = 0,
+        tier: Tier | str = Tier.DRIVE,
     ) -> None:
         self.scope = as_scope(scope)
+        self.tier = as_tier(tier)
+        self._drives = self.tier >= Tier.DRIVE  # read on every append: one attribute
         self.key = _check_key(key)
         self.max_messages = check_window(max_messages)
         if lock_timeout < 0:
@@ -563,6 +571,8 @@ class ConversationBuffer:
         released on every path. The result's ``messages`` (the whole buffer
         after the append) is built only when read.
         """
+        if not self._drives:
+            require_tier(self.tier, Tier.DRIVE, "append")  # MEM-9: viewing is not driving
         memo = self._memo  # the usual case, inline: the same context as last time
         if memo is not None and type(context) is dict:
             key = memo[0]
@@ -615,6 +625,8 @@ class ConversationBuffer:
 
         The replay timeline resolves each step once and passes it here.
         """
+        if not self._drives:
+            require_tier(self.tier, Tier.DRIVE, "append")  # MEM-9: viewing is not driving
         memo = self._memo
         if memo is not None and memo[2] is res:
             slot = memo[3]
@@ -832,8 +844,12 @@ class ConversationBuffer:
     def clear(self, context: ContextLike = None) -> bool:
         """Empty the slot under the slot lock; return whether it held a buffer.
 
-        A refused scope touches nothing and returns False (with the MEM-7 warning).
+        Clearing changes stored messages other than by an append, so it needs
+        the ``admin`` tier (MEM-15); below it :class:`TierDenied` is raised
+        before any storage access. A refused scope touches nothing and
+        returns False (with the MEM-7 warning).
         """
+        require_tier(self.tier, Tier.ADMIN, "clear")
         ctx = as_context(context)
         res = resolve_scope(self.scope, ctx)
         if res.refused:

@@ -60,15 +60,18 @@ RULE_SUMMARIES: dict[str, str] = {
     "MEM-1": "A tool result whose call is already answered is dropped as a duplicate.",
     "MEM-2": "An assistant turn is dropped only when every call id it declares is already declared.",
     "MEM-3": "Before a user turn, every unanswered call gets a placeholder right after its turn.",
+    "MEM-4": "Several inputs assemble in declared order; an unwired or empty input adds nothing.",
     "MEM-5": "The provider view repairs tool pairing and reports how many entries it dropped.",
     "MEM-6": "0, '0', blanks and booleans are not identities; '7' is.",
     "MEM-7": "An identity scope without a usable id refuses: no storage access, an empty buffer.",
     "MEM-8": "When a session drives the run, the user identity is the session's owner.",
+    "MEM-9": "Viewing a session is not driving it; two absent identities never own each other.",
     "MEM-10": "A real result replaces its healed placeholder in place, adding no entry.",
     "MEM-11": "A call id is read under either spelling, tool_call_id or id; blank and '0' are no id.",
     "MEM-12": "Appends to one slot are serialized, with a bounded wait that never drops a turn.",
     "MEM-13": "A read under a refused identity scope returns its default, found false.",
     "MEM-14": "An append reports how many incoming messages became new entries, not the size change.",
+    "MEM-15": "A denial is final; stored messages change other than by an append only at the admin tier.",
     "MEM-16": "Text becomes one message; empty text becomes none (an empty user turn is a pure read).",
 }
 

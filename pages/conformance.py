@@ -1,8 +1,11 @@
 """Conformance: this implementation's standing against every GR-MEM rule, MEM-1 to MEM-16.
 
-The report is :func:`flowdrop_core.conformance.conformance_report` over the
-example scenarios; this page draws it and offers it as Markdown and JSON,
-the same as ``flowdrop-buffer conformance``.
+The report is :func:`flowdrop_core.conformance.conformance_report`: the
+conformance kit made from the example scenarios, run against this library.
+This page draws it and offers it as Markdown and JSON, the same as
+``flowdrop-buffer conformance``; an uploaded standing (the JSON that
+``flowdrop-buffer conformance --against COMMAND --json`` writes for another
+implementation) is shown beside it, rule by rule.
 """
 
 from __future__ import annotations
@@ -11,7 +14,13 @@ from typing import Literal
 
 import streamlit as st
 
-from flowdrop_core.conformance import ConformanceReport, conformance_report
+from flowdrop_core.conformance import (
+    ConformanceReport,
+    StandingError,
+    compare_standings,
+    conformance_report,
+    read_standing,
+)
 from inspector_ui.plain import md
 from inspector_ui.samples import sample_scenarios
 from inspector_ui.shell import page_shell
@@ -96,3 +105,44 @@ for r in data.rules:
             st.markdown("**Decisions where the text is open**")
             for d in r.decisions:
                 st.markdown(f"- {md(d)}")
+
+st.subheader("Another implementation, side by side")
+st.caption(
+    "Run the kit against any implementation with `flowdrop-buffer conformance --against "
+    '"COMMAND" --json > standing.json` (docs/conformance.md), then upload that file.'
+)
+uploaded = st.file_uploader(
+    "Standing file (JSON)", type=["json"], key="conformance_standing", max_upload_size=5
+)
+if uploaded is not None:
+    try:
+        theirs = read_standing(uploaded.getvalue().decode("utf-8", "replace"), uploaded.name)
+    except StandingError as exc:
+        st.error(md(str(exc)), icon=":material/error:")
+    else:
+        rows = compare_standings(data, theirs)
+        differ = [row["rule"] for row in rows if not row["same"]]
+        st.info(
+            md(
+                f"{theirs.implementation}: "
+                + ", ".join(f"{n} {status}" for status, n in theirs.totals.items() if n)
+                + (f". Differs from ours on {', '.join(differ)}." if differ else ". Same as ours.")
+            ),
+            icon=":material/compare_arrows:",
+        )
+        st.dataframe(
+            rows,
+            hide_index=True,
+            width="stretch",
+            alt="Each rule's status here and in the uploaded standing",
+        )
+        for r in theirs.rules:
+            failed = [e for e in r.examples if not e.passed]
+            if failed:
+                with st.expander(
+                    f"{theirs.implementation}: {r.rule} fails", icon=":material/cancel:"
+                ):
+                    for e in failed:
+                        st.text(f"FAIL  {e.name}: {e.title}")
+                        for m in e.mismatches:
+                            st.text(m)

@@ -232,6 +232,31 @@ def test_refire_undo_reset_and_compose():
     assert timeline(at).iloc[-1]["decisions"] == "duplicate result"
 
 
+def test_composed_inputs_append_in_one_step_in_declared_order():
+    """MEM-4: messages added as inputs are assembled in the order they were added."""
+    at = start()
+    at.selectbox(key="pg_role").select("assistant").run()
+    at.text_input(key="pg_content").input("")
+    at.text_input(key="pg_declare").input("c1")
+    at.button(key="pg_add_input").click().run()
+    at.selectbox(key="pg_role").select("user").run()
+    at.text_input(key="pg_declare").input("")
+    at.text_input(key="pg_content").input("and then?")
+    at.button(key="pg_add_input").click().run()
+    assert steps(at) == []  # nothing appended yet: the inputs wait
+    assert [t.value for t in at.text][-2:] == [
+        "in_1: assistant[calls 1]:",
+        "in_2: user: and then?",
+    ]
+    at.button(key="pg_append_inputs").click().run()
+    assert not at.exception
+    (step,) = steps(at)
+    assert [m["role"] for m in step["append"]] == ["assistant", "user"]
+    assert step["label"] == "assembled 2 inputs (MEM-4)"
+    assert metrics(at)["appended"] == "2"
+    assert at.session_state["pg_inputs"] == []
+
+
 def test_sqlite_storage_gives_the_same_report():
     at = start()
     at.segmented_control(key="storage").set_value("sqlite").run()

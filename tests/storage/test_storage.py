@@ -359,7 +359,7 @@ def test_refused_read_and_clear_make_zero_backend_calls(
     scope: str, ctx: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     spy = SpyStore()
-    buf = ConversationBuffer(scope=scope, store=spy)
+    buf = ConversationBuffer(scope=scope, store=spy, tier="admin")
     with caplog.at_level(logging.WARNING, logger="flowdrop_core"):
         res = buf.read(ctx)
         assert len(_flowdrop_warnings(caplog)) == 1
@@ -519,7 +519,7 @@ def test_window_and_report_through_storage(store: Store) -> None:
 
 
 def test_clear_empties_the_slot(store: Store) -> None:
-    buf = ConversationBuffer(store=store)
+    buf = ConversationBuffer(store=store, tier="admin")
     buf.append(user("x"), {"session_id": "s1"})
     assert buf.clear({"session_id": "s1"}) is True
     assert buf.read({"session_id": "s1"}).count == 0

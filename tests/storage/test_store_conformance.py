@@ -177,7 +177,7 @@ def test_a_failed_journaled_write_leaves_neither(store: Store) -> None:
 
 
 def test_the_journal_is_trimmed_and_kept_past_a_delete(store: Store) -> None:
-    buf = ConversationBuffer(store=store, journal=4)
+    buf = ConversationBuffer(store=store, journal=4, tier="admin")
     for n in range(7):
         buf.append(user(f"m{n}"), CTX)
     assert [r.seq for r in journal_for(store).read(SLOT)] == [4, 5, 6, 7]

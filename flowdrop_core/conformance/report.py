@@ -2,14 +2,17 @@
 
 MEM-14's text ends: "This specification carries no implementation status:
 each implementation publishes its own standing against these rules."
-:func:`conformance_report` builds that standing from the example scenarios:
-every rule MEM-1 to MEM-16, the examples that cite it (each replayed and
-checked, verdict by verdict), the decisions this project took where the
-text is open, and a status:
+:func:`conformance_report` builds that standing by running the conformance
+kit (:mod:`flowdrop_core.conformance.kit`: the example scenarios plus the
+cases for the rules no scenario expresses) against this library in process,
+through the same protocol another implementation's adapter speaks
+(:func:`standing_of` does it for any implementation's results): every rule
+MEM-1 to MEM-16, the examples that cite it, the decisions this project took
+where the text is open, and a status:
 
 - ``pass``: every example citing the rule meets its expectations;
 - ``fail``: at least one does not;
-- ``no example``: implemented, but no scenario cites it (the evidence names
+- ``no example``: implemented, but no kit case cites it (the evidence names
   where the project tests it instead);
 - ``not covered``: outside what this project implements (GR-MEM.md does not
   restate the rule).
@@ -21,11 +24,12 @@ the CLI's ``conformance`` command and the Conformance page only render it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from flowdrop_core.replay import RULE_SUMMARIES, check
+from flowdrop_core.errors import FlowdropError
+from flowdrop_core.replay import RULE_SUMMARIES
 from flowdrop_core.scenario import Scenario
 
 __all__ = [
@@ -35,7 +39,11 @@ __all__ = [
     "ConformanceReport",
     "ExampleResult",
     "RuleStanding",
+    "StandingError",
+    "compare_standings",
     "conformance_report",
+    "read_standing",
+    "standing_of",
 ]
 
 Status = Literal["pass", "fail", "no example", "not covered"]
@@ -48,11 +56,8 @@ RULES: tuple[str, ...] = tuple(f"MEM-{n}" for n in range(1, 17))
 #: The rules this project implements (the ones GR-MEM.md restates).
 IMPLEMENTED: frozenset[str] = frozenset(RULE_SUMMARIES)
 
-#: Where a rule with no example scenario is exercised instead.
-EVIDENCE: dict[str, str] = {
-    "MEM-12": "no specification example; concurrent appends to one slot are tested on every "
-    "store backend in tests/storage/ (no lost turn, bounded wait, warning past it)",
-}
+#: Where a rule with no example in the kit is exercised instead.
+EVIDENCE: dict[str, str] = {}
 
 #: The project's decisions where the specification's text is open, by rule.
 DECISIONS: dict[str, tuple[str, ...]] = {
@@ -66,6 +71,11 @@ DECISIONS: dict[str, tuple[str, ...]] = {
         "Placeholders go directly after the first turn that declared the call, ahead of any "
         "real results of the same turn.",
         "A result evicted while its declaring turn stays re-opens the call.",
+    ),
+    "MEM-4": (
+        "A value that is neither a message nor a list of messages is an error naming the input "
+        "and its position; nothing is assembled.",
+        "An input holding null contributes nothing, like an unwired one.",
     ),
     "MEM-5": (
         "Only non-objects and entries without a usable role are dropped at coercion; a "
@@ -85,6 +95,11 @@ DECISIONS: dict[str, tuple[str, ...]] = {
         "When a session drives the run or a session owner is given, the user identity is the "
         "session's owner; a missing owner refuses the user scope.",
     ),
+    "MEM-9": (
+        "A store or a session is opened to view, to drive or to administer; viewing never "
+        "writes, and an append at the view tier is denied before any storage access.",
+        "The served inspector gives a visitor the view tier unless the operator grants more.",
+    ),
     "MEM-11": (
         "A blank id or '0' is no id; a tool result without a usable id is appended "
         "with a warning event, since it cannot be deduplicated.",
@@ -98,6 +113,11 @@ DECISIONS: dict[str, tuple[str, ...]] = {
     "MEM-14": (
         "The window applies at the end of every append, including a pure read.",
         "An entry appended and evicted by the same call still counts as appended.",
+    ),
+    "MEM-15": (
+        "MEM-10's replacement of a healed placeholder is part of the append, not an edit.",
+        "Clearing a slot, a repair of a framework's store, a delete and a journal prune need the "
+        "administrative tier, asked for explicitly; below it they are denied before any change.",
     ),
     "MEM-16": (
         "A user message with empty content (None, blank, empty list) is a pure read: nothing "
@@ -217,31 +237,131 @@ class ConformanceReport:
         return "\n".join(lines) + "\n"
 
 
+class StandingError(FlowdropError, ValueError):
+    """A standing file that is not the JSON ``conformance --json`` writes; names the place."""
+
+
+_STATUSES = ("pass", "fail", "no example", "not covered")
+
+
+def _field(data: Mapping[str, Any], name: str, kind: type | tuple[type, ...], where: str) -> Any:
+    value = data.get(name)
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise StandingError(f"{where}.{name}: missing or of the wrong type")
+    return value
+
+
+def read_standing(text: str, source: str = "standing") -> ConformanceReport:
+    """A standing from the JSON ``flowdrop-buffer conformance [--against ...] --json`` prints.
+
+    Raises :class:`StandingError` naming the file and the first field that is
+    not what that JSON holds; nothing is half read.
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StandingError(
+            f"{source}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    if not isinstance(data, dict):
+        raise StandingError(f"{source}: not a standing (a JSON object with 'rules')")
+    rules = []
+    for index, item in enumerate(_field(data, "rules", list, source)):
+        where = f"{source}: rules[{index}]"
+        if not isinstance(item, dict):
+            raise StandingError(f"{where}: not an object")
+        status = item.get("status")
+        if status not in _STATUSES:
+            raise StandingError(f"{where}.status: {status!r} is not one of {', '.join(_STATUSES)}")
+        examples = []
+        for k, e in enumerate(_field(item, "examples", list, where)):
+            at = f"{where}.examples[{k}]"
+            if not isinstance(e, dict):
+                raise StandingError(f"{at}: not an object")
+            examples.append(
+                ExampleResult(
+                    name=_field(e, "name", str, at),
+                    title=str(e.get("title", "")),
+                    passed=_field(e, "passed", bool, at),
+                    verdicts=tuple(str(v) for v in e.get("verdicts", ())),
+                    mismatches=tuple(str(m) for m in e.get("mismatches", ())),
+                )
+            )
+        rules.append(
+            RuleStanding(
+                rule=_field(item, "rule", str, where),
+                summary=str(item.get("summary", "")),
+                status=status,
+                examples=tuple(examples),
+                decisions=tuple(str(d) for d in item.get("decisions", ())),
+                evidence=str(item.get("evidence", "")),
+            )
+        )
+    totals = {s: sum(r.status == s for r in rules) for s in _STATUSES}
+    return ConformanceReport(
+        rules=tuple(rules),
+        implementation=str(data.get("implementation") or source),
+        specification=str(data.get("specification", SPECIFICATION)),
+        totals=totals,
+    )
+
+
+def compare_standings(ours: ConformanceReport, theirs: ConformanceReport) -> list[dict[str, Any]]:
+    """One row per rule MEM-1..MEM-16: each side's status and examples passed, and whether they differ."""
+
+    def cell(report: ConformanceReport) -> dict[str, tuple[str, str]]:
+        return {
+            r.rule: (
+                r.status,
+                f"{sum(e.passed for e in r.examples)}/{len(r.examples)}" if r.examples else "-",
+            )
+            for r in report.rules
+        }
+
+    mine, other = cell(ours), cell(theirs)
+    absent = ("absent", "-")
+    return [
+        {
+            "rule": rule,
+            ours.implementation: mine.get(rule, absent)[0],
+            f"{ours.implementation} examples": mine.get(rule, absent)[1],
+            theirs.implementation: other.get(rule, absent)[0],
+            f"{theirs.implementation} examples": other.get(rule, absent)[1],
+            "same": mine.get(rule, absent)[0] == other.get(rule, absent)[0],
+        }
+        for rule in RULES
+    ]
+
+
 def _code(text: str) -> str:
     """Text as an inline code span: no Markdown inside is read."""
     return "`" + text.replace("`", "'").replace("\n", " ") + "`"
 
 
-def conformance_report(scenarios: Iterable[Scenario]) -> ConformanceReport:
-    """Replay and check every scenario, and give each rule MEM-1..MEM-16 its standing."""
+def standing_of(
+    results: Iterable[tuple[Mapping[str, Any], ExampleResult]],
+    *,
+    implementation: str = "flowdrop-buffer-inspector",
+) -> ConformanceReport:
+    """Each rule MEM-1..MEM-16's standing from the kit cases that cite it and how each went."""
     by_rule: dict[str, list[ExampleResult]] = {rule: [] for rule in RULES}
-    for scenario in scenarios:
-        result = check(scenario)
-        example = ExampleResult(
-            name=scenario.name,
-            title=scenario.title,
-            passed=result.passed,
-            verdicts=tuple(record.verdict for record in result.timeline.steps),
-            mismatches=tuple(str(m) for m in result.mismatches),
-        )
-        for rule in dict.fromkeys(scenario.rules):
+    for case, example in results:
+        for rule in dict.fromkeys(case.get("rules", ())):
             if rule in by_rule:
                 by_rule[rule].append(example)
     standings = tuple(_standing(rule, by_rule[rule]) for rule in RULES)
     totals: dict[str, int] = {s: 0 for s in ("pass", "fail", "no example", "not covered")}
     for s in standings:
         totals[s.status] += 1
-    return ConformanceReport(rules=standings, totals=totals)
+    return ConformanceReport(rules=standings, totals=totals, implementation=implementation)
+
+
+def conformance_report(scenarios: Iterable[Scenario]) -> ConformanceReport:
+    """This library's standing: the kit made from ``scenarios`` (and the extra cases), run here."""
+    from flowdrop_core.conformance.kit import build_kit
+    from flowdrop_core.conformance.runner import InProcess, run_kit
+
+    return run_kit(build_kit(scenarios), InProcess(), implementation="flowdrop-buffer-inspector")
 
 
 def _standing(rule: str, examples: Sequence[ExampleResult]) -> RuleStanding:
