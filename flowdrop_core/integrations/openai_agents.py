@@ -29,6 +29,7 @@ from flowdrop_core.ids import usable_id
 from flowdrop_core.integrations import require
 from flowdrop_core.integrations.responses_items import items_to_rows, rows_to_items
 from flowdrop_core.storage import Delta, Op, RevisionConflict, Store
+from flowdrop_core.tiers import Tier, require_tier
 
 _settings = require("agents.memory.session_settings", "openai-agents")
 SessionSettings = _settings.SessionSettings
@@ -45,7 +46,10 @@ class GRMemSession:
     history lives in the ``session`` scope under ``key``; ``max_messages``
     is the window (0: none) and ``journal`` the number of append records kept
     per session (0: off). :attr:`last_result` is the MEM-14 report of the
-    latest ``add_items``.
+    latest ``add_items``. ``tier`` (:mod:`flowdrop_core.tiers`) defaults to
+    ``admin``: the SDK's ``pop_item`` and ``clear_session`` are explicit
+    edits by the session's owner, which MEM-15 allows at that tier; open it
+    at ``drive`` to make them raise ``TierDenied``, or ``view`` to only read.
     """
 
     def __init__(
@@ -58,6 +62,7 @@ class GRMemSession:
         journal: int = 0,
         lock_timeout: float = 5.0,
         session_settings: Any = None,
+        tier: Tier | str = Tier.ADMIN,
     ) -> None:
         if usable_id(session_id) is None:
             raise ValueError(
@@ -76,6 +81,7 @@ class GRMemSession:
             store=store,
             lock_timeout=lock_timeout,
             journal=journal,
+            tier=tier,
         )
         self._context = {"session_id": session_id}
         self.last_result: ScopedAppendResult | None = None
@@ -110,7 +116,11 @@ class GRMemSession:
         await asyncio.to_thread(self.add_items_sync, list(items))
 
     def pop_item_sync(self) -> Any | None:
-        """Remove and return the newest item, under the slot lock, written compare-and-set."""
+        """Remove and return the newest item, under the slot lock, written compare-and-set.
+
+        An edit of stored messages: the ``admin`` tier only (MEM-15).
+        """
+        require_tier(self.buffer.tier, Tier.ADMIN, "pop_item")
         slot = (str(self.buffer.scope), self.session_id, self.buffer.key)
         with self.store.lock(*slot, self.buffer.lock_timeout):
             while True:

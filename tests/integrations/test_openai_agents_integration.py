@@ -205,3 +205,16 @@ def test_rows_from_another_runtime_read_as_items() -> None:
         {"type": "function_call", "call_id": "k", "name": "f", "arguments": "{}"},
         {"type": "function_call_output", "call_id": "k", "output": "r"},
     ]
+
+
+def test_pop_and_clear_are_edits_the_drive_tier_may_not_make() -> None:
+    """MEM-15: a session opened to drive may append, but not pop or clear what is stored."""
+    from flowdrop_core.tiers import TierDenied
+
+    session = GRMemSession("s-tier", tier="drive")
+    asyncio.run(session.add_items([{"role": "user", "content": "keep me"}]))
+    with pytest.raises(TierDenied, match="MEM-15: pop_item needs the admin tier"):
+        asyncio.run(session.pop_item())
+    with pytest.raises(TierDenied, match="MEM-15: clear needs the admin tier"):
+        asyncio.run(session.clear_session())
+    assert len(asyncio.run(session.get_items())) == 1
