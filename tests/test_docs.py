@@ -441,7 +441,9 @@ def footprint(member: str) -> set[str]:
         p.relative_to(ROOT).as_posix()
         for pattern in SCOPE
         for p in ROOT.glob(pattern)
-        if p.is_file() and p != THIS and word.search(p.read_text(encoding="utf-8"))
+        if p.is_file()
+        and not p.name.startswith("test_")
+        and word.search(p.read_text(encoding="utf-8"))
     }
 
 
