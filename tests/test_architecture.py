@@ -18,8 +18,8 @@
 from __future__ import annotations
 
 import ast
-import re
 import importlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -410,11 +410,12 @@ def test_no_user_code_or_doc_reaches_an_internal_module() -> None:
         for file in [path] if path.is_file() else sorted(path.rglob("*.py")):
             tree = ast.parse(file.read_text(encoding="utf-8"))
             for node in ast.walk(tree):
-                targets: list[str] = []
                 if isinstance(node, ast.Import):
                     targets = [a.name for a in node.names]
                 elif isinstance(node, ast.ImportFrom) and node.module:
                     targets = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+                else:
+                    continue
                 found += [
                     f"{file.relative_to(ROOT)}:{node.lineno}: {t}"
                     for t in targets
@@ -434,3 +435,34 @@ def test_no_user_code_or_doc_reaches_an_internal_module() -> None:
 if __name__ == "__main__":
     PUBLIC_API.write_text(public_api_text(), encoding="utf-8")
     print(f"wrote {PUBLIC_API.relative_to(ROOT)}: {len(PUBLIC)} public modules")
+
+
+def test_the_rename_script_plans_exactly_the_internal_modules() -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import mark_internal
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    renames = mark_internal.plan(ROOT)
+    assert {r.old for r in renames} == set(INTERNAL)
+    assert all((ROOT / r.old_path).is_file() and not (ROOT / r.new_path).exists() for r in renames)
+    source = textwrap.dedent(
+        """\
+        from flowdrop_core.cli import check, COMMANDS, store as st
+        from flowdrop_core.cli.output import PROG
+        import flowdrop_core.importers.claims
+        from flowdrop_core.conformance import RULES
+        x = "flowdrop_core.storage.base.mask_url"
+        # see flowdrop_core/importers/registry.py, importers/claims.py and storage/base.py
+        """
+    )
+    assert mark_internal.rewrite(source, renames) == textwrap.dedent(
+        """\
+        from flowdrop_core.cli import _check as check, COMMANDS, _store as st
+        from flowdrop_core.cli._output import PROG
+        import flowdrop_core.importers._claims
+        from flowdrop_core.conformance import RULES
+        x = "flowdrop_core.storage._base.mask_url"
+        # see flowdrop_core/importers/_registry.py, importers/_claims.py and storage/_base.py
+        """
+    )
