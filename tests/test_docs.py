@@ -27,6 +27,7 @@ import glob
 import io
 import re
 import shlex
+import tokenize
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -336,14 +337,55 @@ def run_shell_block(block: Block) -> None:
         assert "Traceback" not in err and "error:" not in err, f"{block.where}: {line!r}:\n{err}"
 
 
+def shown_value(text: str) -> tuple[bool, Any]:
+    """The value a comment shows (``# (3, 1, True): same size``), if it starts with a literal."""
+    cuts = [len(text)] + [k for k, c in enumerate(text) if c == ":" or text[k : k + 2] == " ("]
+    for cut in sorted(set(cuts), key=lambda k: (k != len(text), k)):
+        try:
+            return True, ast.literal_eval(text[:cut].strip())
+        except (ValueError, SyntaxError):
+            continue
+    return False, None
+
+
+def comments_after(block: Block) -> dict[int, str]:
+    """Each code line's trailing comment joined with the comment-only lines right below it."""
+    tokens = list(tokenize.generate_tokens(io.StringIO(block.text).readline))
+    rows = {t.start[0]: t.string.lstrip("#").strip() for t in tokens if t.type == tokenize.COMMENT}
+    code_rows = {t.start[0] for t in tokens if t.type not in NOT_CODE}
+    joined = {}
+    for row in code_rows:
+        parts = [rows[row]] if row in rows else []
+        below = row + 1
+        while below in rows and below not in code_rows:
+            parts.append(rows[below])
+            below += 1
+        if parts:
+            joined[row] = " ".join(parts)
+    return joined
+
+
+NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
+
+
 def run_python_block(block: Block) -> None:
-    code = compile(
-        block.text, block.where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True
-    )
+    """Run the block statement by statement; an expression's comment that shows a value is checked."""
+    tree = ast.parse(block.text, block.where)
+    comments = comments_after(block)
     namespace: dict[str, Any] = {"__name__": "__docs__"}
-    result = eval(code, namespace)  # runs the block (a coroutine when it awaits)
-    if asyncio.iscoroutine(result):
-        asyncio.run(result)
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Expr):
+            code = compile(ast.Expression(stmt.value), block.where, "eval", flags=flags)
+        else:
+            code = compile(ast.Module([stmt], []), block.where, "exec", flags=flags)
+        got = eval(code, namespace)  # a coroutine when the statement awaits
+        if asyncio.iscoroutine(got):
+            got = asyncio.run(got)
+        claims, shown = shown_value(comments.get(stmt.end_lineno or 0, ""))
+        if isinstance(stmt, ast.Expr) and claims:
+            line = block.line + (stmt.end_lineno or 0)
+            assert got == shown, f"{block.path.name}:{line}: shows {shown!r}, gives {got!r}"
 
 
 @pytest.mark.parametrize("block", ALL_BLOCKS, ids=[b.where for b in ALL_BLOCKS])
@@ -367,6 +409,8 @@ def test_blocks_that_fail_are_caught(docs_folder: Path) -> None:
         ("sh", "rm -rf /\n"),
         ("python", "from flowdrop_core import NoSuchName\n"),
         ("python", "async def f():\n    raise ValueError\n\nawait f()\n"),
+        ("python", "x = 1\nx + 1  # 3: the sum\n"),
+        ("python", "[1, 2]  # [1,\n#  3]\n"),
     ):
         block = Block(README, 0, lang, text, None)
         with pytest.raises((AssertionError, ImportError, ValueError)):
