@@ -67,7 +67,7 @@ PAGES: tuple[PageSpec, ...] = (
         title="Store",
         icon=":material/storage:",
         help=(
-            "Connect to a SQLite file or a Redis server: list its slots, open a buffer, and "
+            "Connect to a SQLite file, a Redis or a Postgres server: list its slots, open a buffer, and "
             "replay a slot's append journal step by step. Read-only unless switched."
         ),
     ),

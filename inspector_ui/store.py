@@ -345,7 +345,7 @@ def show_writes(browser: StoreBrowser, slot: Slot) -> None:
 def show_store_page() -> None:
     """The whole page below the title."""
     st.caption(
-        "Browse the store a runtime writes (a SQLite file or a Redis server): every slot "
+        "Browse the store a runtime writes (a SQLite file, a Redis or a Postgres server): every slot "
         "with its scope, scope id, key, entry count and last write, a slot's buffer, and its "
         "append journal replayed step by step. Read-only unless writes are switched on."
     )

@@ -1,4 +1,4 @@
-"""Store: browse a SQLite file or a Redis server's slots, buffers and append journals."""
+"""Store: browse a SQLite file's, a Redis or a Postgres server's slots, buffers and append journals."""
 
 from __future__ import annotations
 

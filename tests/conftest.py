@@ -54,6 +54,14 @@ SLOW = frozenset(
         "tests/storage/test_redis_production.py::test_at_maxmemory_with_noeviction_nothing_is_lost_and_reads_work",
         "tests/storage/test_redis_production.py::test_an_eviction_policy_is_warned_about_and_never_reads_as_a_short_buffer",
         "tests/storage/test_redis_production.py::test_a_slot_runs_on_one_node_of_a_real_cluster",
+        # Left out of make test-fast to keep it under a minute, measured with --durations over
+        # its selection: neither rule core, importers nor CLI, each 3-15 s of separate
+        # processes (the examples importing their frameworks, four writer processes, the
+        # optional-import subprocesses) or a fuzzing run beside the two above.
+        "tests/integrations/test_examples.py::test_example_runs",
+        "tests/integrations/test_optional_imports.py::test_each_integration_names_its_extra_when_the_framework_is_missing",
+        "tests/storage/test_concurrency.py::test_four_processes_lose_nothing",
+        "tests/core/test_fuzz.py::test_parse_scenario_raises_only_scenario_error",
     }
 )
 

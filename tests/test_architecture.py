@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -236,3 +237,232 @@ def test_redis_store_without_redis_is_a_clear_error() -> None:
     )
     assert done.returncode == 2
     assert "needs the redis package" in done.stderr and "Traceback" not in done.stderr
+
+
+# -- the public API ----------------------------------------------------------------------------
+
+#: Modules no user imports by name, each with why: ``scripts/mark_internal.py`` renames exactly
+#: these to a leading underscore (a module whose name starts with one is internal too). A module
+#: neither listed nor underscored is public: its ``__all__`` is written in ``tests/public_api.txt``.
+INTERNAL: dict[str, str] = {
+    **dict.fromkeys(
+        [
+            "flowdrop_core.errors",
+            "flowdrop_core.framework_stores.registry",
+            "flowdrop_core.journal.backends",
+            "flowdrop_core.journal.record",
+            "flowdrop_core.storage.base",
+            "flowdrop_core.storage.delta",
+            "flowdrop_core.storage.memory",
+            "flowdrop_core.storage.sqlite",
+        ],
+        "every name it exports is re-exported by its package, which is the API",
+    ),
+    **dict.fromkeys(
+        [
+            "flowdrop_core.cli.check",
+            "flowdrop_core.cli.conformance",
+            "flowdrop_core.cli.doctor",
+            "flowdrop_core.cli.framework_store",
+            "flowdrop_core.cli.lint",
+            "flowdrop_core.cli.loading",
+            "flowdrop_core.cli.normalize",
+            "flowdrop_core.cli.options",
+            "flowdrop_core.cli.output",
+            "flowdrop_core.cli.replay",
+            "flowdrop_core.cli.store",
+        ],
+        "a command of the command line or a part they share: the API is the command",
+    ),
+    **dict.fromkeys(
+        [
+            "flowdrop_core.importers.anthropic",
+            "flowdrop_core.importers.bedrock",
+            "flowdrop_core.importers.chatml",
+            "flowdrop_core.importers.claude_code",
+            "flowdrop_core.importers.codex",
+            "flowdrop_core.importers.cohere",
+            "flowdrop_core.importers.gemini",
+            "flowdrop_core.importers.hermes",
+            "flowdrop_core.importers.jsonl",
+            "flowdrop_core.importers.langchain",
+            "flowdrop_core.importers.langfuse",
+            "flowdrop_core.importers.openai_chat",
+            "flowdrop_core.importers.openai_responses",
+            "flowdrop_core.importers.openinference",
+            "flowdrop_core.importers.otel",
+            "flowdrop_core.importers.otel_legacy",
+            "flowdrop_core.importers.pydantic_ai",
+            "flowdrop_core.importers.recording",
+            "flowdrop_core.importers.responses_log",
+            "flowdrop_core.importers.scenario_file",
+            "flowdrop_core.importers.sharegpt",
+            "flowdrop_core.importers.vercel_ai",
+            "flowdrop_core.importers.xlam",
+        ],
+        "an import format, reached through the registry (flowdrop_core.importers)",
+    ),
+    **dict.fromkeys(
+        [
+            "flowdrop_core.importers.base",
+            "flowdrop_core.importers.claims",
+            "flowdrop_core.importers.detect",
+            "flowdrop_core.importers.registry",
+        ],
+        "what the formats share: their output, claims and detection, behind flowdrop_core.importers",
+    ),
+    **dict.fromkeys(
+        [
+            "flowdrop_core.framework_stores.agents_sqlite",
+            "flowdrop_core.framework_stores.base",
+            "flowdrop_core.framework_stores.langgraph_sqlite",
+        ],
+        "a framework file kind, reached through flowdrop_core.framework_stores",
+    ),
+    "flowdrop_core.integrations.responses_items": "the Agents SDK session's item conversion",
+    "flowdrop_core.journal.recorder": "how ConversationBuffer writes its journal records",
+    "flowdrop_core.storage.ordered_rows": "the row layout the SQL backends share",
+    "flowdrop_core.ids": "how messages and the engine read call ids",
+    "flowdrop_core.result_schema": "the JSON shapes behind the results' to_dict",
+    "flowdrop_core.results": "the base classes of the result types flowdrop_core exports",
+}
+
+#: Run as ``python -m flowdrop_core``; neither API nor internal.
+ENTRY_POINTS = frozenset({"flowdrop_core.__main__"})
+
+
+def is_internal(name: str) -> bool:
+    """Listed in :data:`INTERNAL`, or named so: a part starting with ``_`` (``_internal``, ``_x``)."""
+    return name in INTERNAL or any(
+        part.startswith("_") for part in name.split(".") if part != "__main__"
+    )
+
+
+PUBLIC = sorted(n for n in MODULES if not is_internal(n) and n not in ENTRY_POINTS)
+PUBLIC_API = ROOT / "tests" / "public_api.txt"
+
+
+def public_api_text() -> str:
+    """``tests/public_api.txt`` as the code is now: each public module's ``__all__``, sorted."""
+    lines = [
+        "# The public API: each public module's __all__ (tests/test_architecture.py compares them).",
+        "# Change it on purpose only; rewrite it with: python tests/test_architecture.py",
+    ]
+    for name in PUBLIC:
+        lines += ["", f"[{name}]", *sorted(getattr(_module(name), "__all__", []))]
+    return "\n".join(lines) + "\n"
+
+
+def written_api() -> dict[str, list[str]]:
+    api: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in PUBLIC_API.read_text(encoding="utf-8").splitlines():
+        if line.startswith("[") and line.endswith("]"):
+            current = api.setdefault(line[1:-1], [])
+        elif line and not line.startswith("#"):
+            current.append(line)
+    return api
+
+
+def test_every_module_is_public_or_internal() -> None:
+    unknown = sorted(set(INTERNAL) - set(MODULES))
+    assert not unknown, f"INTERNAL names modules that do not exist: {unknown}"
+    internal = {n for n in MODULES if is_internal(n)}
+    assert set(PUBLIC) | internal | ENTRY_POINTS == set(MODULES)
+    assert not set(PUBLIC) & internal
+    assert len(internal) == 55 and len(PUBLIC) >= 40
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_a_public_module_has_all(name: str) -> None:
+    assert isinstance(getattr(_module(name), "__all__", None), list), f"{name} has no __all__"
+
+
+def test_the_public_api_is_the_written_list() -> None:
+    """Every public module's ``__all__`` equals ``tests/public_api.txt``: it changes on purpose."""
+    assert PUBLIC_API.exists(), f"write {PUBLIC_API.name}: python tests/test_architecture.py"
+    written = written_api()
+    changes = []
+    for name in sorted(set(PUBLIC) | set(written)):
+        now = set(getattr(_module(name), "__all__", [])) if name in PUBLIC else set()
+        was = set(written.get(name, []))
+        changes += [f"+ {name}.{n}" for n in sorted(now - was)]
+        changes += [f"- {name}.{n}" for n in sorted(was - now)]
+        if name not in written:
+            changes.append(f"+ {name} (a module the list does not know)")
+        elif name not in PUBLIC:
+            changes.append(f"- {name} (no longer public)")
+    assert not changes, (
+        "the public API changed; if on purpose, rewrite tests/public_api.txt "
+        "(python tests/test_architecture.py):\n" + "\n".join(changes)
+    )
+
+
+#: Where a user's code is: the inspector (a user of the library), the examples, the docs.
+USER_CODE = ("app.py", "pages", "inspector_ui", "examples")
+
+
+def test_no_user_code_or_doc_reaches_an_internal_module() -> None:
+    """The inspector, the examples and the docs use only public modules."""
+    found = []
+    for base in USER_CODE:
+        path = ROOT / base
+        for file in [path] if path.is_file() else sorted(path.rglob("*.py")):
+            tree = ast.parse(file.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    targets = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    targets = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+                else:
+                    continue
+                found += [
+                    f"{file.relative_to(ROOT)}:{node.lineno}: {t}"
+                    for t in targets
+                    if t in MODULES and is_internal(t)
+                ]
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for doc in docs:
+        text = doc.read_text(encoding="utf-8")
+        found += [
+            f"{doc.relative_to(ROOT)}: {name}"
+            for name in MODULES
+            if is_internal(name) and re.search(rf"{re.escape(name)}(?![\w.])", text)
+        ]
+    assert not found, "user code or docs reach internal modules:\n" + "\n".join(found)
+
+
+if __name__ == "__main__":
+    PUBLIC_API.write_text(public_api_text(), encoding="utf-8")
+    print(f"wrote {PUBLIC_API.relative_to(ROOT)}: {len(PUBLIC)} public modules")
+
+
+def test_the_rename_script_plans_exactly_the_internal_modules() -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import mark_internal
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    renames = mark_internal.plan(ROOT)
+    assert {r.old for r in renames} == set(INTERNAL)
+    assert all((ROOT / r.old_path).is_file() and not (ROOT / r.new_path).exists() for r in renames)
+    source = textwrap.dedent(
+        """\
+        from flowdrop_core.cli import check, COMMANDS, store as st
+        from flowdrop_core.cli.output import PROG
+        import flowdrop_core.importers.claims
+        from flowdrop_core.conformance import RULES
+        x = "flowdrop_core.storage.base.mask_url"
+        # see flowdrop_core/importers/registry.py, importers/claims.py and storage/base.py
+        """
+    )
+    assert mark_internal.rewrite(source, renames) == textwrap.dedent(
+        """\
+        from flowdrop_core.cli import _check as check, COMMANDS, _store as st
+        from flowdrop_core.cli._output import PROG
+        import flowdrop_core.importers._claims
+        from flowdrop_core.conformance import RULES
+        x = "flowdrop_core.storage._base.mask_url"
+        # see flowdrop_core/importers/_registry.py, importers/_claims.py and storage/_base.py
+        """
+    )

@@ -16,7 +16,7 @@ store's append journal for the inspector.
 
 Items round-trip without loss through :mod:`.responses_items`. Store I/O
 runs in a worker thread (``asyncio.to_thread``), so the event loop never
-waits on SQLite or Redis.
+waits on SQLite, Redis or Postgres.
 """
 
 from __future__ import annotations
