@@ -75,7 +75,7 @@ def register(subparsers: Any) -> None:
     ins.add_argument(
         "--headless",
         action="store_true",
-        help="do not open a browser (servers, CI)",
+        help="do not open a browser (servers, CI; implied when stdin is not a terminal)",
     )
     ins.set_defaults(handler=run)
 
@@ -128,6 +128,15 @@ def _config_options(folder: Path) -> list[str]:
     return out
 
 
+def _headless(args: argparse.Namespace) -> bool:
+    """Headless when asked, or when nobody can answer Streamlit's first-run prompt.
+
+    Not headless, Streamlit opens a browser and, on its first run, asks for an
+    (optional) e-mail address on stdin; without a terminal that prompt fails.
+    """
+    return bool(args.headless) or not sys.stdin or not sys.stdin.isatty()
+
+
 def streamlit_argv(args: argparse.Namespace, folder: Path) -> list[str]:
     """The ``python -m streamlit run`` command line for ``args`` and the app in ``folder``."""
     overridden = ("--server.address=", "--server.port=", "--server.headless=", "--browser.")
@@ -141,7 +150,7 @@ def streamlit_argv(args: argparse.Namespace, folder: Path) -> list[str]:
         *options,
         f"--server.address={args.address}",
         f"--server.port={args.port}",
-        f"--server.headless={str(bool(args.headless)).lower()}",
+        f"--server.headless={str(_headless(args)).lower()}",
         "--browser.gatherUsageStats=false",
     ]
 
@@ -149,7 +158,9 @@ def streamlit_argv(args: argparse.Namespace, folder: Path) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Replace this process with the Streamlit server (POSIX); elsewhere wait for it."""
     if not _streamlit_installed():
-        raise CliError(f"the inspector needs the extra 'inspector'; install it with: {INSTALL_HINT}")
+        raise CliError(
+            f"the inspector needs the extra 'inspector'; install it with: {INSTALL_HINT}"
+        )
     argv = streamlit_argv(args, app_dir())
     sys.stdout.flush()
     sys.stderr.flush()

@@ -145,7 +145,7 @@ def test_inspect_serves_the_inspector_from_an_empty_folder(tmp_path: Path) -> No
             time.sleep(0.3)
         with urllib.request.urlopen(url, timeout=10) as resp:
             assert resp.status == 200
-            assert b"<div id=\"root\">" in resp.read()
+            assert b'<div id="root">' in resp.read()
     finally:
         proc.terminate()  # the process is Streamlit itself (exec), so this stops the server
         try:
@@ -159,3 +159,24 @@ def test_inspect_help_says_how_to_get_the_extra(capsys: pytest.CaptureFixture[st
     assert main(["inspect", "--help"]) == 0
     assert 'pip install "flowdrop-buffer-inspector[inspector]"' in capsys.readouterr().out
 
+
+class _Stdin:
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+@pytest.mark.parametrize(
+    ("tty", "flag", "headless"),
+    [(True, [], "false"), (False, [], "true"), (True, ["--headless"], "true")],
+)
+def test_inspect_is_headless_without_a_terminal(
+    tty: bool, flag: list[str], headless: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not headless, Streamlit's first run asks for an e-mail on stdin: without a terminal
+    # (make run from a script, CI) that prompt fails, so the server must not ask.
+    monkeypatch.setattr(sys, "stdin", _Stdin(tty))
+    argv = inspect.streamlit_argv(build_parser().parse_args(["inspect", *flag]), inspect.app_dir())
+    assert f"--server.headless={headless}" in argv
