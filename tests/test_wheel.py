@@ -22,8 +22,6 @@ import flowdrop_core
 
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.slow  # a real build: about ten seconds
-
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -118,7 +118,6 @@ def _free_port() -> int:
         return port
 
 
-@pytest.mark.slow  # a real Streamlit server: a few seconds
 def test_inspect_serves_the_inspector_from_an_empty_folder(tmp_path: Path) -> None:
     pytest.importorskip("streamlit", reason="the extra 'inspector' is not installed")
     port = _free_port()
