@@ -54,6 +54,8 @@ def check(url: str, screenshot: Path | None) -> None:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.set_default_timeout(60_000)
             page.goto(url)
+            # The page is idle before its first run starts too: wait for what the run draws.
+            page.wait_for_selector(NAV_LINK, timeout=60_000)
             _settle(page)
             _no_exception(page, "first page")
             if screenshot:
@@ -69,6 +71,7 @@ def check(url: str, screenshot: Path | None) -> None:
             print("first page: rendered, with the inspector's navigation bar")
             links.filter(has_text="Replay").first.click()
             page.wait_for_url("**/replay")
+            page.get_by_text("pick a sample from sample_data/").first.wait_for(timeout=60_000)
             _settle(page)
             _no_exception(page, "Replay")
             if not page.get_by_text("pick a sample from sample_data/").count():
@@ -85,8 +88,8 @@ def main() -> int:
     args = parser.parse_args()
     try:
         check(args.url, args.screenshot)
-    except AssertionError as exc:
-        print(f"browser check failed: {exc}", file=sys.stderr)
+    except Exception as exc:  # a failed check, or Playwright's timeout naming what it waited for
+        print(f"browser check failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     return 0
 
