@@ -7,17 +7,19 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: run test test-fast lint format bench screenshots clean mutate coverage
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# The installed command users run (`flowdrop-buffer inspect`), on this clone's app.py.
 # Loopback only unless the operator says otherwise: `make run ADDRESS=0.0.0.0` serves it to
 # the network (see docs: "Serving it to a team"; set FLOWDROP_TOKEN or put it behind a proxy).
 ADDRESS ?= 127.0.0.1
+PORT    ?= 8501
 run: $(STAMP)
-	$(VENV)/bin/streamlit run app.py --server.address $(ADDRESS)
+	$(VENV)/bin/flowdrop-buffer inspect --address $(ADDRESS) --port $(PORT)
 
 test: $(STAMP)
 	$(PY) -m pytest -q

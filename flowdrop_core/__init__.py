@@ -40,6 +40,10 @@ from flowdrop_core.text import text_to_message
 if TYPE_CHECKING:
     from flowdrop_core.storage.redis_store import RedisStore
 
+#: The package's version, the one place it is written: the build reads it
+#: (pyproject.toml, ``dynamic``) and ``flowdrop-buffer --version`` prints it.
+__version__ = "0.2.0"
+
 __all__ = [
     "AppendResult",
     "Buffer",
@@ -62,6 +66,7 @@ __all__ = [
     "StorageError",
     "Store",
     "ToolCall",
+    "__version__",
     "append_messages",
     "apply_events",
     "as_context",

@@ -2,6 +2,8 @@
 
 The folder sits next to the app (it is the repository's, not the library's),
 so finding it is the UI's business; the library reads the files it is given.
+In a clone it is the repository's ``sample_data/``; an installed wheel carries
+a copy beside the app in ``inspector_ui/app/`` (see ``setup.py``).
 """
 
 from __future__ import annotations
@@ -22,8 +24,11 @@ __all__ = [
     "sample_scenarios",
 ]
 
-#: Where the sample scenarios and recorded conversations live.
-SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
+_PACKAGE = Path(__file__).resolve().parent
+_INSTALLED = _PACKAGE / "app" / "sample_data"
+
+#: Where the sample scenarios and recorded conversations live (installed copy, else the clone's).
+SAMPLE_DIR = _INSTALLED if _INSTALLED.is_dir() else _PACKAGE.parent / "sample_data"
 
 
 @dataclass(frozen=True)

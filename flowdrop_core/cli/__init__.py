@@ -17,6 +17,10 @@ Every subcommand is a thin layer over the library, one module each:
   store, show a slot, replay its journal.
 - :mod:`~flowdrop_core.cli.conformance` ``conformance``: this implementation's
   standing against every GR-MEM rule, as Markdown or JSON.
+- :mod:`~flowdrop_core.cli.inspect` ``inspect``: start the Streamlit inspector
+  (the extra ``inspector``; Streamlit is never imported by the command line).
+
+``--version`` prints the package's version (``flowdrop_core.__version__``).
 
 Shared parts: :mod:`~flowdrop_core.cli.loading` (reading the input file),
 :mod:`~flowdrop_core.cli.options` (option types) and
@@ -43,10 +47,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from flowdrop_core import __version__
 from flowdrop_core.cli import (
     check,
     conformance,
     doctor,
+    inspect,
     lint,
     normalize,
     options,
@@ -82,7 +88,16 @@ class Command(Protocol):
 
 
 #: The commands, in the order ``--help`` lists them.
-COMMANDS: tuple[Command, ...] = (replay, check, normalize, lint, doctor, store, conformance)
+COMMANDS: tuple[Command, ...] = (
+    replay,
+    check,
+    normalize,
+    lint,
+    doctor,
+    store,
+    conformance,
+    inspect,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -93,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=options.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.register(sub)

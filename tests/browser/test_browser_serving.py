@@ -1,7 +1,8 @@
 """Real-browser test: the inspector served as ``make run`` serves it, attacked as a visitor.
 
 The server is started with the command the Makefile's ``run`` target runs (read
-with ``make -n run``; only the port and headless mode are added), with an
+with ``make -n run``: ``flowdrop-buffer inspect``, run with this venv's Python;
+only the port and headless mode are added), with an
 operator's configuration: one read-only SQLite store and a Redis URL holding a
 password. The test shows it is not reachable on a non-loopback address, the
 Store page offers only those two stores and never shows the password, a typed
@@ -34,7 +35,6 @@ from serving import (
     require_browser,
     run_streamlit,
     settle,
-    streamlit_executable,
 )
 
 SECRET = "s3cretPW"
@@ -45,7 +45,7 @@ if shutil.which("make") is None:
 
 
 def make_run_command() -> list[str]:
-    """The ``streamlit run`` line of ``make run``, with this venv's streamlit."""
+    """The ``flowdrop-buffer inspect`` line of ``make run``, with this venv's Python."""
     out = subprocess.run(
         ["make", "--no-print-directory", "-n", "-W", "pyproject.toml", "run"],
         cwd=ROOT,
@@ -53,8 +53,8 @@ def make_run_command() -> list[str]:
         text=True,
         check=True,
     ).stdout
-    line = next(ln for ln in out.splitlines() if "streamlit run" in ln)
-    return [streamlit_executable(), *shlex.split(line)[1:]]
+    line = next(ln for ln in out.splitlines() if "flowdrop-buffer inspect" in ln)
+    return [sys.executable, "-m", "flowdrop_core", *shlex.split(line)[1:]]
 
 
 def non_loopback_addresses() -> list[str]:
@@ -99,7 +99,7 @@ def served(store_file: Path) -> Iterator[tuple[str, int]]:
         FLOWDROP_STORES=f"team={store_file}",
         FLOWDROP_REDIS_URL=f"redis://:{SECRET}@127.0.0.1:9/0",
     )
-    argv = [*command, "--server.headless", "true", "--server.port", str(port)]
+    argv = [*command, "--headless", "--port", str(port)]
     with run_streamlit(argv, port, env) as url:
         yield url, port
 
