@@ -247,6 +247,7 @@ def test_redis_store_without_redis_is_a_clear_error() -> None:
 INTERNAL: dict[str, str] = {
     **dict.fromkeys(
         [
+            "flowdrop_core.conformance.report",
             "flowdrop_core.errors",
             "flowdrop_core.framework_stores.registry",
             "flowdrop_core.journal.backends",
@@ -264,6 +265,7 @@ INTERNAL: dict[str, str] = {
             "flowdrop_core.cli.conformance",
             "flowdrop_core.cli.doctor",
             "flowdrop_core.cli.framework_store",
+            "flowdrop_core.cli.inspect",
             "flowdrop_core.cli.lint",
             "flowdrop_core.cli.loading",
             "flowdrop_core.cli.normalize",
@@ -322,6 +324,7 @@ INTERNAL: dict[str, str] = {
     "flowdrop_core.integrations.responses_items": "the Agents SDK session's item conversion",
     "flowdrop_core.journal.recorder": "how ConversationBuffer writes its journal records",
     "flowdrop_core.storage.ordered_rows": "the row layout the SQL backends share",
+    "flowdrop_core.storage.readonly": "how the SQLite store and the framework readers open a file read-only",
     "flowdrop_core.ids": "how messages and the engine read call ids",
     "flowdrop_core.result_schema": "the JSON shapes behind the results' to_dict",
     "flowdrop_core.results": "the base classes of the result types flowdrop_core exports",

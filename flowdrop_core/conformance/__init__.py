@@ -8,6 +8,9 @@
 - ``python -m flowdrop_core.conformance.adapter``: that, on stdin and stdout.
 """
 
+from collections.abc import Iterable
+
+from flowdrop_core.conformance.kit import build_kit
 from flowdrop_core.conformance.report import (
     DECISIONS,
     IMPLEMENTED,
@@ -17,10 +20,11 @@ from flowdrop_core.conformance.report import (
     RuleStanding,
     StandingError,
     compare_standings,
-    conformance_report,
     read_standing,
     standing_of,
 )
+from flowdrop_core.conformance.runner import InProcess, run_kit
+from flowdrop_core.scenario import Scenario
 
 __all__ = [
     "DECISIONS",
@@ -35,3 +39,8 @@ __all__ = [
     "read_standing",
     "standing_of",
 ]
+
+
+def conformance_report(scenarios: Iterable[Scenario]) -> ConformanceReport:
+    """This library's standing: the kit made from ``scenarios`` (and the extra cases), run here."""
+    return run_kit(build_kit(scenarios), InProcess(), implementation="flowdrop-buffer-inspector")

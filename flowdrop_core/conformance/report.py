@@ -2,7 +2,7 @@
 
 MEM-14's text ends: "This specification carries no implementation status:
 each implementation publishes its own standing against these rules."
-:func:`conformance_report` builds that standing by running the conformance
+:func:`flowdrop_core.conformance.conformance_report` builds that standing by running the conformance
 kit (:mod:`flowdrop_core.conformance.kit`: the example scenarios plus the
 cases for the rules no scenario expresses) against this library in process,
 through the same protocol another implementation's adapter speaks
@@ -30,7 +30,6 @@ from typing import Any, Literal
 
 from flowdrop_core.errors import FlowdropError
 from flowdrop_core.replay import RULE_SUMMARIES
-from flowdrop_core.scenario import Scenario
 
 __all__ = [
     "DECISIONS",
@@ -41,7 +40,6 @@ __all__ = [
     "RuleStanding",
     "StandingError",
     "compare_standings",
-    "conformance_report",
     "read_standing",
     "standing_of",
 ]
@@ -354,14 +352,6 @@ def standing_of(
     for s in standings:
         totals[s.status] += 1
     return ConformanceReport(rules=standings, totals=totals, implementation=implementation)
-
-
-def conformance_report(scenarios: Iterable[Scenario]) -> ConformanceReport:
-    """This library's standing: the kit made from ``scenarios`` (and the extra cases), run here."""
-    from flowdrop_core.conformance.kit import build_kit
-    from flowdrop_core.conformance.runner import InProcess, run_kit
-
-    return run_kit(build_kit(scenarios), InProcess(), implementation="flowdrop-buffer-inspector")
 
 
 def _standing(rule: str, examples: Sequence[ExampleResult]) -> RuleStanding:
