@@ -10,7 +10,6 @@
 
 from collections.abc import Iterable
 
-from flowdrop_core.conformance.kit import build_kit
 from flowdrop_core.conformance.report import (
     DECISIONS,
     IMPLEMENTED,
@@ -23,7 +22,6 @@ from flowdrop_core.conformance.report import (
     read_standing,
     standing_of,
 )
-from flowdrop_core.conformance.runner import InProcess, run_kit
 from flowdrop_core.scenario import Scenario
 
 __all__ = [
@@ -43,4 +41,7 @@ __all__ = [
 
 def conformance_report(scenarios: Iterable[Scenario]) -> ConformanceReport:
     """This library's standing: the kit made from ``scenarios`` (and the extra cases), run here."""
+    from flowdrop_core.conformance.kit import build_kit
+    from flowdrop_core.conformance.runner import InProcess, run_kit
+
     return run_kit(build_kit(scenarios), InProcess(), implementation="flowdrop-buffer-inspector")
