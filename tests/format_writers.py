@@ -293,6 +293,54 @@ def chatml(events: list[Event]) -> str:
     )
 
 
+def _gemini_cli_records(events: list[Event]) -> list[dict[str, Any]]:
+    """Gemini CLI message records: a system prompt is what the CLI printed (``info``), a
+    call's result sits in its ``toolCalls`` entry, reasoning is ``thoughts``."""
+    records: list[dict[str, Any]] = []
+    for k, event in enumerate(events):
+        rid = f"r{k}"
+        if event[0] == "system":
+            records.append({"id": rid, "type": "info", "content": event[1]})
+        elif event[0] == "user":
+            records.append({"id": rid, "type": "user", "content": [{"text": t} for t in event[1]]})
+        elif event[0] == "assistant":
+            _, texts, calls, extra, extra_text = event
+            results = _results_after(events, k)
+            parts: list[Any] = [{"text": t} for t in texts]
+            record: dict[str, Any] = {"id": rid, "type": "gemini", "content": parts}
+            if extra == "reasoning":
+                record["thoughts"] = [{"subject": "", "description": extra_text}]
+            elif extra == "unknown":
+                parts.append({"widget": extra_text})
+            if calls:
+                record["toolCalls"] = [
+                    {"id": c, "name": n, "args": a, "status": "success", "result": [
+                        {"functionResponse": {"id": c, "name": n,
+                                              "response": {"output": results.get(c)}}}]}
+                    for c, n, a in calls
+                ]  # fmt: skip
+            records.append(record)
+    return records
+
+
+def gemini_cli(events: list[Event]) -> str:
+    return json.dumps(
+        {"sessionId": "s", "projectHash": "h", "messages": _gemini_cli_records(events)}
+    )
+
+
+def gemini_cli_jsonl(events: list[Event]) -> str:
+    """The JSON Lines recording; a model message is written twice (without its calls, then
+    rewritten in full), as the CLI does when its tool calls finish."""
+    lines: list[dict[str, Any]] = [{"sessionId": "s", "projectHash": "h", "startTime": "t"}]
+    for record in _gemini_cli_records(events):
+        if record.get("toolCalls"):
+            lines.append({k: v for k, v in record.items() if k != "toolCalls"})
+        lines.append(record)
+        lines.append({"$set": {"lastUpdated": "t"}})
+    return "\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n"
+
+
 def writers(
     responses: Callable[[list[Event]], Any],
 ) -> dict[str, tuple[Callable[[list[Event]], str], dict[str, bool]]]:
@@ -307,6 +355,8 @@ def writers(
         "cohere": (cohere, {}),
         "hermes": (hermes, {"ids": False}),
         "chatml": (chatml, {"ids": False}),
+        "gemini-cli": (gemini_cli, {}),
+        "gemini-cli-jsonl": (gemini_cli_jsonl, {}),
     }
 
 

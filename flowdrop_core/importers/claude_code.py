@@ -200,7 +200,7 @@ def abandoned_lines(rows: list[str]) -> dict[int, tuple[str, Any, str]]:
                 number = stack.pop()
                 if number in found or number in live:
                     continue
-                found[number] = _left(events[number]) + (why,)
+                found[number] = (*_left(events[number]), why)
                 stack.extend(children.get(number, ()))
     return found
 

@@ -160,7 +160,10 @@ def test_only_claiming_formats_are_read_and_the_rest_say_what_they_lacked() -> N
     with pytest.raises(ConversationFormatError) as info:
         parse_conversation(json.dumps(document), source_name="ui.json")
     message = str(info.value)
-    assert message.startswith("no known format matched ui.json:\n")
+    assert message.startswith(
+        "no known format matched ui.json: a JSON list of 1 object with keys 'id', 'role', "
+        "'parts'\nthe nearest formats, and what each lacked:\n"
+    )
     assert "- openai-chat: [0]: no 'content', 'tool_calls' or 'tool_call_id'" in message
     assert info.value.problems["gemini"] == (
         "[0].parts[0]: a typed part (Gemini parts have no 'type' or 'part_kind')"
