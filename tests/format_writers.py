@@ -341,6 +341,57 @@ def gemini_cli_jsonl(events: list[Event]) -> str:
     return "\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n"
 
 
+def _chat_messages(events: list[Event]) -> list[dict[str, Any]]:
+    """OpenAI Chat messages (what agent trajectories hold); reasoning as ``reasoning_content``,
+    an unknown part as a part type Chat does not have."""
+    out: list[dict[str, Any]] = []
+    for event in events:
+        if event[0] == "system":
+            out.append({"role": "system", "content": event[1]})
+        elif event[0] == "user":
+            out.append({"role": "user", "content": [{"type": "text", "text": t} for t in event[1]]})
+        elif event[0] == "assistant":
+            _, texts, calls, extra, extra_text = event
+            parts: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
+            message: dict[str, Any] = {"role": "assistant", "content": parts or None}
+            if extra == "reasoning":
+                message["reasoning_content"] = extra_text
+            elif extra == "unknown":
+                parts.append({"type": "widget", "text": extra_text})
+                message["content"] = parts
+            if calls:
+                message["tool_calls"] = [
+                    {"id": c, "type": "function",
+                     "function": {"name": n, "arguments": json.dumps(a, ensure_ascii=False)}}
+                    for c, n, a in calls
+                ]  # fmt: skip
+            out.append(message)
+        else:
+            out.extend({"role": "tool", "tool_call_id": c, "content": r} for c, _, r in event[1])
+    return out
+
+
+def swe_agent(events: list[Event]) -> str:
+    """A SWE-agent trajectory: results name their call in ``tool_call_ids``."""
+    history = []
+    for message in _chat_messages(events):
+        if message["role"] == "tool":
+            message = {"role": "tool", "content": message["content"],
+                       "tool_call_ids": [message["tool_call_id"]], "message_type": "observation"}  # fmt: skip
+        history.append({**message, "agent": "main"})
+    return json.dumps({"environment": "e", "trajectory": [], "history": history, "info": {}})
+
+
+def mini_swe_agent(events: list[Event]) -> str:
+    """A mini-SWE-agent 2 trajectory: ``extra`` on each message, an ``exit`` message last."""
+    messages = [{**m, "extra": {"timestamp": 1.0}} for m in _chat_messages(events)]
+    messages.append({"role": "exit", "content": "Submitted", "extra": {"exit_status": "Submitted"}})
+    info = {"mini_version": "2.0.0", "exit_status": "Submitted", "submission": ""}
+    return json.dumps(
+        {"info": info, "messages": messages, "trajectory_format": "mini-swe-agent-1.1"}
+    )
+
+
 def writers(
     responses: Callable[[list[Event]], Any],
 ) -> dict[str, tuple[Callable[[list[Event]], str], dict[str, bool]]]:
@@ -357,6 +408,8 @@ def writers(
         "chatml": (chatml, {"ids": False}),
         "gemini-cli": (gemini_cli, {}),
         "gemini-cli-jsonl": (gemini_cli_jsonl, {}),
+        "swe-agent": (swe_agent, {}),
+        "mini-swe-agent": (mini_swe_agent, {}),
     }
 
 

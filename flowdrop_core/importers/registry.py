@@ -59,6 +59,7 @@ from flowdrop_core.importers import (
     jsonl,
     langchain,
     langfuse,
+    mini_swe_agent,
     openai_chat,
     openai_responses,
     openinference,
@@ -69,6 +70,7 @@ from flowdrop_core.importers import (
     responses_log,
     scenario_file,
     sharegpt,
+    swe_agent,
     vercel_ai,
     xlam,
 )
@@ -131,6 +133,8 @@ class Format:
 
 #: Every format, in the order that breaks ties between formats claiming one document.
 REGISTRY: tuple[Format, ...] = (
+    Format.of(mini_swe_agent),
+    Format.of(swe_agent),
     Format.of(openai_chat),
     Format.of(openai_responses),
     Format.of(responses_log),

@@ -235,7 +235,7 @@ def test_unknown_format_and_empty_file() -> None:
         f"unknown format 'yaml'; known formats: {', '.join(FORMATS)}"
     )
     assert FORMATS == (
-        "openai-chat", "openai-responses", "responses-log", "cohere", "anthropic", "otel-genai",
+        "mini-swe-agent", "swe-agent", "openai-chat", "openai-responses", "responses-log", "cohere", "anthropic", "otel-genai",
         "openinference", "otel-legacy", "vercel-ai", "pydantic-ai", "gemini", "gemini-cli", "bedrock",
         "api-recording", "langchain",
         "langfuse", "xlam", "hermes", "sharegpt", "scenario", "claude-code", "jsonl", "codex",
