@@ -392,6 +392,40 @@ def mini_swe_agent(events: list[Event]) -> str:
     )
 
 
+def pi(events: list[Event]) -> str:
+    """A pi session (version 3: each entry names its parent); a system prompt is a
+    ``custom_message`` entry (pi keeps its system prompt out of the file)."""
+    lines: list[dict[str, Any]] = [{"type": "session", "version": 3, "id": "s", "cwd": "/w"}]
+
+    def add(entry: dict[str, Any]) -> None:
+        parent = lines[-1].get("id") if len(lines) > 1 else None
+        lines.append({**entry, "id": f"e{len(lines)}", "parentId": parent})
+
+    for event in events:
+        if event[0] == "system":
+            add({"type": "custom_message", "customType": "system", "content": event[1]})
+        elif event[0] == "user":
+            blocks = [{"type": "text", "text": t} for t in event[1]]
+            add({"type": "message", "message": {"role": "user", "content": blocks}})
+        elif event[0] == "assistant":
+            _, texts, calls, extra, extra_text = event
+            content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
+            if extra == "reasoning":
+                content.insert(0, {"type": "thinking", "thinking": extra_text})
+            elif extra == "unknown":
+                content.append({"type": "widget", "text": extra_text})
+            content += [
+                {"type": "toolCall", "id": c, "name": n, "arguments": a} for c, n, a in calls
+            ]
+            add({"type": "message", "message": {"role": "assistant", "content": content}})
+        else:
+            for c, n, r in event[1]:
+                result = {"role": "toolResult", "toolCallId": c, "toolName": n,
+                          "content": [{"type": "text", "text": r}], "isError": False}  # fmt: skip
+                add({"type": "message", "message": result})
+    return "\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n"
+
+
 def writers(
     responses: Callable[[list[Event]], Any],
 ) -> dict[str, tuple[Callable[[list[Event]], str], dict[str, bool]]]:
@@ -410,6 +444,7 @@ def writers(
         "gemini-cli-jsonl": (gemini_cli_jsonl, {}),
         "swe-agent": (swe_agent, {}),
         "mini-swe-agent": (mini_swe_agent, {}),
+        "pi": (pi, {}),
     }
 
 

@@ -65,6 +65,7 @@ from flowdrop_core.importers import (
     openinference,
     otel,
     otel_legacy,
+    pi,
     pydantic_ai,
     recording,
     responses_log,
@@ -159,6 +160,7 @@ REGISTRY: tuple[Format, ...] = (
     Format.of(jsonl),
     Format.of(codex),
     Format.of(gemini_cli_jsonl),
+    Format.of(pi),
     Format.of(chatml),
 )
 _BY_NAME = {f.name: f for f in REGISTRY}

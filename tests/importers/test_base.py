@@ -239,7 +239,7 @@ def test_unknown_format_and_empty_file() -> None:
         "openinference", "otel-legacy", "vercel-ai", "pydantic-ai", "gemini", "gemini-cli", "bedrock",
         "api-recording", "langchain",
         "langfuse", "xlam", "hermes", "sharegpt", "scenario", "claude-code", "jsonl", "codex",
-        "gemini-cli-jsonl", "chatml",
+        "gemini-cli-jsonl", "pi", "chatml",
     )  # fmt: skip
     assert error_of(" \n\n") == "rec.json is empty"
 
