@@ -450,4 +450,6 @@ def writers(
 
 #: Formats with no writer: an xLAM row is one query and its calls, not a conversation
 #: (no assistant text, no results); its readers are pinned by example tests instead.
-NO_WRITER = frozenset({"xlam"})
+#: A Glaive row is text with in-band turn markers: a generated text holding " USER: " is a
+#: turn boundary there, as in the data set; its reader is pinned by example tests too.
+NO_WRITER = frozenset({"xlam", "glaive"})
