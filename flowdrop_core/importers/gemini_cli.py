@@ -15,6 +15,8 @@ string, a Gemini part, or a list of parts or strings):
   ``cancelled``; ``thoughts`` (``subject``, ``description``) are a note;
 - ``info``, ``error``, ``warning``: what the CLI printed, a note each.
 
+The recording's ``summary`` (the CLI's title of the session) is a note.
+
 ``logs.json`` (``~/.gemini/tmp/<project>/logs.json``) is the CLI's log of
 what the user typed: a list of ``{"sessionId", "messageId", "type": "user",
 "message", "timestamp"}``. It holds the user's side of the conversation
@@ -97,6 +99,15 @@ def read(document: Any, out: Out) -> None:
         _log(document, out)
         return
     read_records([(record, f"messages[{k}]") for k, record in enumerate(document["messages"])], out)
+    summary_note(document, "", out)
+
+
+def summary_note(metadata: dict[str, Any], where: str, out: Out) -> None:
+    """The session's ``summary`` (the CLI's one-line title of it) as a note."""
+    summary = metadata.get("summary")
+    if isinstance(summary, str) and summary.strip():
+        out.note(f"{where}summary", "session summary", "the CLI's title of the session, not a "
+                 "conversation message", summary)  # fmt: skip
 
 
 def _log(entries: list[dict[str, Any]], out: Out) -> None:

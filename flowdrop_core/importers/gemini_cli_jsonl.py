@@ -13,6 +13,7 @@ a log of updates, folded as the CLI's own ``loadConversationRecord`` does:
 - a ``$set`` whose ``messages`` is a non-empty list replaces the conversation
   with it (the records before it are notes).
 
+The session's ``summary`` (on the metadata line or a ``$set``) is a note.
 Origins name the line of the record that holds the message (``line 6``,
 ``line 6: toolCalls[0].result``). Metadata lines carry no conversation.
 """
@@ -75,10 +76,13 @@ def read_lines(lines: list[Line], out: Out) -> None:
         raise Problem(verdict.where, verdict.what)
     live: dict[str, tuple[dict[str, Any], str]] = {}  # id -> (record, origin), in first order
     replaced: tuple[list[Any], str] | None = None
+    summary: tuple[dict[str, Any], str] | None = None
     for number, value in lines:
         where = f"line {number}"
         if _record(value):
             live[value["id"]] = (value, where)
+        elif "sessionId" in value and "summary" in value:
+            summary = (value, f"{where}: ")
         elif "$rewindTo" in value:
             target = value["$rewindTo"]
             ids = list(live)
@@ -88,6 +92,8 @@ def read_lines(lines: list[Line], out: Out) -> None:
                 out.note(origin, "rewound message", f"the session was rewound at {where} "
                          f"(to {target!r})", record.get("content"))  # fmt: skip
         elif isinstance(value.get("$set"), dict):
+            if isinstance(value["$set"].get("summary"), str):
+                summary = (value["$set"], f"{where}: $set.")
             messages = value["$set"].get("messages")
             if isinstance(messages, list) and messages:
                 replaced = (messages, f"{where}: $set.messages")
@@ -100,10 +106,12 @@ def read_lines(lines: list[Line], out: Out) -> None:
             if not isinstance(record, dict):
                 raise Problem(f"{prefix}[{k}]", f"expected a record, got {json_type(record)}")
         gemini_cli.read_records([(r, f"{prefix}[{k}]") for k, r in enumerate(messages)], out)
-        return
-    read = Out()
-    gemini_cli.read_records(list(live.values()), read)
-    out.extend(read, _local)
+    else:
+        read = Out()
+        gemini_cli.read_records(list(live.values()), read)
+        out.extend(read, _local)
+    if summary is not None:
+        gemini_cli.summary_note(*summary, out)
 
 
 def _local(origin: str) -> str:

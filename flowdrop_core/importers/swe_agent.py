@@ -10,7 +10,9 @@ parts, ``tool_calls``) with SWE-agent's own fields: ``agent``,
 message, ``tool_call_ids`` (a list) instead of ``tool_call_id``. It is read
 as :mod:`.openai_chat` reads messages, origins ``history[3]``.
 ``trajectory`` (one step per action: ``action``, ``observation``,
-``response``, ``thought``, ``state``) repeats ``history`` and is not read;
+``response``, ``thought``, ``state``) repeats ``history`` and is not read,
+except a step whose response or observation no history message holds (a
+note);
 ``info.submission`` (the patch the run produced) is a note.
 """
 
@@ -57,7 +59,25 @@ def read(document: Any, out: Out) -> None:
         raise Problem(verdict.where, verdict.what)
     chat = [_chat(message, f"history[{k}]", out) for k, message in enumerate(document["history"])]
     openai_chat._read_list(chat, "history", out, PendingCalls())
+    _steps(document.get("trajectory"), out)
     submission_note(document.get("info"), "info", out)
+
+
+def _steps(steps: Any, out: Out) -> None:
+    """A ``trajectory`` step whose response or observation no history message holds (the
+    history was rewritten after it, a retried step) is a note: the step's text is kept."""
+    if not isinstance(steps, list):
+        return
+    said = "\n".join(str(m.get("content") or "") for m in out.messages)
+    for k, step in enumerate(steps):
+        if not isinstance(step, dict):
+            continue
+        texts = [step.get(key) for key in ("response", "observation")]
+        missing = [t for t in texts if isinstance(t, str) and t.strip() and t.strip() not in said]
+        if missing:
+            out.note(f"trajectory[{k}]", "a step the history does not hold",
+                     "the run's step-by-step record; the history the model saw has no such "
+                     "turn", "\n".join(missing))  # fmt: skip
 
 
 def _chat(message: dict[str, Any], where: str, out: Out) -> dict[str, Any]:

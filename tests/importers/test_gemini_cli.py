@@ -145,3 +145,17 @@ def test_gemini_cli_recording_of_cli_messages_only_is_refused_with_the_reason() 
         assert "gemini-cli: messages: no 'user' or 'gemini' record" in str(exc)
     else:
         raise AssertionError("a recording with no conversation was read")
+
+
+def test_gemini_cli_session_summary_is_a_note() -> None:
+    """The CLI titles a session (``summary``, in the JSON file or a ``$set`` line): it was
+    in neither the messages nor the notes."""
+    record = {"id": "a", "type": "user", "content": "update the CLI"}
+    document = {"sessionId": "s", "projectHash": "h", "summary": "Update Gemini CLI via npm",
+                "messages": [record]}  # fmt: skip
+    got = parse_conversation(json.dumps(document))
+    assert [(n.where, n.what, n.content) for n in got.notes] == [
+        ("summary", "session summary", "Update Gemini CLI via npm")
+    ]
+    got = parse_conversation(_lines(record, {"$set": {"summary": "Update Gemini CLI via npm"}}))
+    assert [(n.where, n.what) for n in got.notes] == [("line 3: $set.summary", "session summary")]
