@@ -225,7 +225,8 @@ def _left(event: dict[str, Any]) -> tuple[str, Any]:
         return f"{kind} event", event
     content = message.get("content")
     if isinstance(content, list):
-        texts = [b.get("text") for b in content if isinstance(b, dict)]
-        if texts and all(isinstance(t, str) for t in texts):
+        blocks = [b.get("text") for b in content if isinstance(b, dict)]
+        texts = [t for t in blocks if isinstance(t, str)]
+        if texts and len(texts) == len(blocks):
             content = "\n".join(texts)
     return f"{kind} message", content

@@ -212,7 +212,8 @@ def _text(entry: dict[str, Any]) -> Any:
     if isinstance(message, dict) and isinstance(message.get("content"), str):
         return message["content"]
     if isinstance(message, dict) and isinstance(message.get("content"), list):
-        texts = [b.get("text") for b in message["content"] if isinstance(b, dict)]
-        if texts and all(isinstance(t, str) for t in texts):
+        blocks = [b.get("text") for b in message["content"] if isinstance(b, dict)]
+        texts = [t for t in blocks if isinstance(t, str)]
+        if texts and len(texts) == len(blocks):
             return "\n".join(texts)
     return entry
