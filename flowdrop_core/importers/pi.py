@@ -53,13 +53,14 @@ QUIET = frozenset({"model_change", "thinking_level_change", "label", "session_in
 def claims(lines: list[Line]) -> Verdict:
     """A header line ``{"type": "session"}`` and a ``message`` entry with a ``role``; every
     line an object with a string ``type``."""
+    first = lines[0][1] if lines else None
+    if not (isinstance(first, dict) and first.get("type") == "session"):
+        return Miss("line 1" if lines else "", "no {'type': 'session'} header first", 0)
     for k, (number, value) in enumerate(lines):
         if isinstance(value, LineProblem):
             return Miss(f"line {number}", value.what, k)
         if not (isinstance(value, dict) and isinstance(value.get("type"), str)):
             return Miss(f"line {number}", "not an entry {'type', ...}", k)
-    if not any(value["type"] == "session" for _, value in lines[:1]):
-        return Miss("line 1" if lines else "", "no {'type': 'session'} header first", 0)
     if not any(
         value["type"] == "message"
         and isinstance(value.get("message"), dict)
