@@ -72,8 +72,8 @@ def records_miss(records: Any, where: str) -> Miss | None:
     for k, record in enumerate(records):
         if not (isinstance(record, dict) and record.get("type") in TYPES and "content" in record):
             return Miss(f"{where}[{k}]", "not a record {'type': 'user'|'gemini'|..., 'content'}", k)
-    if not any(record["type"] in SPOKEN for record in records):
-        return Miss(where, "no 'user' or 'gemini' record", len(records))
+    if not any(record["type"] in SPOKEN for record in records):  # every record is the CLI's
+        return Miss(where, "no 'user' or 'gemini' record", 100 + len(records))
     return None
 
 

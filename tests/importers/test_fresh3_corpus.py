@@ -81,7 +81,7 @@ EXPECTED: dict[str, tuple[str, int]] = {
 
 #: The refusals: what each file is, in the first line of its message.
 REFUSED = {
-    "gemini_cli_session-2025-12-03T04-04-ff205d73.json": "a JSON object with keys 'sessionId', 'projectHash'",
+    "gemini_cli_session-2025-12-03T04-04-ff205d73.json": "\n- gemini-cli: messages: no 'user' or 'gemini' record",
     "vct_dsh_session.jsonl": "JSON Lines of 25 objects with keys 'type', 'seq', 'time'",
     "vct_grok_updates.jsonl": "JSON Lines of 19 objects with keys 'method', 'params', 'timestamp'",
 }
@@ -102,9 +102,14 @@ def test_file_gets_its_pinned_class(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
 def test_a_refusal_says_what_the_file_is(name: str) -> None:
-    result = report.classify(FRESH3 / name)
-    assert result.cls == "error" and REFUSED[name] in result.error, result.error
-    assert "Traceback" not in result.error and "not JSON" not in result.error
+    from flowdrop_core.importers import ConversationFormatError, load_conversation
+
+    assert report.classify(FRESH3 / name).cls == "error"
+    with pytest.raises(ConversationFormatError) as info:
+        load_conversation(FRESH3 / name)
+    message = str(info.value)
+    assert REFUSED[name] in message, message
+    assert "Traceback" not in message and "not JSON" not in message
 
 
 def test_a_swe_agent_step_the_history_lost_is_a_note() -> None:
