@@ -57,3 +57,26 @@ def test_glaive_unreadable_function_call_is_kept_as_text_with_a_note() -> None:
     got = parse_conversation(json.dumps(row))
     assert got.messages[-1] == {"role": "assistant", "content": "<functioncall> {name: f}"}
     assert [(n.where, n.what) for n in got.notes] == [("chat[1]", "unreadable function call")]
+
+
+def test_glaive_v2_row_with_prose_then_a_call() -> None:
+    """Row 25475: the assistant first answers in prose, then calls in a later turn."""
+    got = load("glaive_v2_detect_language.json", "glaive")
+    assert [(m["role"], m["content"]) for m in got.messages] == [
+        ("system", got.messages[0]["content"]),
+        (
+            "user",
+            "I have a text here and I am not sure what language it is. Can you help me identify it?",
+        ),
+        ("assistant", "Of course, I can help with that. Please provide me with the text."),
+        ("user", 'Here it is - "Je suis un étudiant"'),
+        ("assistant", None),
+        ("tool", '{"language": "French"}'),
+        ("assistant", "The text you provided is in French."),
+    ]
+    assert got.messages[0]["content"].startswith("You are a helpful assistant with access")
+    assert got.messages[4]["tool_calls"][0]["function"] == {
+        "name": "detect_language",
+        "arguments": '{"text": "Je suis un étudiant"}',
+    }
+    assert got.messages[5]["tool_call_id"] == "chat[3]"
