@@ -219,6 +219,12 @@ def _decode(source: str | Path | bytes, name: str | None) -> tuple[str, str]:
     else:
         label = name or str(source)
         raw = Path(source).read_bytes()
+    if raw.startswith(b"SQLite format 3\x00"):  # a store, not a recording: say what opens it
+        raise ConversationFormatError(
+            f"{label}: a SQLite file, not a recorded conversation (JSON or JSON Lines); "
+            "a LangGraph checkpoint file, an OpenAI Agents session file or a FlowDrop store "
+            "is opened by 'flowdrop-buffer store FILE' (the Store page)"
+        )
     try:
         return raw.decode("utf-8-sig"), label
     except UnicodeDecodeError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -459,3 +460,22 @@ def test_a_note_reads_as_where_what_and_why() -> None:
         "[2]: reasoning part: not a message"
     )
     assert str(ImportNote("", "field 'x'", "not read")) == "(top level): field 'x': not read"
+
+
+def test_a_sqlite_file_is_named_with_what_opens_it_not_as_bad_utf8(tmp_path: Path) -> None:
+    """A store given where a recording is expected (an upload, a path): not "not UTF-8 text"."""
+    import sqlite3
+
+    path = tmp_path / "checkpoints.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE checkpoints (thread_id TEXT)")
+    conn.commit()
+    conn.close()
+    for source in (path, path.read_bytes()):
+        with pytest.raises(ConversationFormatError) as info:
+            load_conversation(source, name="up.sqlite")
+        assert str(info.value) == (
+            "up.sqlite: a SQLite file, not a recorded conversation (JSON or JSON Lines); a "
+            "LangGraph checkpoint file, an OpenAI Agents session file or a FlowDrop store is "
+            "opened by 'flowdrop-buffer store FILE' (the Store page)"
+        )
