@@ -26,7 +26,7 @@ from typing import Any
 
 from flowdrop_core.importers import anthropic
 from flowdrop_core.importers.base import Out, Problem, json_type
-from flowdrop_core.importers.claims import Claim, Line, Miss, Verdict
+from flowdrop_core.importers.claims import Claim, Line, LineProblem, Miss, Verdict
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "claude-code"
@@ -68,9 +68,16 @@ def read_text(text: str, out: Out) -> None:
     first: Problem | None = None
     streaming: Any = None  # the API message id of the assistant message being assembled
     rows = text.split("\n")
-    abandoned = abandoned_lines(rows)
+    values: dict[int, Any] = {}  # each line parsed once: for the branches, then the events
     for number, line in enumerate(rows, start=1):
-        if not line.strip():
+        if line.strip():
+            try:
+                values[number] = parse_json(line, column_only=True)
+            except JSONProblem as exc:
+                values[number] = LineProblem(str(exc))
+    abandoned = abandoned_lines(values, text)
+    for number, line in enumerate(rows, start=1):
+        if number not in values:
             continue
         where = f"line {number}"
         if number in abandoned:
@@ -79,7 +86,7 @@ def read_text(text: str, out: Out) -> None:
             continue
         event = Out()
         try:
-            read, message_id = _event(line, where, event)
+            read, message_id = _event(values[number], where, event)
         except Problem as problem:
             first = first or problem
             unreadable += 1
@@ -112,13 +119,11 @@ def _merge(out: Out, event: Out) -> None:
     out.notes.extend(event.notes)
 
 
-def _event(line: str, where: str, out: Out) -> tuple[int, Any]:
-    """One line: (1 when it held a user or assistant message, else 0 (a note);
+def _event(event: Any, where: str, out: Out) -> tuple[int, Any]:
+    """One parsed line: (1 when it held a user or assistant message, else 0 (a note);
     the API message id of an assistant message made of one message, else ``None``)."""
-    try:
-        event = parse_json(line, column_only=True)
-    except JSONProblem as exc:
-        raise Problem(where, str(exc)) from None
+    if isinstance(event, LineProblem):
+        raise Problem(where, event.what)
     if not isinstance(event, dict):
         raise Problem(where, f"expected an event object, got {json_type(event)}")
     kind = event.get("type")
@@ -145,7 +150,7 @@ def _event(line: str, where: str, out: Out) -> tuple[int, Any]:
     return 0, None
 
 
-def abandoned_lines(rows: list[str]) -> dict[int, tuple[str, Any, str]]:
+def abandoned_lines(values: dict[int, Any], text: str) -> dict[int, tuple[str, Any, str]]:
     """The lines of branches a rewind left: line number -> (what, content, why).
 
     The live chain runs from the last line with a ``uuid`` up through each
@@ -154,19 +159,14 @@ def abandoned_lines(rows: list[str]) -> dict[int, tuple[str, Any, str]]:
     user prompt (a ``user`` event with no ``tool_result`` block): then it and
     every line below it are abandoned. Empty when the session never forked.
     """
-    parents = _PARENT.findall("\n".join(rows))
+    parents = _PARENT.findall(text)
     if len(parents) == len(set(parents)):  # no two lines with one parent: no fork (fast path)
         return {}
-    events: dict[int, dict[str, Any]] = {}
-    for number, line in enumerate(rows, start=1):
-        if '"uuid"' not in line:
-            continue
-        try:
-            event = parse_json(line, column_only=True)
-        except JSONProblem:
-            continue
-        if isinstance(event, dict) and isinstance(event.get("uuid"), str):
-            events[number] = event
+    events = {
+        number: event
+        for number, event in values.items()
+        if isinstance(event, dict) and isinstance(event.get("uuid"), str)
+    }
     if not events:
         return {}
     line_of = {event["uuid"]: number for number, event in events.items()}
