@@ -135,8 +135,6 @@ class Format:
 
 #: Every format, in the order that breaks ties between formats claiming one document.
 REGISTRY: tuple[Format, ...] = (
-    Format.of(mini_swe_agent),
-    Format.of(swe_agent),
     Format.of(openai_chat),
     Format.of(openai_responses),
     Format.of(responses_log),
@@ -155,6 +153,8 @@ REGISTRY: tuple[Format, ...] = (
     Format.of(langfuse),
     Format.of(xlam),
     Format.of(glaive),
+    Format.of(swe_agent),
+    Format.of(mini_swe_agent),
     Format.of(hermes),
     Format.of(sharegpt),
     Format.of(scenario_file),

@@ -236,10 +236,10 @@ def test_unknown_format_and_empty_file() -> None:
         f"unknown format 'yaml'; known formats: {', '.join(FORMATS)}"
     )
     assert FORMATS == (
-        "mini-swe-agent", "swe-agent", "openai-chat", "openai-responses", "responses-log", "cohere", "anthropic", "otel-genai",
-        "openinference", "otel-legacy", "vercel-ai", "pydantic-ai", "gemini", "gemini-cli", "bedrock",
-        "api-recording", "langchain",
-        "langfuse", "xlam", "glaive", "hermes", "sharegpt", "scenario", "claude-code", "jsonl", "codex",
+        "openai-chat", "openai-responses", "responses-log", "cohere", "anthropic", "otel-genai",
+        "openinference", "otel-legacy", "vercel-ai", "pydantic-ai", "gemini", "gemini-cli",
+        "bedrock", "api-recording", "langchain", "langfuse", "xlam", "glaive", "swe-agent",
+        "mini-swe-agent", "hermes", "sharegpt", "scenario", "claude-code", "jsonl", "codex",
         "gemini-cli-jsonl", "pi", "chatml",
     )  # fmt: skip
     assert error_of(" \n\n") == "rec.json is empty"
