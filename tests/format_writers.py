@@ -293,6 +293,139 @@ def chatml(events: list[Event]) -> str:
     )
 
 
+def _gemini_cli_records(events: list[Event]) -> list[dict[str, Any]]:
+    """Gemini CLI message records: a system prompt is what the CLI printed (``info``), a
+    call's result sits in its ``toolCalls`` entry, reasoning is ``thoughts``."""
+    records: list[dict[str, Any]] = []
+    for k, event in enumerate(events):
+        rid = f"r{k}"
+        if event[0] == "system":
+            records.append({"id": rid, "type": "info", "content": event[1]})
+        elif event[0] == "user":
+            records.append({"id": rid, "type": "user", "content": [{"text": t} for t in event[1]]})
+        elif event[0] == "assistant":
+            _, texts, calls, extra, extra_text = event
+            results = _results_after(events, k)
+            parts: list[Any] = [{"text": t} for t in texts]
+            record: dict[str, Any] = {"id": rid, "type": "gemini", "content": parts}
+            if extra == "reasoning":
+                record["thoughts"] = [{"subject": "", "description": extra_text}]
+            elif extra == "unknown":
+                parts.append({"widget": extra_text})
+            if calls:
+                record["toolCalls"] = [
+                    {"id": c, "name": n, "args": a, "status": "success", "result": [
+                        {"functionResponse": {"id": c, "name": n,
+                                              "response": {"output": results.get(c)}}}]}
+                    for c, n, a in calls
+                ]  # fmt: skip
+            records.append(record)
+    return records
+
+
+def gemini_cli(events: list[Event]) -> str:
+    return json.dumps(
+        {"sessionId": "s", "projectHash": "h", "messages": _gemini_cli_records(events)}
+    )
+
+
+def gemini_cli_jsonl(events: list[Event]) -> str:
+    """The JSON Lines recording; a model message is written twice (without its calls, then
+    rewritten in full), as the CLI does when its tool calls finish."""
+    lines: list[dict[str, Any]] = [{"sessionId": "s", "projectHash": "h", "startTime": "t"}]
+    for record in _gemini_cli_records(events):
+        if record.get("toolCalls"):
+            lines.append({k: v for k, v in record.items() if k != "toolCalls"})
+        lines.append(record)
+        lines.append({"$set": {"lastUpdated": "t"}})
+    return "\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n"
+
+
+def _chat_messages(events: list[Event]) -> list[dict[str, Any]]:
+    """OpenAI Chat messages (what agent trajectories hold); reasoning as ``reasoning_content``,
+    an unknown part as a part type Chat does not have."""
+    out: list[dict[str, Any]] = []
+    for event in events:
+        if event[0] == "system":
+            out.append({"role": "system", "content": event[1]})
+        elif event[0] == "user":
+            out.append({"role": "user", "content": [{"type": "text", "text": t} for t in event[1]]})
+        elif event[0] == "assistant":
+            _, texts, calls, extra, extra_text = event
+            parts: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
+            message: dict[str, Any] = {"role": "assistant", "content": parts or None}
+            if extra == "reasoning":
+                message["reasoning_content"] = extra_text
+            elif extra == "unknown":
+                parts.append({"type": "widget", "text": extra_text})
+                message["content"] = parts
+            if calls:
+                message["tool_calls"] = [
+                    {"id": c, "type": "function",
+                     "function": {"name": n, "arguments": json.dumps(a, ensure_ascii=False)}}
+                    for c, n, a in calls
+                ]  # fmt: skip
+            out.append(message)
+        else:
+            out.extend({"role": "tool", "tool_call_id": c, "content": r} for c, _, r in event[1])
+    return out
+
+
+def swe_agent(events: list[Event]) -> str:
+    """A SWE-agent trajectory: results name their call in ``tool_call_ids``."""
+    history = []
+    for message in _chat_messages(events):
+        if message["role"] == "tool":
+            message = {"role": "tool", "content": message["content"],
+                       "tool_call_ids": [message["tool_call_id"]], "message_type": "observation"}  # fmt: skip
+        history.append({**message, "agent": "main"})
+    return json.dumps({"environment": "e", "trajectory": [], "history": history, "info": {}})
+
+
+def mini_swe_agent(events: list[Event]) -> str:
+    """A mini-SWE-agent 2 trajectory: ``extra`` on each message, an ``exit`` message last."""
+    messages = [{**m, "extra": {"timestamp": 1.0}} for m in _chat_messages(events)]
+    messages.append({"role": "exit", "content": "Submitted", "extra": {"exit_status": "Submitted"}})
+    info = {"mini_version": "2.0.0", "exit_status": "Submitted", "submission": ""}
+    return json.dumps(
+        {"info": info, "messages": messages, "trajectory_format": "mini-swe-agent-1.1"}
+    )
+
+
+def pi(events: list[Event]) -> str:
+    """A pi session (version 3: each entry names its parent); a system prompt is a
+    ``custom_message`` entry (pi keeps its system prompt out of the file)."""
+    lines: list[dict[str, Any]] = [{"type": "session", "version": 3, "id": "s", "cwd": "/w"}]
+
+    def add(entry: dict[str, Any]) -> None:
+        parent = lines[-1].get("id") if len(lines) > 1 else None
+        lines.append({**entry, "id": f"e{len(lines)}", "parentId": parent})
+
+    for event in events:
+        if event[0] == "system":
+            add({"type": "custom_message", "customType": "system", "content": event[1]})
+        elif event[0] == "user":
+            blocks = [{"type": "text", "text": t} for t in event[1]]
+            add({"type": "message", "message": {"role": "user", "content": blocks}})
+        elif event[0] == "assistant":
+            _, texts, calls, extra, extra_text = event
+            content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
+            if extra == "reasoning":
+                content.insert(0, {"type": "thinking", "thinking": extra_text})
+            elif extra == "unknown":
+                content.append({"type": "widget", "text": extra_text})
+            content += [
+                {"type": "toolCall", "id": c, "name": n, "arguments": a} for c, n, a in calls
+            ]
+            add({"type": "message", "message": {"role": "assistant", "content": content}})
+        else:
+            for c, n, r in event[1]:
+                result = {"role": "toolResult", "toolCallId": c, "toolName": n,
+                          "content": [{"type": "text", "text": r}], "isError": False}  # fmt: skip
+                add({"type": "message", "message": result})
+    return "\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n"
+
+
 def writers(
     responses: Callable[[list[Event]], Any],
 ) -> dict[str, tuple[Callable[[list[Event]], str], dict[str, bool]]]:
@@ -307,9 +440,16 @@ def writers(
         "cohere": (cohere, {}),
         "hermes": (hermes, {"ids": False}),
         "chatml": (chatml, {"ids": False}),
+        "gemini-cli": (gemini_cli, {}),
+        "gemini-cli-jsonl": (gemini_cli_jsonl, {}),
+        "swe-agent": (swe_agent, {}),
+        "mini-swe-agent": (mini_swe_agent, {}),
+        "pi": (pi, {}),
     }
 
 
 #: Formats with no writer: an xLAM row is one query and its calls, not a conversation
 #: (no assistant text, no results); its readers are pinned by example tests instead.
-NO_WRITER = frozenset({"xlam"})
+#: A Glaive row is text with in-band turn markers: a generated text holding " USER: " is a
+#: turn boundary there, as in the data set; its reader is pinned by example tests too.
+NO_WRITER = frozenset({"xlam", "glaive"})

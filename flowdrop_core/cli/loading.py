@@ -8,12 +8,15 @@ file and the JSON path where it is.
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from flowdrop_core.cli.output import CliError
+from flowdrop_core.errors import FlowdropError
 from flowdrop_core.importers import (
     FORMATS,
     ConversationFormatError,
@@ -96,10 +99,51 @@ def read_text(path: str) -> str:
             raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(raw) > MAX_FILE_BYTES:  # grew while read
         raise CliError(f"cannot read {path}: over the {MAX_FILE_BYTES:,}-byte limit for one file")
+    if raw.startswith(SQLITE_MAGIC):
+        raise CliError(f"{path}: {sqlite_refusal(path)}")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise CliError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+#: The first bytes of every SQLite database file.
+SQLITE_MAGIC = b"SQLite format 3\x00"
+#: A FlowDrop store's own tables (``flowdrop_core.storage.sqlite``), current and first layout.
+STORE_TABLES = ({"slot", "entry"}, {"slots"})
+
+
+def sqlite_refusal(path: str) -> str:
+    """What a SQLite file given to a command that reads recordings is, and what opens it.
+
+    Read without changing anything (``immutable``): a framework's store or a FlowDrop
+    store is opened by ``flowdrop-buffer store``; any other database by no command.
+    """
+    from flowdrop_core.framework_stores.registry import detect  # only for this refusal
+
+    try:
+        uri = f"{Path(path).resolve().as_uri()}?mode=ro&immutable=1"
+        conn = sqlite3.connect(uri, uri=True)
+        try:
+            names = sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master "
+                                                      "WHERE type = 'table'"))  # fmt: skip
+        finally:
+            conn.close()
+        kind = detect(path)
+    except (sqlite3.Error, FlowdropError) as exc:
+        return f"a damaged SQLite file ({exc}), not a recorded conversation"
+    tables = f"tables {', '.join(names)}" if names else "no tables"
+    store = f"open it with: flowdrop-buffer store {path}"
+    if kind == "langgraph":
+        return f"a LangGraph SqliteSaver checkpoint file ({tables}), not a recording; {store}"
+    if kind == "openai-agents":
+        return f"an OpenAI Agents SQLiteSession file ({tables}), not a recording; {store}"
+    if any(ours <= set(names) for ours in STORE_TABLES):
+        return f"a FlowDrop store ({tables}), not a recording; {store}"
+    return (
+        f"a SQLite file with {tables}, not a recorded conversation (JSON or JSON Lines); "
+        "no command of flowdrop-buffer reads it"
+    )
 
 
 def read_json(text: str, path: str) -> Any:

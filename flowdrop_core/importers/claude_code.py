@@ -9,15 +9,24 @@ message``), also when a ``progress`` or other non-message line comes between
 them. A ``message`` without ``role`` takes the event's ``type``. Other events (``summary``, ``system``,
 ``file-history-snapshot``, ...) are notes. ``toolUseResult`` repeats the
 ``tool_result`` block for the UI and is not read.
+
+A session that was rewound (Esc Esc, or an edited prompt) keeps the abandoned
+lines: each line names its parent (``parentUuid``; a compact boundary, which
+has none, its ``logicalParentUuid``), and a rewind makes two user prompts with
+one parent. The live conversation is the chain that ends at the last line with
+a ``uuid``; every line of a branch that left it at a user prompt is a located
+note ("abandoned branch"), not a message. Tool results that share a parent
+answer one turn's calls: they are no rewind. See :func:`abandoned_lines`.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from flowdrop_core.importers import anthropic
 from flowdrop_core.importers.base import Out, Problem, json_type
-from flowdrop_core.importers.claims import Claim, Line, Miss, Verdict
+from flowdrop_core.importers.claims import Claim, Line, LineProblem, Miss, Verdict
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 NAME = "claude-code"
@@ -27,6 +36,9 @@ EXPECTS = "JSON lines of session events {'type': 'user'|'assistant', 'message': 
 #: A session opens with its events (summaries are notes, not unreadable); without this,
 #: detection would read every line of any other JSON Lines file as a note first.
 GIVE_UP_AFTER = 20
+#: A line's parent as Claude Code writes it (compact JSON); only a hint that some two lines
+#: share a parent, so that a session that never forked is not parsed twice.
+_PARENT = re.compile(r'"(?:parentUuid|logicalParentUuid)"\s*:\s*"([^"]*)"')
 
 
 def claims(lines: list[Line]) -> Verdict:
@@ -55,13 +67,26 @@ def read_text(text: str, out: Out) -> None:
     messages = unreadable = 0
     first: Problem | None = None
     streaming: Any = None  # the API message id of the assistant message being assembled
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
+    rows = text.split("\n")
+    values: dict[int, Any] = {}  # each line parsed once: for the branches, then the events
+    for number, line in enumerate(rows, start=1):
+        if line.strip():
+            try:
+                values[number] = parse_json(line, column_only=True)
+            except JSONProblem as exc:
+                values[number] = LineProblem(str(exc))
+    abandoned = abandoned_lines(values, text)
+    for number, line in enumerate(rows, start=1):
+        if number not in values:
             continue
         where = f"line {number}"
+        if number in abandoned:
+            what, content, why = abandoned[number]
+            out.note(where, f"abandoned branch: {what}", why, content)
+            continue
         event = Out()
         try:
-            read, message_id = _event(line, where, event)
+            read, message_id = _event(values[number], where, event)
         except Problem as problem:
             first = first or problem
             unreadable += 1
@@ -94,13 +119,11 @@ def _merge(out: Out, event: Out) -> None:
     out.notes.extend(event.notes)
 
 
-def _event(line: str, where: str, out: Out) -> tuple[int, Any]:
-    """One line: (1 when it held a user or assistant message, else 0 (a note);
+def _event(event: Any, where: str, out: Out) -> tuple[int, Any]:
+    """One parsed line: (1 when it held a user or assistant message, else 0 (a note);
     the API message id of an assistant message made of one message, else ``None``)."""
-    try:
-        event = parse_json(line, column_only=True)
-    except JSONProblem as exc:
-        raise Problem(where, str(exc)) from None
+    if isinstance(event, LineProblem):
+        raise Problem(where, event.what)
     if not isinstance(event, dict):
         raise Problem(where, f"expected an event object, got {json_type(event)}")
     kind = event.get("type")
@@ -125,3 +148,85 @@ def _event(line: str, where: str, out: Out) -> tuple[int, Any]:
         text_value if isinstance(text_value, str) and text_value else event,
     )
     return 0, None
+
+
+def abandoned_lines(values: dict[int, Any], text: str) -> dict[int, tuple[str, Any, str]]:
+    """The lines of branches a rewind left: line number -> (what, content, why).
+
+    The live chain runs from the last line with a ``uuid`` up through each
+    ``parentUuid`` (or ``logicalParentUuid`` where the parent is null). A line
+    off that chain whose parent is on it starts an abandoned branch when it is a
+    user prompt (a ``user`` event with no ``tool_result`` block): then it and
+    every line below it are abandoned. Empty when the session never forked.
+    """
+    parents = _PARENT.findall(text)
+    if len(parents) == len(set(parents)):  # no two lines with one parent: no fork (fast path)
+        return {}
+    events = {
+        number: event
+        for number, event in values.items()
+        if isinstance(event, dict) and isinstance(event.get("uuid"), str)
+    }
+    if not events:
+        return {}
+    line_of = {event["uuid"]: number for number, event in events.items()}
+
+    def parent(event: dict[str, Any]) -> Any:
+        up = event.get("parentUuid")
+        return up if up is not None else event.get("logicalParentUuid")
+
+    leaf = max(events)
+    live: set[int] = set()
+    at: int | None = leaf
+    while at is not None and at not in live:
+        live.add(at)
+        at = line_of.get(parent(events[at]))
+    children: dict[int, list[int]] = {}
+    for number, event in events.items():
+        up = line_of.get(parent(event))
+        if up is not None:
+            children.setdefault(up, []).append(number)
+    found: dict[int, tuple[str, Any, str]] = {}
+    for fork in sorted(live):
+        for root in children.get(fork, ()):
+            if root in live or not _prompt(events[root]):
+                continue
+            why = (
+                f"the session was rewound to line {fork}; the live conversation is the "
+                f"parentUuid chain ending at line {leaf}"
+            )
+            stack = [root]
+            while stack:
+                number = stack.pop()
+                if number in found or number in live:
+                    continue
+                found[number] = (*_left(events[number]), why)
+                stack.extend(children.get(number, ()))
+    return found
+
+
+def _prompt(event: dict[str, Any]) -> bool:
+    """A user event that is a prompt (not the results of a turn's tool calls)."""
+    message = event.get("message")
+    if event.get("type") != "user" or not isinstance(message, dict):
+        return False
+    content = message.get("content")
+    return not (
+        isinstance(content, list)
+        and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    )
+
+
+def _left(event: dict[str, Any]) -> tuple[str, Any]:
+    """What an abandoned line was, and its content as a note keeps it (its text if plain)."""
+    kind = event.get("type")
+    message = event.get("message")
+    if not isinstance(message, dict):
+        return f"{kind} event", event
+    content = message.get("content")
+    if isinstance(content, list):
+        blocks = [b.get("text") for b in content if isinstance(b, dict)]
+        texts = [t for t in blocks if isinstance(t, str)]
+        if texts and len(texts) == len(blocks):
+            content = "\n".join(texts)
+    return f"{kind} message", content

@@ -31,6 +31,7 @@ CONVERSATION_KEYS = (
     "resourceSpans",
     "choices",
     "candidates",
+    "chat",
 )
 #: Formats a run of single-message lines may be read in.
 RUN_FORMATS = (

@@ -83,6 +83,8 @@ def claims(document: Any) -> Verdict:
     if isinstance(document, dict) and "generations" in document:
         return _generations_verdict(document["generations"])
     if isinstance(document, dict) and "messages" in document:
+        if "sessionId" in document and "projectHash" in document:  # its reader notes the rest
+            return Miss("projectHash", "a Gemini CLI chat recording, not a LangGraph state", 1)
         return _messages_verdict(document["messages"], "messages", "a LangGraph state")
     if isinstance(document, list) and document and all(_is_state(v) for v in document):
         return _messages_verdict(document[-1]["messages"], f"[{len(document) - 1}].messages",

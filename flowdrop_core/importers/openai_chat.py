@@ -82,6 +82,8 @@ def claims(document: Any) -> Verdict:
     if isinstance(document, dict) and "messages" in document:
         if "system" in document:
             return Miss("system", "a top-level system prompt is not OpenAI Chat's layout", 1)
+        if "trajectory_format" in document:  # an agent's run: its reader also reads 'info'
+            return Miss("trajectory_format", "an agent trajectory, not a request body", 1)
         return each(
             document["messages"],
             "messages",

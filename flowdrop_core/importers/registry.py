@@ -53,25 +53,31 @@ from flowdrop_core.importers import (
     cohere,
     detect,
     gemini,
+    gemini_cli,
+    gemini_cli_jsonl,
+    glaive,
     hermes,
     jsonl,
     langchain,
     langfuse,
+    mini_swe_agent,
     openai_chat,
     openai_responses,
     openinference,
     otel,
     otel_legacy,
+    pi,
     pydantic_ai,
     recording,
     responses_log,
     scenario_file,
     sharegpt,
+    swe_agent,
     vercel_ai,
     xlam,
 )
-from flowdrop_core.importers.base import TOP_LEVEL, ImportNote, Message, Out, Problem
-from flowdrop_core.importers.claims import Claim, Line, Miss, Verdict, lines_of
+from flowdrop_core.importers.base import TOP_LEVEL, ImportNote, Message, Out, Problem, json_type
+from flowdrop_core.importers.claims import Claim, Line, LineProblem, Miss, Verdict, lines_of
 from flowdrop_core.scenario import JSONProblem, parse_json
 
 __all__ = [
@@ -140,17 +146,23 @@ REGISTRY: tuple[Format, ...] = (
     Format.of(vercel_ai),
     Format.of(pydantic_ai),
     Format.of(gemini),
+    Format.of(gemini_cli),
     Format.of(bedrock),
     Format.of(recording),
     Format.of(langchain),
     Format.of(langfuse),
     Format.of(xlam),
+    Format.of(glaive),
+    Format.of(swe_agent),
+    Format.of(mini_swe_agent),
     Format.of(hermes),
     Format.of(sharegpt),
     Format.of(scenario_file),
     Format.of(claude_code),
     Format.of(jsonl),
     Format.of(codex),
+    Format.of(gemini_cli_jsonl),
+    Format.of(pi),
     Format.of(chatml),
 )
 _BY_NAME = {f.name: f for f in REGISTRY}
@@ -207,6 +219,12 @@ def _decode(source: str | Path | bytes, name: str | None) -> tuple[str, str]:
     else:
         label = name or str(source)
         raw = Path(source).read_bytes()
+    if raw.startswith(b"SQLite format 3\x00"):  # a store, not a recording: say what opens it
+        raise ConversationFormatError(
+            f"{label}: a SQLite file, not a recorded conversation (JSON or JSON Lines); "
+            "a LangGraph checkpoint file, an OpenAI Agents session file or a FlowDrop store "
+            "is opened by 'flowdrop-buffer store FILE' (the Store page)"
+        )
     try:
         return raw.decode("utf-8-sig"), label
     except UnicodeDecodeError as exc:
@@ -319,7 +337,7 @@ def parse_conversations(
                 f"{source_name} is not valid {format}: {problems[format]}", problems
             )
         raise ConversationFormatError(
-            _no_match_message(source_name, problems, misses, shapes=json_problem is None),
+            _no_match_message(source_name, problems, misses, document, json_problem, lines),
             {name: problems[name] for name in FORMATS if name in problems},
         )
     chosen, read = best
@@ -580,21 +598,42 @@ def _load_json(text: str) -> tuple[Any, Problem | None]:
 
 
 #: How many reasons the error lists (the claiming formats' problems, then the nearest misses).
-NEAREST = 4
+NEAREST = 2
+#: How many keys a description of the file names.
+KEYS_SHOWN = 6
 
 
 def _no_match_message(
-    source_name: str, problems: dict[str, str], misses: dict[str, Miss], *, shapes: bool
+    source_name: str,
+    problems: dict[str, str],
+    misses: dict[str, Miss],
+    document: Any,
+    json_problem: Problem | None,
+    lines: list[Line] | None,
 ) -> str:
-    """The formats that claimed the file and why each failed, then the nearest that did not
-    and what each lacked: one line per distinct reason, naming every format with it.
+    """One message for a file no format reads: what the file looks like, then (for JSON
+    and JSON Lines) the two nearest formats with what each lacked, and what they read.
 
-    ``shapes`` (the file is JSON, of a shape no format reads): then also what
-    each listed format expects, so the reader can see which one the file meant to be.
+    Text that is not JSON says so first, with its line and column, and nothing else: a
+    reason per format would only repeat it. JSON Lines are measured against the formats
+    that read lines, JSON against the rest; the other kind's "not JSON" is never listed.
     """
-    claimed = [name for name in FORMATS if name in problems and name not in misses]
+    head = f"no known format matched {source_name}: "
+    if json_problem is not None:
+        if not lines or any(isinstance(value, LineProblem) for _, value in lines):
+            return head + _not_json(json_problem, lines or [])
+        looks = _looks_lines(lines)
+        pool = [f.name for f in REGISTRY if f.read_text is not None and not f.on_text]
+    else:
+        looks = _looks(document)
+        pool = [
+            f.name
+            for f in REGISTRY
+            if f.read_text is None or not problems.get(f.name, "").startswith("line ")
+        ]
+    claimed = [name for name in pool if name in problems and name not in misses]
     nearest = sorted(
-        (name for name in FORMATS if name in misses), key=lambda name: -misses[name].score
+        (name for name in pool if name in misses), key=lambda name: -misses[name].score
     )
     by_reason: dict[str, list[str]] = {}
     for fmt in [*claimed, *nearest]:
@@ -602,13 +641,64 @@ def _no_match_message(
         if reason not in by_reason and len(by_reason) == NEAREST:
             continue
         by_reason.setdefault(reason, []).append(fmt)
-    lines = [f"- {', '.join(fmts)}: {reason}" for reason, fmts in by_reason.items()]
+    lines_out = [f"- {', '.join(fmts)}: {reason}" for reason, fmts in by_reason.items()]
     listed = {fmt for fmts in by_reason.values() for fmt in fmts}
     expects = [f"- {f.name}: {f.expects}" for f in REGISTRY if f.name in listed]
-    message = f"no known format matched {source_name}:\n" + "\n".join(lines)
-    if shapes:
-        message += "\nwhat each format reads:\n" + "\n".join(expects)
-    return message
+    return (
+        f"{head}{looks}\nthe nearest formats, and what each lacked:\n"
+        + "\n".join(lines_out)
+        + "\nwhat each format reads:\n"
+        + "\n".join(expects)
+    )
+
+
+def _not_json(problem: Problem, lines: list[Line]) -> str:
+    """Not JSON, located; text whose first line is JSON and whose later one is not is
+    JSON Lines broken at that line."""
+    broken = [(n, v) for n, v in lines if isinstance(v, LineProblem)]
+    if len(lines) > 1 and broken and not isinstance(lines[0][1], LineProblem):
+        number, value = broken[0]
+        return f"JSON Lines whose line {number} is {value.what}"
+    return problem.what
+
+
+def _keys(objects: list[dict[str, Any]]) -> str:
+    """The objects' keys, the commonest first, as ``'a', 'b' and 3 more``."""
+    counts: dict[str, int] = {}
+    for obj in objects:
+        for key in obj:
+            counts[key] = counts.get(key, 0) + 1
+    names = sorted(counts, key=lambda k: -counts[k])
+    shown = ", ".join(repr(k) for k in names[:KEYS_SHOWN])
+    more = f" and {len(names) - KEYS_SHOWN} more" if len(names) > KEYS_SHOWN else ""
+    return f"keys {shown}{more}" if names else "no keys"
+
+
+def _looks(document: Any) -> str:
+    """What a JSON document looks like, in a few words."""
+    if isinstance(document, dict):
+        return f"a JSON object with {_keys([document])}"
+    if isinstance(document, list):
+        if not document:
+            return "an empty JSON list"
+        if all(isinstance(item, dict) for item in document):
+            return f"a JSON list of {_count(len(document), 'object')} with {_keys(document)}"
+        kinds = sorted({json_type(item) for item in document})
+        return f"a JSON list of {_count(len(document), 'value')} ({', '.join(kinds)})"
+    return f"a JSON {json_type(document)}"
+
+
+def _looks_lines(lines: list[Line]) -> str:
+    """What JSON Lines look like: how many lines, and their keys."""
+    objects = [value for _, value in lines if isinstance(value, dict)]
+    if len(objects) == len(lines):
+        return f"JSON Lines of {_count(len(lines), 'object')} with {_keys(objects)}"
+    kinds = sorted({json_type(value) for _, value in lines})
+    return f"JSON Lines of {_count(len(lines), 'value')} ({', '.join(kinds)})"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _check_orphans(messages: list[Message], origins: list[str]) -> None:

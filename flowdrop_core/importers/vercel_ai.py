@@ -161,6 +161,8 @@ def _ui_message(message: dict[str, Any], where: str, out: Out) -> None:
                 raise Problem(at, "text part without a string 'text'")
             step.texts.append(part["text"])
         elif kind == "reasoning":
+            if not isinstance(part.get("text"), str):  # OTel GenAI's reasoning holds 'content'
+                raise Problem(at, "reasoning part without a string 'text'")
             out.note(
                 at, "reasoning part", "model reasoning is not a conversation message", part["text"]
             )

@@ -355,6 +355,15 @@ class SQLiteStore:
         """A read-only file must already have the current layout (it cannot be migrated)."""
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if version not in _READABLE and tables and not (version in (0, 1) and tables <= {"slots"}):
+            # Another program's database: a writable open refuses it too, so do not advise one.
+            names = ", ".join(sorted(tables))
+            raise StorageError(
+                f"not a FlowDrop store (layout version {version}, tables: {names}), nor an "
+                "OpenAI Agents SQLiteSession or LangGraph SqliteSaver file; no command of "
+                "flowdrop-buffer reads it",
+                path=self.path,
+            )
         if version not in _READABLE and tables:
             raise StorageError(
                 f"the file has layout version {version}, this version reads "

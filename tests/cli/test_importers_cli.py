@@ -94,12 +94,16 @@ def test_a_json_file_of_unknown_shape_lists_what_each_format_reads(
         code, out, err = run(capsys, command, path)
         assert (code, out) == (2, "")
         lines = err.splitlines()
-        assert lines[0] == f"flowdrop-buffer: error: no known format matched {path}:"
-        # The nearest formats, each with what it lacks, then what each of them reads.
+        assert lines[0] == (
+            f"flowdrop-buffer: error: no known format matched {path}: a JSON object with keys "
+            "'turns'"
+        )
+        # The two nearest formats, each with what it lacks, then what each of them reads.
         split = lines.index("what each format reads:")
-        named = {fmt for line in lines[1:split] for fmt in line[2:].split(": ")[0].split(", ")}
+        assert lines[1] == "the nearest formats, and what each lacked:" and split == 4
+        named = {fmt for line in lines[2:split] for fmt in line[2:].split(": ")[0].split(", ")}
         shapes = [line.split(":")[0] for line in lines[split + 1 :]]
-        assert shapes == [f"- {fmt}" for fmt in FORMATS if fmt in named] and len(shapes) >= 4
+        assert shapes == [f"- {fmt}" for fmt in FORMATS if fmt in named] and len(shapes) >= 2
 
 
 @pytest.mark.parametrize(

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from import_helpers import (
     DEEP,
     HUGE_INT,
-    JSON_FORMATS,
-    NO_CHATML,
-    NO_SESSION,
     ORPHAN,
     SAMPLES,
     _long_generator,
@@ -110,13 +108,11 @@ def test_load_from_bytes_uses_the_given_name() -> None:
 
 
 def test_truncated_json() -> None:
+    """Not JSON: said first, with its line and column; no reason per format follows."""
     text = '{"messages": [\n  {"role": "user", "content": "hi"},\n  {"role": "assistant", "content": "he'
     assert error_of(text) == (
-        "no known format matched rec.json:\n"
-        f"- {JSON_FORMATS}: not JSON (Unterminated string starting at line 3, column 36)\n"
-        f"- claude-code: {NO_SESSION}\n"
-        "- jsonl, codex: line 1: not JSON (Expecting value at column 15)\n"
-        f"- chatml: {NO_CHATML}"
+        "no known format matched rec.json: not JSON (Unterminated string starting at line 3, "
+        "column 36)"
     )
 
 
@@ -164,13 +160,7 @@ def test_json_refused_without_a_decode_error_names_the_file(
     text: str, json_problem: str, jsonl_problem: str
 ) -> None:
     """A too-long integer (ValueError) or deep nesting (RecursionError): an error, no traceback."""
-    assert error_of(text) == (
-        "no known format matched rec.json:\n"
-        f"- {JSON_FORMATS}: {json_problem}\n"
-        f"- claude-code: {NO_SESSION}\n"
-        f"- jsonl, codex: {jsonl_problem}\n"
-        f"- chatml: {NO_CHATML}"
-    )
+    assert error_of(text) == f"no known format matched rec.json: {json_problem}"
     assert error_of(text, format="anthropic") == f"rec.json is not valid anthropic: {json_problem}"
     with pytest.raises(ConversationFormatError) as info:
         load_conversation(text.encode(), format="jsonl", name="big.json")
@@ -189,16 +179,15 @@ def test_message_with_no_role() -> None:
     )
     message = error_of(text)
     problems, shapes = message.split("\nwhat each format reads:\n")
-    # The formats that claim it and fail, then the nearest that do not, and what each lacks.
+    # What the file looks like, then the two nearest formats (those that claim it and fail
+    # first) with what each lacks, then what each of them reads.
     assert problems == (
-        "no known format matched rec.json:\n"
+        "no known format matched rec.json: a JSON object with keys 'messages'\n"
+        "the nearest formats, and what each lacked:\n"
         "- openai-chat, anthropic: messages[2]: missing 'role'\n"
-        "- langchain: messages[2]: no LangChain 'type' and no 'role' with 'content'\n"
-        "- bedrock: messages[0].content: expected a list of content blocks\n"
-        "- openai-responses: no 'input' or 'output' list at the top level"
+        "- langchain: messages[2]: no LangChain 'type' and no 'role' with 'content'"
     )
-    # A JSON file of an unknown shape also lists what each format expects.
-    listed = ("openai-chat", "openai-responses", "anthropic", "bedrock", "langchain")
+    listed = ("openai-chat", "anthropic", "langchain")
     assert shapes.splitlines() == [f"- {f.name}: {f.expects}" for f in REGISTRY if f.name in listed]
 
 
@@ -248,10 +237,10 @@ def test_unknown_format_and_empty_file() -> None:
     )
     assert FORMATS == (
         "openai-chat", "openai-responses", "responses-log", "cohere", "anthropic", "otel-genai",
-        "openinference", "otel-legacy", "vercel-ai", "pydantic-ai", "gemini", "bedrock", "api-recording",
-        "langchain",
-        "langfuse", "xlam", "hermes", "sharegpt", "scenario", "claude-code", "jsonl", "codex",
-        "chatml",
+        "openinference", "otel-legacy", "vercel-ai", "pydantic-ai", "gemini", "gemini-cli",
+        "bedrock", "api-recording", "langchain", "langfuse", "xlam", "glaive", "swe-agent",
+        "mini-swe-agent", "hermes", "sharegpt", "scenario", "claude-code", "jsonl", "codex",
+        "gemini-cli-jsonl", "pi", "chatml",
     )  # fmt: skip
     assert error_of(" \n\n") == "rec.json is empty"
 
@@ -471,3 +460,22 @@ def test_a_note_reads_as_where_what_and_why() -> None:
         "[2]: reasoning part: not a message"
     )
     assert str(ImportNote("", "field 'x'", "not read")) == "(top level): field 'x': not read"
+
+
+def test_a_sqlite_file_is_named_with_what_opens_it_not_as_bad_utf8(tmp_path: Path) -> None:
+    """A store given where a recording is expected (an upload, a path): not "not UTF-8 text"."""
+    import sqlite3
+
+    path = tmp_path / "checkpoints.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE checkpoints (thread_id TEXT)")
+    conn.commit()
+    conn.close()
+    for source in (path, path.read_bytes()):
+        with pytest.raises(ConversationFormatError) as info:
+            load_conversation(source, name="up.sqlite")
+        assert str(info.value) == (
+            "up.sqlite: a SQLite file, not a recorded conversation (JSON or JSON Lines); a "
+            "LangGraph checkpoint file, an OpenAI Agents session file or a FlowDrop store is "
+            "opened by 'flowdrop-buffer store FILE' (the Store page)"
+        )

@@ -320,3 +320,51 @@ def test_a_message_without_role_takes_the_event_type() -> None:
     got = parse_conversation("\n".join(json.dumps(e) for e in events))
     assert got.format == "claude-code"
     assert got.messages == load("claude_code_streamed_progress.jsonl", "claude-code").messages
+
+
+def test_claude_code_rewound_session_reads_the_live_chain_and_notes_the_abandoned_branch() -> None:
+    """A rewound session: lines 3 and 5 are user prompts with one parentUuid (line 2's).
+    The live conversation is the parentUuid chain that ends at the last line (through the
+    compact boundary's logicalParentUuid); the abandoned branch (lines 3-4) is notes."""
+    got = load("claude_code_rewound.jsonl", "claude-code")
+    assert [(m["role"], m["content"]) for m in got.messages] == [
+        ("user", "Start"),
+        ("assistant", "Ready"),
+        ("user", "Second attempt"),
+        ("assistant", "Second answer"),
+        ("user", "Keep going"),
+        ("assistant", "Kept going"),
+        (
+            "user",
+            "This session is being continued from a previous conversation that ran out of "
+            "context. Summary: the user asked for a plan.",
+        ),
+        ("user", "After compaction"),
+        ("assistant", "Final answer"),
+    ]
+    assert got.origins[2] == "line 5: message"
+    why = "the session was rewound to line 2; the live conversation is the parentUuid chain ending at line 12"
+    assert [(n.where, n.what, n.why, n.content) for n in got.notes] == [
+        ("line 3", "abandoned branch: user message", why, "First attempt"),
+        ("line 4", "abandoned branch: assistant message", why, "First answer"),
+        ("line 9", "system event", "not a conversation message", "Conversation compacted"),
+    ]
+    assert not any(n.unknown for n in got.notes)
+
+
+def test_claude_code_sibling_tool_results_are_not_a_rewind() -> None:
+    """Two tool results that name the same parent are answers to one turn's calls, not a
+    rewind: both stay messages."""
+    lines = [
+        {"type": "user", "uuid": "u", "parentUuid": None,
+         "message": {"role": "user", "content": "go"}},
+        {"type": "assistant", "uuid": "a", "parentUuid": "u", "message": {
+            "role": "assistant", "content": [use_claude_code("t1"), use_claude_code("t2")]}},
+        {"type": "user", "uuid": "r1", "parentUuid": "a", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "one"}]}},
+        {"type": "user", "uuid": "r2", "parentUuid": "a", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t2", "content": "two"}]}},
+    ]  # fmt: skip
+    got = parse_conversation("\n".join(json.dumps(x) for x in lines), format="claude-code")
+    assert [m["role"] for m in got.messages] == ["user", "assistant", "tool", "tool"]
+    assert got.notes == []

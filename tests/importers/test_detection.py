@@ -160,7 +160,10 @@ def test_only_claiming_formats_are_read_and_the_rest_say_what_they_lacked() -> N
     with pytest.raises(ConversationFormatError) as info:
         parse_conversation(json.dumps(document), source_name="ui.json")
     message = str(info.value)
-    assert message.startswith("no known format matched ui.json:\n")
+    assert message.startswith(
+        "no known format matched ui.json: a JSON list of 1 object with keys 'id', 'role', "
+        "'parts'\nthe nearest formats, and what each lacked:\n"
+    )
     assert "- openai-chat: [0]: no 'content', 'tool_calls' or 'tool_call_id'" in message
     assert info.value.problems["gemini"] == (
         "[0].parts[0]: a typed part (Gemini parts have no 'type' or 'part_kind')"
@@ -186,3 +189,46 @@ def test_a_vercel_ui_message_is_claimed_by_vercel_ai_alone() -> None:
 def test_an_import_with_no_message_is_an_error(document: Any, problem: str) -> None:
     with pytest.raises(ConversationFormatError, match=re.escape(problem)):
         parse_conversation(json.dumps(document))
+
+
+#: Each new format's real sample, and every format that claims it (its own first).
+NEW_FORMAT_CLAIMERS = {
+    "gemini_cli_session.json": {"gemini-cli"},
+    "gemini_cli_cancelled_call.json": {"gemini-cli"},
+    "gemini_cli_session.jsonl": {"gemini-cli-jsonl"},
+    "pi_session_refactor.jsonl": {"pi"},
+    "swe_agent_test_repo.traj": {"swe-agent"},
+    "mini_swe_agent_toolcall.traj.json": {"mini-swe-agent"},
+    "mini_swe_agent_gitconfig.traj.json": {"mini-swe-agent"},
+    "glaive_v2_news_headlines.json": {"glaive"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_FORMAT_CLAIMERS))
+def test_new_formats_are_claimed_by_their_reader_alone(name: str) -> None:
+    """A neighbour claiming one of these would read it without the fields only its own
+    reader knows (a LangGraph state without Gemini CLI's summary, a Chat body without a
+    trajectory's submission, Claude Code lines without pi's tree)."""
+    from import_helpers import SAMPLES
+
+    from flowdrop_core.importers.claims import Claim, lines_of
+
+    text = (SAMPLES / name).read_text(encoding="utf-8")
+    try:
+        document: Any = json.loads(text)
+    except json.JSONDecodeError:
+        document = None
+    lines = lines_of(text)
+    claimers = set()
+    for spec in REGISTRY:
+        if spec.on_text:
+            verdict = spec.claims(text)
+        elif spec.read_text is not None:
+            verdict = spec.claims(lines)
+        elif document is None:
+            continue
+        else:
+            verdict = spec.claims(document)
+        if isinstance(verdict, Claim):
+            claimers.add(spec.name)
+    assert claimers == NEW_FORMAT_CLAIMERS[name]

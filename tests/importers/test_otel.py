@@ -510,3 +510,21 @@ def test_system_instructions_beside_the_deprecated_whole_values_lead_the_convers
     assert [(n.where, n.what, n.why, n.unknown) for n in got.notes] == [
         ("gen_ai.completion.refusal", "field 'refusal'", "otel-genai does not read it", True)
     ]
+
+
+def test_otel_semconv_reasoning_output_example_keeps_the_reasoning_as_a_note() -> None:
+    """The semantic conventions' own example (``gen_ai.output.messages`` of "Chat completion
+    with reasoning"): its reasoning part holds ``content``, not ``text``. Read alone, the
+    AI SDK reader also claims it (a ``text`` part); it used to crash on the reasoning part
+    (``KeyError: 'text'``, an internal error) instead of leaving the file to otel-genai."""
+    got = load("otel_genai_reasoning_output.json", "otel-genai")
+    assert got.messages == [
+        {
+            "role": "assistant",
+            "content": " Why did the developer bring OpenTelemetry to the party? "
+            "Because it always knows how to trace the fun!",
+        }
+    ]
+    assert [(n.where, n.what, n.content[:40]) for n in got.notes] == [
+        ("[0].parts[0]", "reasoning part", "Alright, the user wants a joke about Ope")
+    ]

@@ -201,7 +201,7 @@ def test_parse_pasted_one_message_a_list_and_a_conversation():
         ("[" * 100_000, "pasted text: not JSON (nested too deeply)"),
         (
             '{"role": "user", "content": "x"}\n' + "[" * 100_000,
-            "jsonl: line 2: not JSON (nested too deeply)",
+            "JSON Lines whose line 2 is not JSON (nested too deeply)",
         ),
     ],
 )

@@ -508,7 +508,8 @@ def test_any_json_value_imports_or_raises_the_documented_error(value: Any, fmt: 
 # --------------------------------------------------------------------------- positive detection
 
 #: Writers of one JSON document (the JSON Lines writers write text).
-JSON_WRITERS = sorted(f for f in WRITERS if f not in ("claude-code", "jsonl", "codex", "chatml"))
+#: The writers of one JSON document (not of lines or text).
+JSON_WRITERS = sorted(f.name for f in REGISTRY if f.name in WRITERS and f.read_text is None)
 
 
 def _claimers(text: str) -> list[str]:

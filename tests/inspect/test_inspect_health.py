@@ -204,6 +204,23 @@ REAL: list[tuple[str, list[tuple[object, ...]], bool]] = [
     ("openai_chat_image_input.json", [], False),
     ("openai_responses_web_search.json", [], False),
     ("otel_genai_builtin_tools.json", [], False),
+    ("claude_code_rewound.jsonl", [], False),
+    ("gemini_cli_cancelled_call.json", [], False),
+    ("gemini_cli_session.json", [], False),
+    ("gemini_cli_session.jsonl", [], False),
+    ("glaive_v2_detect_language.json", [], False),
+    ("glaive_v2_news_headlines.json", [], False),
+    ("mini_swe_agent_gitconfig.traj.json", [], False),
+    (
+        # the run submitted with this call: mini-SWE-agent records its output as the exit
+        # message (a note), not as the call's result
+        "mini_swe_agent_toolcall.traj.json",
+        [("unanswered_call", "MEM-3", 8, 9, "call_00_0yKPVZ7Jm6cEwsBTs4Lx0555", "nothing")],
+        True,
+    ),
+    ("otel_genai_reasoning_output.json", [], False),
+    ("pi_session_large.jsonl", [], False),
+    ("pi_session_refactor.jsonl", [], False),
 ]
 
 

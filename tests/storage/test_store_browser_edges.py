@@ -40,10 +40,14 @@ def test_a_sqlite_file_of_another_application_is_refused_by_its_layout(tmp_path:
     conn.close()
     with pytest.raises(StorageError) as err:
         open_browser(str(path)).slots()
+    # Not "open it once writable to migrate it": a writable open refuses it as well.
     assert str(err.value) == (
-        "the file has layout version 0, this version reads 2 and 3; open it once writable to "
-        f"migrate it [file '{path}']"
+        "not a FlowDrop store (layout version 0, tables: unrelated), nor an OpenAI Agents "
+        "SQLiteSession or LangGraph SqliteSaver file; no command of flowdrop-buffer reads it "
+        f"[file '{path}']"
     )
+    with pytest.raises(StorageError, match=r"^not a FlowDrop store \(layout version 0"):
+        open_browser(str(path), writable=True)
 
 
 def test_an_empty_sqlite_database_cannot_be_listed(tmp_path: Path) -> None:
