@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 # the network (see docs: "Serving it to a team"; set FLOWDROP_TOKEN or put it behind a proxy).
 ADDRESS ?= 127.0.0.1
 run: $(STAMP)
-	$(VENV)/bin/streamlit run app.py --server.address $(ADDRESS)
+	$(VENV)/bin/streamlit run serve.py --server.address $(ADDRESS)
 
 test: $(STAMP)
 	$(PY) -m pytest -q

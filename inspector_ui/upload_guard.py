@@ -13,16 +13,29 @@ reads a byte of the body:
   :func:`authorize` once it has);
 * **413** when the upload would take the session's held upload bytes past
   :func:`session_cap` or all sessions' past :func:`total_cap`. Held bytes are
-  what Streamlit's upload manager keeps (it drops a session's files when the
-  session ends) plus uploads still arriving; an upload without a
-  ``Content-Length`` reserves the largest body Streamlit accepts.
+  what Streamlit's upload manager keeps plus uploads still arriving; an upload
+  without a ``Content-Length`` reserves the largest body Streamlit accepts.
+
+Streamlit keeps a closed tab's session for ``server.disconnectedSessionTTL``
+(120 s) in case it reconnects, but past that it only forgets the session
+lazily, and never removes that session's uploaded files. The guard's sweeper
+(a task on the server's event loop, every :data:`SWEEP_SECONDS`) closes a
+session that has been disconnected for that long through Streamlit's own
+``Runtime.close_session`` (its state and its uploaded files go), then asks the
+allocator to hand the freed memory back (``malloc_trim``, where glibc has it).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import ctypes
+import ctypes.util
+import gc
 import os
 import re
 import threading
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -48,6 +61,9 @@ _lock = threading.Lock()
 _authorized: set[str] = set()
 _in_flight: dict[str, int] = {}  # session id -> bytes of uploads still arriving
 _installed = False
+_seen: dict[str, float] = {}  # session id -> when the sweeper (or its page) last saw it active
+#: How often the sweeper looks for ended sessions (at most; a short TTL sweeps more often).
+SWEEP_SECONDS = 5.0
 
 
 def _max_upload_bytes() -> int:
@@ -105,6 +121,79 @@ def is_authorized(session_id: str) -> bool:
 def installed() -> bool:
     """Whether this process serves through :class:`UploadGuard` (``streamlit run serve.py``)."""
     return _installed
+
+
+def note_session(session_id: str) -> None:
+    """A page ran for this session: the sweeper closes it once it has ended."""
+    with _lock:
+        _seen[session_id] = time.monotonic()
+
+
+def _ttl() -> float:
+    from streamlit import config
+
+    return float(config.get_option("server.disconnectedSessionTTL"))
+
+
+def sweep_interval() -> float:
+    """Seconds between sweeps: :data:`SWEEP_SECONDS`, or a quarter of a shorter TTL."""
+    return max(0.5, min(SWEEP_SECONDS, _ttl() / 4))
+
+
+def _trim() -> None:
+    """Hand freed heap memory back to the system (glibc's ``malloc_trim``; else nothing)."""
+    name = ctypes.util.find_library("c")
+    if not name:
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(name).malloc_trim(0)
+
+
+def sweep(now: float | None = None) -> list[str]:
+    """Close the sessions that have been disconnected for about the TTL; their ids.
+
+    Runs on the server's event loop (``Runtime.close_session`` must). A session is
+    closed when it was last seen active at least ``TTL - 2 sweeps`` ago: just before
+    Streamlit would stop offering it for a reconnect, so nobody who could come back
+    loses anything.
+    """
+    from streamlit import runtime
+
+    if not runtime.exists():
+        return []
+    instance = runtime.get_instance()
+    now = time.monotonic() if now is None else now
+    grace = max(0.0, _ttl() - 2 * sweep_interval())
+    storage = getattr(instance.uploaded_file_mgr, "file_storage", {})
+    with _lock:
+        ids = set(_seen) | set(storage)
+    closed = []
+    for sid in ids:
+        if instance.is_active_session(sid):
+            with _lock:
+                _seen[sid] = now
+            continue
+        with _lock:
+            last = _seen.setdefault(sid, now)
+        if now - last < grace:
+            continue
+        instance.close_session(sid)  # its state and uploaded files, if Streamlit still has it
+        instance.uploaded_file_mgr.remove_session_files(sid)  # and if it forgot the session
+        with _lock:
+            _seen.pop(sid, None)
+            _authorized.discard(sid)
+        closed.append(sid)
+    if closed:
+        gc.collect()
+        _trim()
+    return closed
+
+
+async def _sweeper() -> None:
+    while True:
+        await asyncio.sleep(sweep_interval())
+        with contextlib.suppress(Exception):  # a sweep never stops the server; the next retries
+            sweep()
 
 
 def held_bytes() -> tuple[dict[str, int], int]:
@@ -193,9 +282,12 @@ class UploadGuard:
     def __init__(self, app: ASGIApp) -> None:
         global _installed
         self.app = app
+        self._sweeper: asyncio.Task[None] | None = None
         _installed = True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._sweeper is None:  # the first call (the lifespan's) runs on the server's loop
+            self._sweeper = asyncio.get_running_loop().create_task(_sweeper())
         match = _PATH.search(scope.get("path", "")) if scope.get("type") == "http" else None
         if match is None or scope.get("method") != "PUT":
             await self.app(scope, receive, send)

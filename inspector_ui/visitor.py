@@ -229,6 +229,9 @@ def served_over_http() -> bool:
 
 def require_token() -> None:
     """Stop the page until this browser session has given ``$FLOWDROP_TOKEN`` (if set)."""
+    sid = _session_id()
+    if sid is not None and served_over_http():
+        upload_guard.note_session(sid)  # closed by the guard's sweeper once it has ended
     expected = configured_token()
     if not expected:
         return

@@ -5,7 +5,8 @@ serve.py``: the app behind its upload guard) with path entry on. A visitor
 who never gives the token takes the session id from the page's websocket and
 drives the upload endpoint from the page itself: every 19 MB upload is
 refused, Streamlit's upload manager reports no bytes, and the server's RSS
-stays flat. After the token, uploads are stored until the session's cap.
+stays flat. After the token, uploads are stored until the session's cap, and they
+go once the closed tab's session has ended.
 A request that came through a proxy (a forwarding header) is never offered
 path entry, while the same server offers it to a direct loopback request.
 """
@@ -41,6 +42,8 @@ UPLOADS, UPLOAD_MB = 30, 19
 #: The server's memory may grow this much while 30 x 19 MB are refused (MB).
 FLAT_MB = 40
 TOKEN_INPUT = "input[aria-label='Access token']"
+#: The server's server.disconnectedSessionTTL (s): short, to see a session end.
+TTL = 4
 UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 require_browser()
@@ -110,6 +113,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]
         "127.0.0.1",
         "--browser.gatherUsageStats",
         "false",
+        "--server.disconnectedSessionTTL",
+        str(TTL),
     ]
     with run_streamlit_process(argv, port, env) as (url, proc):
         yield url, proc.pid
@@ -178,6 +183,9 @@ def test_uploads_without_the_token_store_nothing_and_memory_stays_flat(
         assert statuses[:2] == [204, 204], statuses
         assert statuses[2] == 413, statuses  # two uploads of the largest size per session
         assert upload_bytes_held(url) >= 2 * UPLOAD_MB * 2**20
+    # The tab is closed: once the session is past its TTL, its uploads are gone.
+    time.sleep(TTL + 6)
+    assert upload_bytes_held(url) == 0
 
 
 def test_path_entry_is_offered_only_to_a_direct_loopback_request(
