@@ -206,7 +206,9 @@ def held_bytes() -> tuple[dict[str, int], int]:
     storage = getattr(manager, "file_storage", None)
     if storage is None:  # another manager than Streamlit's in-memory one
         return {}, 0
-    per = {sid: sum(len(f.data) for f in files.values()) for sid, files in list(storage.items())}
+    per = {
+        sid: sum(len(f.data) for f in list(files.values())) for sid, files in list(storage.items())
+    }
     return per, sum(per.values())
 
 

@@ -211,3 +211,27 @@ def test_path_entry_is_offered_only_to_a_direct_loopback_request(
             context.close()
     assert any("type a SQLite path" in o for o in seen["direct"]), seen
     assert not any("type a SQLite path" in o for o in seen["proxied"]), seen
+
+
+def test_a_token_without_the_guard_runs_no_page(browser: Any) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWDROP_")}
+    env["FLOWDROP_TOKEN"] = TOKEN
+    argv = [
+        streamlit_executable(),
+        "run",
+        "app.py",  # the app without serve.py's upload guard
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    with run_streamlit_process(argv, port, env) as (url, _), new_page(browser, 1280, 900) as page:
+        page.goto(url)
+        settle(page)
+        assert "started without the upload guard" in page.inner_text("body")
+        assert page.locator(TOKEN_INPUT).count() == 0  # not even the token is asked
