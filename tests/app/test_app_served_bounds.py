@@ -190,3 +190,49 @@ def test_stored_uploads_count_and_go_with_the_session(
     assert put("a", 1_000) == (413, False)
     monkeypatch.setattr(upload_guard, "held_bytes", lambda: ({}, 0))  # the session ended
     assert put("a", 1_000) == (204, True)
+
+
+class _FakeManager:
+    def __init__(self) -> None:
+        self.file_storage: dict[str, dict[str, Any]] = {"gone": {"f": object()}}
+        self.removed: list[str] = []
+
+    def remove_session_files(self, session_id: str) -> None:
+        self.removed.append(session_id)
+        self.file_storage.pop(session_id, None)
+
+
+class _FakeRuntime:
+    def __init__(self) -> None:
+        self.uploaded_file_mgr = _FakeManager()
+        self.active = {"live"}
+        self.closed: list[str] = []
+
+    def is_active_session(self, session_id: str) -> bool:
+        return session_id in self.active
+
+    def close_session(self, session_id: str) -> None:
+        self.closed.append(session_id)
+
+
+def test_the_sweeper_closes_sessions_ended_for_the_ttl_only(
+    guard_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = _FakeRuntime()
+    monkeypatch.setattr("streamlit.runtime.exists", lambda: True)
+    monkeypatch.setattr("streamlit.runtime.get_instance", lambda: fake)
+    was = config.get_option("server.disconnectedSessionTTL")
+    try:
+        config.set_option("server.disconnectedSessionTTL", 120)
+        upload_guard.note_session("live")
+        upload_guard.note_session("gone")
+        upload_guard.authorize("gone")
+        assert upload_guard.sweep(now=1e9) == ["gone"]  # long past the TTL
+        assert fake.closed == ["gone"] and fake.uploaded_file_mgr.removed == ["gone"]
+        assert not upload_guard.is_authorized("gone")
+        fake.active.discard("live")  # the tab closes now: kept for a reconnect ...
+        assert upload_guard.sweep(now=1e9 + 60) == []
+        assert upload_guard.sweep(now=1e9 + 111) == ["live"]  # ... until just before the TTL
+    finally:
+        config.set_option("server.disconnectedSessionTTL", was)
+        upload_guard._seen.clear()
