@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent
 #: What the inspector needs beside the UI package, as (glob, relative to the root).
 APP_FILES = (
     "app.py",
+    "serve.py",
     "pages/*.py",
     ".streamlit/config.toml",
     "sample_data/*.json",

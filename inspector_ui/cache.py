@@ -31,6 +31,7 @@ from flowdrop_core.replay import (
     replay_conversation,
 )
 from flowdrop_core.scenario import Scenario, ScenarioConfig, load_scenario, parse_scenario
+from inspector_ui.recording_size import too_many_items
 from inspector_ui.samples import SAMPLE_DIR, SampleScenario, sample_scenarios
 
 T = TypeVar("T")
@@ -45,6 +46,28 @@ SESSION_IMPORTS = 2
 #: (at ~4 KB of server memory per replayed step, 100,000 steps is ~400 MB; compare
 #: is offered while both replays fit :data:`SESSION_STEP_BUDGET`).
 MAX_REPLAY_MESSAGES = 100_000
+
+
+class RecordingTooLarge(ValueError):
+    """A recording holds more messages than :data:`MAX_REPLAY_MESSAGES`; nothing of it is kept."""
+
+
+def _too_large(name: str, why: str) -> RecordingTooLarge:
+    return RecordingTooLarge(
+        f"{name} {why}: this inspector replays at most {MAX_REPLAY_MESSAGES:,} messages per "
+        "recording (each replayed step keeps ~4 KB of server memory). Replay a part of it, "
+        "or use the CLI: flowdrop-buffer replay."
+    )
+
+
+def check_recording_size(data: bytes, name: str, digest: str | None = None) -> None:
+    """Raise :class:`RecordingTooLarge` when the bytes hold a list of more items than
+    :data:`MAX_REPLAY_MESSAGES`, before anything decodes them (once per content in this
+    session; only the verdict is remembered, never the bytes)."""
+    key = ("size", digest or digest_of(data))
+    why = _imports().get_or(key, lambda: too_many_items(data, MAX_REPLAY_MESSAGES) or "")
+    if why:
+        raise _too_large(name, why)
 
 
 class _Memo:
@@ -100,7 +123,16 @@ def cached_conversations(
     would keep every visitor's upload for everyone, long after they left.
     """
     key = ("conversations", digest or digest_of(data), name)
-    return _imports().get_or(key, lambda: load_conversations(data, name=name))
+
+    def load() -> list[ImportedConversation]:
+        check_recording_size(data, name, digest)
+        conversations = load_conversations(data, name=name)
+        total = sum(len(c.messages) for c in conversations)
+        if total > MAX_REPLAY_MESSAGES:  # raised, so the memo never keeps them
+            raise _too_large(name, f"holds {total:,} messages")
+        return conversations
+
+    return _imports().get_or(key, load)
 
 
 def cached_conversation(
@@ -225,6 +257,7 @@ def cached_scenario(digest: str, name: str, _data: bytes) -> Scenario | None:
     content in this session)."""
 
     def parse() -> Scenario | None:
+        check_recording_size(_data, name, digest)
         try:
             return parse_scenario(_data.decode("utf-8-sig"), source=name)
         except (ValueError, RecursionError):

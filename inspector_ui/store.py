@@ -27,7 +27,7 @@ from inspector_ui.framework_store import show_framework_store
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
 from inspector_ui.plain import md
-from inspector_ui.visitor import keep_value, kept
+from inspector_ui.visitor import keep_value, kept, request_is_local
 
 #: The picker's entry for typing a path or URL (only in local path-entry mode).
 TYPE_OWN = "\u2026 type a SQLite path, a Redis or a Postgres URL"
@@ -43,6 +43,12 @@ def served_locally() -> bool:
     """Whether the server listens on loopback only (path entry is refused otherwise)."""
     address = str(st.get_option("server.address") or "").strip()
     return address in LOOPBACK or address.startswith("127.")
+
+
+def path_entry_offered() -> bool:
+    """Typing a path or URL (and writing to it): the operator's ``FLOWDROP_STORE_PATHS=1``, a
+    server on loopback, and a request from this machine that no proxy forwarded."""
+    return path_entry_enabled() and served_locally() and request_is_local()
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -92,7 +98,7 @@ def connect() -> StoreBrowser | None:
     except StoreTargetsError as exc:
         st.error(f"The store configuration cannot be read:\n\n{md(exc)}", icon=":material/error:")
         return None
-    local = path_entry_enabled() and served_locally()
+    local = path_entry_offered()
     names = list(targets) + ([TYPE_OWN] if local else [])
     _restore_choice(names)
     refused = st.session_state.pop("s_refused", None)

@@ -28,6 +28,8 @@ from typing import Any
 
 import streamlit as st
 
+from inspector_ui import upload_guard
+
 #: The environment variable holding the shared token (unset or empty: no token asked).
 TOKEN_ENV = "FLOWDROP_TOKEN"
 XSRF_COOKIE = "_streamlit_xsrf"
@@ -202,20 +204,59 @@ def token_matches(given: str, expected: str) -> bool:
     return hmac.compare_digest(given.strip().encode("utf-8"), expected.encode("utf-8"))
 
 
+def _session_id() -> str | None:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else None
+
+
+def _token_given() -> None:
+    """This session gave the token: its page runs, and the upload endpoint accepts its files."""
+    st.session_state._token_ok = True
+    sid = _session_id()
+    if sid is not None:
+        upload_guard.authorize(sid)
+
+
+def served_over_http() -> bool:
+    """Whether this run answers a browser's request (AppTest and bare runs have no headers)."""
+    try:
+        return len(st.context.headers) > 0
+    except Exception:  # no request context (bare mode)
+        return False
+
+
 def require_token() -> None:
     """Stop the page until this browser session has given ``$FLOWDROP_TOKEN`` (if set)."""
+    sid = _session_id()
+    if sid is not None and served_over_http():
+        upload_guard.note_session(sid)  # closed by the guard's sweeper once it has ended
     expected = configured_token()
-    if not expected or st.session_state.get("_token_ok"):
+    if not expected:
+        return
+    if served_over_http() and not upload_guard.installed():
+        # Without the guard, Streamlit's upload endpoint stores files for any session:
+        # the token would keep visitors out of the pages, not out of the server's memory.
+        st.error(
+            "FLOWDROP_TOKEN is set, but this server was started without the upload guard. "
+            "Start it with `streamlit run serve.py` (what `make run` runs), not "
+            "`streamlit run app.py`.",
+            icon=":material/lock:",
+        )
+        st.stop()
+    if st.session_state.get("_token_ok"):
+        _token_given()  # a session reconnected after its mark was dropped is marked again
         return
     bid = browser_id()
     if bid is not None and keep().get(bid, "token_ok"):
-        st.session_state._token_ok = True
+        _token_given()
         return
     st.markdown("**This inspector is shared: enter the team's access token.**")
     given = st.text_input("Access token", type="password", key="_token_typed")
     if given:
         if token_matches(given, expected):
-            st.session_state._token_ok = True
+            _token_given()
             if bid is not None:
                 keep().put(bid, "token_ok", True)
             st.session_state.pop("_token_typed", None)
@@ -223,3 +264,65 @@ def require_token() -> None:
         time.sleep(0.5)  # a guess costs time
         st.error("That is not the access token.", icon=":material/lock:")
     st.stop()
+
+
+# --------------------------------------------------------------------------- where a request came from
+
+#: Headers a reverse proxy or a CDN adds: any of them means the request was forwarded.
+FORWARDING_HEADERS = (
+    "forwarded",
+    "x-forwarded-for",
+    "x-forwarded-host",
+    "x-forwarded-proto",
+    "x-forwarded-port",
+    "x-forwarded-server",
+    "x-real-ip",
+    "x-client-ip",
+    "x-cluster-client-ip",
+    "true-client-ip",
+    "cf-connecting-ip",
+    "fastly-client-ip",
+    "via",
+)
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+def _loopback_host(value: str) -> bool:
+    """Whether a Host header or an Origin names this machine (``localhost``, 127.x, ``[::1]``)."""
+    host = value.strip().lower()
+    if "://" in host:
+        host = host.split("://", 1)[1]
+    host = host.split("/", 1)[0]
+    if host.startswith("["):  # [::1]:8501
+        host = host[1 : host.find("]")] if "]" in host else host[1:]
+    elif host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    return host in LOOPBACK_HOSTS or host.startswith("127.") or host.endswith(".localhost")
+
+
+def local_request(headers: dict[str, str], peer: str | None) -> bool:
+    """Whether a request came straight from this machine: no forwarding header, a loopback
+    peer (``peer`` ``None``: Streamlit's word for loopback), and a Host and an Origin (when
+    sent) naming this machine. A proxy on this machine that adds no header still shows in
+    the Origin: the visitor's browser names the address it typed."""
+    names = {k.lower(): v for k, v in headers.items()}
+    if any(h in names for h in FORWARDING_HEADERS):
+        return False
+    if peer is not None and not _loopback_host(peer):
+        return False
+    return all(_loopback_host(names[h]) for h in ("host", "origin") if names.get(h))
+
+
+def _request_headers_and_peer() -> tuple[dict[str, str], str | None]:
+    """This run's request headers and peer address (``None``: loopback, or no request)."""
+    try:
+        headers = dict(st.context.headers.items())
+        peer = st.context.ip_address
+    except Exception:  # no request context (bare mode)
+        return {}, None
+    return headers, peer if isinstance(peer, str) else None
+
+
+def request_is_local() -> bool:
+    """:func:`local_request` for this run's request (no request, as in AppTest: local)."""
+    return local_request(*_request_headers_and_peer())

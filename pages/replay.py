@@ -12,6 +12,7 @@ from flowdrop_core.inspect.rows import count_flag
 from flowdrop_core.replay import ReplayError, Timeline
 from flowdrop_core.scenario import dump_scenario
 from inspector_ui.cache import (
+    RecordingTooLarge,
     cached_conversation,
     cached_conversation_replay,
     cached_conversations,
@@ -164,7 +165,13 @@ else:
     data, name = path.read_bytes(), str(sample)
 
 digest = digest_of(data)
-scenario = cached_scenario(digest, name, data)
+try:
+    scenario = cached_scenario(digest, name, data)  # counts before decoding (too many: refused)
+except RecordingTooLarge as exc:
+    if upload is not None:
+        forget("upload")  # a refused file is not kept for reloads
+    st.error(f"Cannot replay {md(name)}:\n\n{md(exc)}", icon=":material/error:")
+    st.stop()
 picked: int | None = None  # which conversation of a file holding one per line
 if scenario is None:
     try:

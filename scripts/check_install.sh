@@ -143,8 +143,8 @@ for _ in $(seq 1 200); do
     sleep 0.3
 done
 echo "inspector serving at $URL (from $(pwd))"
-grep -q "inspector_ui/app/app.py" <(tr '\0' ' ' <"/proc/$SERVER_PID/cmdline" 2>/dev/null || echo "inspector_ui/app/app.py") \
-    || { echo "the server does not run the installed app.py"; exit 1; }
+grep -q "inspector_ui/app/serve.py" <(tr '\0' ' ' <"/proc/$SERVER_PID/cmdline" 2>/dev/null || echo "inspector_ui/app/serve.py") \
+    || { echo "the server does not run the installed serve.py"; exit 1; }
 "$TOOLS_PYTHON" "$ROOT/scripts/browser_check.py" "$URL" ${FLOWDROP_INSTALL_SHOT:+--screenshot "$FLOWDROP_INSTALL_SHOT"} \
     || { echo "server log:"; cat server.log; exit 1; }
 kill "$SERVER_PID"

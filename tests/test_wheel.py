@@ -45,6 +45,7 @@ def _names(wheel: Path) -> set[str]:
 def test_the_wheel_carries_the_inspector_under_its_ui_package(wheel: Path) -> None:
     names = _names(wheel)
     assert "inspector_ui/app/app.py" in names
+    assert "inspector_ui/app/serve.py" in names
     pages = {p.name for p in (ROOT / "pages").glob("*.py")}
     assert pages  # the repository's pages, one to one
     assert {n.removeprefix("inspector_ui/app/pages/") for n in names if "/app/pages/" in n} == pages

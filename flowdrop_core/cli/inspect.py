@@ -95,7 +95,7 @@ def _streamlit_installed() -> bool:
 
 
 def app_dir() -> Path:
-    """The folder holding the inspector's ``app.py`` and ``pages/`` (installed, else the clone's).
+    """The folder holding the inspector's ``app.py``, ``serve.py`` and ``pages/`` (installed, else the clone's).
 
     Raises :class:`CliError` when neither is there (the UI package is missing
     or was installed without its app files).
@@ -105,7 +105,10 @@ def app_dir() -> Path:
         raise CliError(f"the inspector is not installed; install it with: {INSTALL_HINT}")
     package = Path(next(iter(spec.submodule_search_locations)))
     for folder in (package / "app", package.parent):
-        if (folder / "app.py").is_file() and (folder / "pages").is_dir():
+        if (
+            all((folder / name).is_file() for name in ("app.py", "serve.py"))
+            and (folder / "pages").is_dir()
+        ):
             return folder
     raise CliError(
         f"the inspector's app.py and pages/ are not in {package / 'app'}; "
@@ -146,7 +149,7 @@ def streamlit_argv(args: argparse.Namespace, folder: Path) -> list[str]:
         "-m",
         "streamlit",
         "run",
-        str(folder / "app.py"),
+        str(folder / "serve.py"),  # app.py behind its upload guard (docs/serving.md)
         *options,
         f"--server.address={args.address}",
         f"--server.port={args.port}",

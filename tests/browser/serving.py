@@ -78,6 +78,15 @@ def run_streamlit(argv: list[str], port: int, env: dict[str, str]) -> Iterator[s
     Fails the test when the server exits or is not healthy within 60 s; the
     server is stopped on exit either way.
     """
+    with run_streamlit_process(argv, port, env) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def run_streamlit_process(
+    argv: list[str], port: int, env: dict[str, str]
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """As :func:`run_streamlit`, also giving the server's process (to read its memory)."""
     proc = subprocess.Popen(
         argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -94,7 +103,7 @@ def run_streamlit(argv: list[str], port: int, env: dict[str, str]) -> Iterator[s
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail("streamlit did not start")
             time.sleep(0.3)
-        yield url
+        yield url, proc
     finally:
         proc.terminate()
         try:

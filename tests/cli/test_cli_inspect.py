@@ -81,7 +81,7 @@ def test_inspect_listens_on_loopback_unless_told() -> None:
         inspect.app_dir(),
     )
     assert argv[:4] == [sys.executable, "-m", "streamlit", "run"]
-    assert argv[4] == str(ROOT / "app.py")  # a clone runs its own app.py
+    assert argv[4] == str(ROOT / "serve.py")  # a clone runs its own app, behind its guard
     assert argv.count("--server.address=0.0.0.0") == 1
     assert not any(a.startswith("--server.address=127") for a in argv)
     assert "--server.port=9123" in argv
