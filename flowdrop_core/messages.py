@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from flowdrop_core.errors import FlowdropError
 from flowdrop_core.ids import usable_id
+from flowdrop_core.nesting import MAX_MESSAGE_DEPTH, deeper_than
 
 __all__ = [
     "PLACEHOLDER_CONTENT",
@@ -224,7 +225,30 @@ def read_message(msg: Any) -> ParsedMessage | str:
             return f"'tool_call_id' must be a string, got {type(raw_result).__name__}"
         if role == "tool":
             result_id = usable_id(raw_result)
+    if type(msg) is not dict or len(msg) > 2 or type(content) is not str:
+        deep = _too_deep(msg)
+        if deep is not None:
+            return deep
     return _new_parsed(ParsedMessage, (role, content, calls, result_id, healed is True, msg))
+
+
+def _deep(field: Any) -> bool:
+    """Whether a top-level field's value (level 2) nests past :data:`MAX_MESSAGE_DEPTH`."""
+    return deeper_than(field, MAX_MESSAGE_DEPTH, 2) is not None
+
+
+def _too_deep(value: Any, start: int = 1) -> str | None:
+    """The problem text of a message (or a field at level ``start``) nested past the bound.
+
+    Checked so that nothing downstream (a store's JSON, the journal, a comparison)
+    runs out of stack: any depth is one located error, never a ``RecursionError``.
+    """
+    if not isinstance(value, dict) and isinstance(value, Mapping):
+        value = dict(value)
+    where = deeper_than(value, MAX_MESSAGE_DEPTH, start)
+    if where is None:
+        return None
+    return f"nested more than {MAX_MESSAGE_DEPTH} levels (at {where or 'the message'})"
 
 
 def read_messages(messages: Iterable[Any], where: str = "incoming") -> list[ParsedMessage]:
@@ -347,6 +371,8 @@ def read_dict_row(msg: dict[str, Any]) -> list[Any] | str:
             return _read_row_slowly(msg)
         rest = len(msg) - 2
     if not rest:  # the commonest shape: {"role", "content"}
+        if content is not None and kind is not str and _deep(content):
+            return _read_row_slowly(msg)
         return [{"role": role, "content": content, "metadata": {}}, _EMPTY, None, False, 0]
     if rest == 1 and "tool_call_id" in msg:  # provider-flat tool result
         raw_result = msg["tool_call_id"]
@@ -358,6 +384,8 @@ def read_dict_row(msg: dict[str, Any]) -> list[Any] | str:
                 result_id = raw_result  # a plain ASCII name is its own id (see _call_ids)
             else:
                 result_id = usable_id(raw_result)
+            if type(content) is not str and content is not None and _deep(content):
+                return _read_row_slowly(msg)
             row: dict[str, Any] = {
                 "role": role,
                 "content": content,
@@ -369,6 +397,8 @@ def read_dict_row(msg: dict[str, Any]) -> list[Any] | str:
         if type(raw_calls) is list:
             ids = _call_ids(raw_calls)
             if ids is not None:  # else a call is not a plain dict: the general path below
+                if _deep(raw_calls) or (type(content) is not str and _deep(content)):
+                    return _read_row_slowly(msg)
                 row = {"role": role, "content": content, "metadata": {"tool_calls": raw_calls}}
                 return [row, ids if role == "assistant" else _EMPTY, None, False, 0]
 
@@ -419,6 +449,8 @@ def read_dict_row(msg: dict[str, Any]) -> list[Any] | str:
         if role == "tool":
             result_id = usable_id(raw_result)
 
+    if deeper_than(msg, MAX_MESSAGE_DEPTH) is not None:
+        return _read_row_slowly(msg)  # it names where
     row = {"role": role, "content": content, "metadata": meta}
     if rest:  # other top-level fields (timestamp, name ...) are kept as they are
         for name, value in msg.items():

@@ -51,6 +51,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Final, Literal, NamedTuple, Protocol, Self, runtime_checkable
 
 from flowdrop_core.errors import FlowdropError
+from flowdrop_core.nesting import MAX_ENTRY_DEPTH, deeper_than, text_may_nest
 
 __all__ = [
     "ANY",
@@ -476,11 +477,40 @@ def encode_json(value: Any, slot: Slot, where: str) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         text.encode("utf-8")
+        check_depth(value, text, slot, where)
+    except RecursionError:
+        raise too_deep_error(value, slot, where) from None
     except (TypeError, ValueError) as exc:  # UnicodeEncodeError (a lone surrogate) included
         raise StorageError.for_slot(
             f"{where} cannot be stored as JSON text ({exc}); nothing was written", slot
         ) from None
     return text
+
+
+def too_deep_error(
+    value: Any, slot: Slot, where: str, path: str | os.PathLike[str] | None = None
+) -> StorageError:
+    """The error for a value nested past :data:`~flowdrop_core.nesting.MAX_ENTRY_DEPTH`."""
+    at = deeper_than(value, MAX_ENTRY_DEPTH)
+    return StorageError.for_slot(
+        f"{where} is nested more than {MAX_ENTRY_DEPTH} levels"
+        + (f" (at {at})" if at else "")
+        + "; nothing was written",
+        slot,
+        path,
+    )
+
+
+def check_depth(
+    value: Any, text: str, slot: Slot, where: str, path: str | os.PathLike[str] | None = None
+) -> None:
+    """Refuse to write a value a read would refuse: one nested past ``MAX_ENTRY_DEPTH``.
+
+    ``text`` is the value's JSON: only text with more opening brackets than
+    the bound is walked, so an ordinary entry costs two ``str.count``.
+    """
+    if text_may_nest(text, MAX_ENTRY_DEPTH) and deeper_than(value, MAX_ENTRY_DEPTH) is not None:
+        raise too_deep_error(value, slot, where, path)
 
 
 def decode_json(text: Any, slot: Slot, what: str = "stored value") -> Any:

@@ -48,12 +48,14 @@ from flowdrop_core.storage.base import (
     Snapshot,
     StorageError,
     StoreBusyError,
+    check_depth,
     check_ops,
     check_timeout,
     conflict_check,
     fork_generation,
     new_revision,
     slot_label,
+    too_deep_error,
 )
 from flowdrop_core.storage.ordered_rows import (
     OrderedRows,
@@ -142,6 +144,9 @@ def _encode(value: Any, slot: Slot, path: Path, where: str) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         text.encode("utf-8")  # a lone surrogate cannot be stored as UTF-8
+        check_depth(value, text, slot, where, path)
+    except RecursionError:
+        raise too_deep_error(value, slot, where, path) from None
     except UnicodeEncodeError as exc:
         field = _surrogate_path(value, where)
         raise StorageError.for_slot(
