@@ -11,9 +11,10 @@ million levels is measured without recursion. Standard library only.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-__all__ = ["MAX_ENTRY_DEPTH", "MAX_MESSAGE_DEPTH", "deeper_than", "text_may_nest"]
+__all__ = ["MAX_ENTRY_DEPTH", "MAX_MESSAGE_DEPTH", "deep_offset", "deeper_than", "text_may_nest"]
 
 #: Levels a message may nest (the message object is level 1, its content list level 2...),
 #: the same bound input files have (``scenario.MAX_JSON_DEPTH``). Real messages stay far
@@ -32,10 +33,8 @@ def deeper_than(value: Any, limit: int, start: int = 1) -> str | None:
     value (``extra[0].a``; ``""`` for the value itself). Iterative, with the
     path built only for the branch that goes too deep.
     """
-    kind = type(value)
-    if kind is not dict and kind is not list and kind is not tuple:
-        if not isinstance(value, dict | list | tuple):
-            return None
+    if not isinstance(value, dict | list | tuple):
+        return None
     # (container, its level, its parent's frame, the key it sits under)
     stack: list[tuple[Any, int, Any, Any]] = [(value, start, None, None)]
     pop, push = stack.pop, stack.append
@@ -72,3 +71,24 @@ def text_may_nest(text: str | bytes, limit: int) -> bool:
     if isinstance(text, bytes):
         return text.count(b"[") + text.count(b"{") > limit
     return text.count("[") + text.count("{") > limit
+
+
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def deep_offset(text: str, limit: int) -> int | None:
+    """The character offset where JSON ``text`` opens its level ``limit + 1``, else ``None``.
+
+    For text too deep to decode at all (the decoder ran out of stack), so the
+    place is still named; strings are skipped, so brackets inside them do not count.
+    """
+    depth = 0
+    for match in _STRUCTURE.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                return match.start()
+        elif token in "]}":
+            depth -= 1
+    return None
