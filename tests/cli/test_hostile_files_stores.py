@@ -1,6 +1,7 @@
 """Hostile files and stores get a clear, located error within a bounded time, never a hang
-or a crash: a FIFO, /dev/zero, an oversized file; SQLite files with a recursive view or
-malformed slot rows."""
+or a crash: a FIFO, /dev/zero, an oversized file; SQLite files with a view in place of any
+table, malformed slot rows, rows past a read's bounds, entries nested too deep or holding
+numbers out of range."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from store_fixture import make_store_file
 
 import flowdrop_core.cli.loading as loading
 from flowdrop_core.cli import main
-from flowdrop_core.storage import StorageError
+from flowdrop_core.storage import SQLiteStore, StorageError
 from flowdrop_core.store_browser import open_browser
 
+SLOT = ("session", "demo", "chat_history")
 RECURSIVE = "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT x FROM r"
 
 
@@ -134,3 +136,205 @@ def test_a_malformed_slot_row_is_a_located_bad_stored_entry(
     text = str(err.value)
     assert text.startswith("bad stored entry") and str(path) in text
     assert message in text
+
+
+# -- every read path of a store is bounded ----------------------------------------------------
+
+SLOT_ARGS = ["--slot", "session", "demo", "chat_history"]
+
+
+def _replace(tmp_path: Path, table: str, columns: str, select: str) -> Path:
+    """Our store file with ``table`` replaced by a view of the same columns."""
+    return _store_with(
+        tmp_path,
+        f"ALTER TABLE {table} RENAME TO {table}_old",
+        f"CREATE VIEW {table} ({columns}) AS {select}",
+    )
+
+
+#: Each table the store reads, as a view that never ends or yields gigabytes.
+VIEWS = {
+    # Never matches the slot asked for, so a read scans it forever.
+    "slot": (
+        "id, scope, scope_id, key, rev, count, value, updated_at",
+        f"SELECT x, 's' || x, 'demo', 'chat_history', 'r', 1, NULL, 0 FROM ({RECURSIVE})",
+    ),
+    # 200 rows of 5 MB each from a file of a few KB.
+    "entry": (
+        "slot, ord, body",
+        "SELECT s.id, x, '\"' || printf('%.*c', 5000000, 'x') || '\"' "
+        f"FROM slot_for_view s, ({RECURSIVE} LIMIT 200)",
+    ),
+    "journal": (
+        "scope, scope_id, key, seq, at, record",
+        f"SELECT 'session', 'demo', 'chat_history', x, 0, '{{}}' FROM ({RECURSIVE})",
+    ),
+}
+
+
+@pytest.mark.parametrize("table", sorted(VIEWS))
+@pytest.mark.parametrize(
+    "args",
+    [SLOT_ARGS, [*SLOT_ARGS, "--journal"], [], ["--json"]],
+    ids=["slot", "journal", "listing", "listing-json"],
+)
+def test_a_view_in_place_of_any_table_is_refused_on_every_path(
+    tmp_path: Path, capsys, table: str, args: list[str]
+) -> None:
+    columns, select = VIEWS[table]
+    path = _replace(tmp_path, table, columns, select)
+    if table == "entry":  # the view reads the slot table's ids
+        conn = sqlite3.connect(path)
+        conn.execute("CREATE VIEW slot_for_view AS SELECT id FROM slot WHERE scope_id = 'demo'")
+        conn.commit()
+        conn.close()
+    assert finishes(lambda: main(["store", str(path), *args]), seconds=10) == 2
+    err = capsys.readouterr().err
+    assert f"not a FlowDrop store: '{table}' is a view, not a table" in err
+    assert str(path) in err
+
+
+def test_a_view_is_refused_by_the_library_before_any_read(tmp_path: Path) -> None:
+    columns, select = VIEWS["slot"]
+    path = _replace(tmp_path, "slot", columns, select)
+    with pytest.raises(StorageError, match="'slot' is a view"):
+        finishes(lambda: SQLiteStore(path, readonly=True).read(*SLOT), seconds=10)
+    with pytest.raises(StorageError, match="not a FlowDrop store"):
+        finishes(lambda: SQLiteStore(path).read(*SLOT), seconds=10)
+    columns, select = VIEWS["journal"]
+    (tmp_path / "j").mkdir()
+    path = _replace(tmp_path / "j", "journal", columns, select)
+    for readonly in (True, False):
+        with pytest.raises(StorageError, match="'journal' is a view"):
+            finishes(lambda: SQLiteStore(path, readonly=readonly).journal_records(*SLOT))  # noqa: B023
+
+
+def test_a_virtual_table_is_refused(tmp_path: Path, capsys) -> None:
+    path = _store_with(
+        tmp_path,
+        "DROP TABLE entry",
+        "CREATE VIRTUAL TABLE entry USING fts5(slot, ord, body)",
+    )
+    assert finishes(lambda: main(["store", str(path), *SLOT_ARGS]), seconds=10) == 2
+    assert "'entry' is a virtual table, not a table" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("limit", "value", "args", "message"),
+    [
+        ("MAX_READ_ROWS", 3, SLOT_ARGS, "the slot holds more than 3 rows, the most a read takes"),
+        (
+            "MAX_READ_CHARS",
+            100,
+            SLOT_ARGS,
+            "the slot holds more than 100 characters of JSON, the most a read takes",
+        ),
+        (
+            "MAX_READ_ROWS",
+            3,
+            [*SLOT_ARGS, "--journal"],
+            "the journal holds more than 3 rows, the most a read takes",
+        ),
+        (
+            "MAX_READ_CHARS",
+            100,
+            [*SLOT_ARGS, "--journal"],
+            "the journal holds more than 100 characters of JSON",
+        ),
+    ],
+    ids=["entry-rows", "entry-chars", "journal-rows", "journal-chars"],
+)
+def test_rows_and_characters_of_a_read_are_bounded(
+    tmp_path: Path, monkeypatch, capsys, limit: str, value: int, args: list[str], message: str
+) -> None:
+    import flowdrop_core.storage.sqlite as sqlite_mod
+
+    path = make_store_file(tmp_path / "store.sqlite3")  # the demo slot: 4 entries, 8 records
+    monkeypatch.setattr(sqlite_mod, limit, value)
+    assert main(["store", str(path), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "nothing was read" in err and str(path) in err
+
+
+def test_one_huge_row_is_not_fetched(tmp_path: Path, monkeypatch) -> None:
+    """A row over the bound is measured in SQL and never handed to Python."""
+    import flowdrop_core.storage.sqlite as sqlite_mod
+
+    path = _store_with(
+        tmp_path,
+        "UPDATE entry SET body = '\"' || printf('%.*c', 5000, 'x') || '\"' "
+        "WHERE ord = (SELECT max(ord) FROM entry)",
+    )
+    monkeypatch.setattr(sqlite_mod, "MAX_READ_CHARS", 4_000)
+    fetched: list[Any] = []
+    monkeypatch.setattr(sqlite_mod, "decode_entries", lambda bodies, *a: fetched.extend(bodies))
+    store = SQLiteStore(path, readonly=True)
+    with pytest.raises(StorageError, match="more than 4,000 characters"):
+        for slot in store.slots():
+            store.read(*slot)
+    assert all(len(body) < 4_000 for body in fetched)
+
+
+def test_a_slow_read_is_stopped(tmp_path: Path, monkeypatch, capsys) -> None:
+    import flowdrop_core.storage.sqlite as sqlite_mod
+
+    path = _store_with(
+        tmp_path,
+        "INSERT INTO entry (slot, ord, body) SELECT s.id, 1000000000 + x, "
+        '\'{"role":"user","content":"x"}\' FROM slot s, '
+        f"({RECURSIVE} LIMIT 20000) WHERE s.scope_id = 'demo'",
+    )
+    monkeypatch.setattr(sqlite_mod, "READ_SECONDS", 0.0)
+    assert main(["store", str(path), *SLOT_ARGS]) == 2
+    assert "reading the slot took over 0 s and was stopped" in capsys.readouterr().err
+
+
+DEEP_BODY = '{"role":"user","content":' + "[" * 100_000 + "]" * 100_000 + "}"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (DEEP_BODY, "stored entry 0 is nested more than 101 levels (at character 125)"),
+        (
+            '{"role":"user","content":' + "[" * 150 + "]" * 150 + "}",
+            "stored entry 0 is nested more than 101 levels (at content",
+        ),
+        ('{"role":"user","content":"x","n":NaN}', "stored entry 0 holds NaN, which is not a JSON"),
+        (
+            '{"role":"user","content":"x","n":-Infinity}',
+            "stored entry 0 holds -Infinity, which is not",
+        ),
+        (
+            '{"role":"user","content":"x","n":1e400}',
+            "stored entry 0 holds a number out of range (1e400)",
+        ),
+    ],
+    ids=["100000-deep", "150-deep", "nan", "infinity", "1e400"],
+)
+def test_a_bad_stored_entry_is_located_not_an_internal_error(
+    tmp_path: Path, capsys, body: str, message: str
+) -> None:
+    path = _store_with(
+        tmp_path,
+        f"UPDATE entry SET body = '{body}' WHERE slot = (SELECT id FROM slot WHERE scope='user')",
+    )
+    assert (
+        finishes(lambda: main(["store", str(path), "--slot", "user", "alice", "chat_history"])) == 2
+    )
+    err = capsys.readouterr().err
+    assert "internal error" not in err
+    assert f"bad stored entry: {message}" in err
+    assert "'alice'" in err and str(path) in err
+
+
+@pytest.mark.parametrize("at", ["1e300", "-1", "9e999"])
+def test_a_last_write_out_of_range_is_a_located_bad_stored_entry(
+    tmp_path: Path, capsys, at: str
+) -> None:
+    path = _store_with(tmp_path, f"UPDATE slot SET updated_at = {at} WHERE scope = 'user'")
+    assert main(["store", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "internal error" not in err
+    assert "bad stored entry: last write" in err and "is out of range" in err
+    assert "'alice'" in err and str(path) in err
