@@ -338,3 +338,12 @@ def test_a_last_write_out_of_range_is_a_located_bad_stored_entry(
     assert "internal error" not in err
     assert "bad stored entry: last write" in err and "is out of range" in err
     assert "'alice'" in err and str(path) in err
+
+
+def test_a_journal_record_nested_too_deep_is_a_located_error(tmp_path: Path, capsys) -> None:
+    record = '{"seq":2,"x":' + "[" * 100_000 + "]" * 100_000 + "}"
+    path = _store_with(tmp_path, f"UPDATE journal SET record = '{record}' WHERE seq = 2")
+    assert finishes(lambda: main(["store", str(path), *SLOT_ARGS, "--journal"])) == 2
+    err = capsys.readouterr().err
+    assert "internal error" not in err
+    assert f"journal record 2 of {SLOT!r} in {path} is corrupt (nested too deeply" in err
