@@ -347,3 +347,67 @@ def test_a_journal_record_nested_too_deep_is_a_located_error(tmp_path: Path, cap
     err = capsys.readouterr().err
     assert "internal error" not in err
     assert f"journal record 2 of {SLOT!r} in {path} is corrupt (nested too deeply" in err
+
+
+# -- the CLI's message limit ------------------------------------------------------------------
+
+
+def _lines(tmp_path: Path, n: int) -> Path:
+    path = tmp_path / "tiny.jsonl"
+    roles = ("user", "assistant")
+    path.write_text("".join(f'{{"role": "{roles[k % 2]}", "content": "m{k}"}}\n' for k in range(n)))
+    return path
+
+
+def test_a_json_lines_file_past_the_limit_is_refused_before_any_line_is_decoded(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    path = _lines(tmp_path, 51)
+    monkeypatch.setenv("FLOWDROP_MAX_MESSAGES", "50")
+
+    def no_decoding(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the lines were decoded")
+
+    monkeypatch.setattr(loading, "parse_conversations", no_decoding)
+    for command in ("replay", "normalize", "lint", "doctor"):
+        assert main([command, str(path)]) == 2
+        err = capsys.readouterr().err
+        assert f"{path}: 51 lines, over the limit of 50 messages per file" in err
+        assert "FLOWDROP_MAX_MESSAGES=51" in err
+
+
+def test_the_limit_is_raised_through_the_environment(tmp_path: Path, monkeypatch, capsys) -> None:
+    path = _lines(tmp_path, 51)
+    monkeypatch.setattr(loading, "MAX_MESSAGES", 50)
+    assert main(["replay", str(path)]) == 2
+    assert "51 lines, over the limit of 50 messages" in capsys.readouterr().err
+    monkeypatch.setenv("FLOWDROP_MAX_MESSAGES", "51")
+    assert main(["replay", str(path)]) == 0
+
+
+def test_a_json_document_past_the_limit_is_refused_with_its_message_count(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    path = tmp_path / "many.json"
+    messages = [{"role": "user", "content": f"m{k}"} for k in range(51)]
+    path.write_text(__import__("json").dumps(messages, indent=1))  # 200 lines, one document
+    monkeypatch.setenv("FLOWDROP_MAX_MESSAGES", "50")
+    assert main(["replay", str(path)]) == 2
+    assert f"{path}: 51 messages, over the limit of 50 messages" in capsys.readouterr().err
+    scenario = tmp_path / "scenario.json"
+    steps = [{"append": m} for m in messages]
+    expect = [{"count": k + 1} for k in range(51)]
+    scenario.write_text(
+        __import__("json").dumps({"name": "long", "steps": steps, "expect": expect})
+    )
+    assert main(["check", str(scenario)]) == 2
+    assert f"{scenario}: 51 messages, over the limit of 50" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["many", "0", "-3"])
+def test_a_bad_limit_in_the_environment_is_named(
+    tmp_path: Path, monkeypatch, capsys, value: str
+) -> None:
+    monkeypatch.setenv("FLOWDROP_MAX_MESSAGES", value)
+    assert main(["replay", str(_lines(tmp_path, 3))]) == 2
+    assert f"FLOWDROP_MAX_MESSAGES={value!r}: expected a whole number" in capsys.readouterr().err
