@@ -7,9 +7,9 @@ file and the JSON path where it is.
 
 from __future__ import annotations
 
-import io
 import json
 import os
+import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -104,6 +104,11 @@ def check_count(path: str, count: int) -> None:
         raise _too_many(path, count, "messages", limit)
 
 
+#: A line of JSON Lines that holds something, and a blank line between two others.
+_FILLED_LINE = re.compile(r"[^ \t\r\f\v\n][^\n]*")
+_BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*(?=\n)")
+
+
 def _check_lines(text: str, path: str) -> None:
     """Refuse a JSON Lines file with more lines than the message limit, before decoding any.
 
@@ -111,22 +116,20 @@ def _check_lines(text: str, path: str) -> None:
     lines are what its import and replay cost. Text with fewer line breaks than
     the limit is passed at once (one ``str.count``); otherwise it is JSON Lines when
     its first line is a whole JSON value (a JSON document's first line of many never
-    is), and its non-blank lines are counted one at a time, without a copy.
+    is), and its lines that hold something are counted without copying the text.
     """
     limit = message_limit()
-    if text.count("\n") < limit:
+    breaks = text.count("\n")
+    if breaks < limit:
         return
-    lines = io.StringIO(text)
-    first = ""
-    for line in lines:
-        if line.strip():
-            first = line
-            break
+    first = _FILLED_LINE.search(text)
     try:
-        json.loads(first)
+        json.loads(first.group() if first else "")
     except (ValueError, RecursionError):
         return  # a JSON document over many lines: its messages are counted once read
-    count = 1 + sum(1 for line in lines if line.strip())
+    count = breaks + 1 - sum(1 for _ in _BLANK_LINE.finditer(text))
+    count -= not text[: text.find("\n")].strip()  # the text before the first break
+    count -= not text[text.rfind("\n") + 1 :].strip()  # and after the last one
     if count > limit:
         raise _too_many(path, count, "lines", limit)
 
