@@ -308,23 +308,34 @@ def _read_row_slowly(msg: Any) -> list[Any] | str:
 def _call_ids(raw_calls: list[Any]) -> tuple[str, ...] | None:
     """The usable ids a list of plain-dict calls declares, in order, without repeats.
 
-    ``None`` when a call is not a plain ``dict`` (:func:`read_message` then
-    reads the message). The common call spells its id under ``id`` as a plain
-    ASCII name (``call_abc123``), which :func:`~flowdrop_core.ids.usable_id`
-    returns as it is (not a number spelling, nothing to trim or normalize), so
-    that case is answered here without the two calls; any other call goes
-    through :func:`read_call_id` (MEM-11), where ``tool_call_id`` wins.
+    ``None`` for any call but the common shape, ``{"id", "type", "function":
+    {"name", "arguments"}}`` holding text (an ``id`` may be a number):
+    :func:`read_message` then reads the message, its nesting depth included,
+    while the common call, three levels deep, needs no walk. Its id is
+    usually a plain ASCII name (``call_abc123``), which
+    :func:`~flowdrop_core.ids.usable_id` returns as it is (not a number
+    spelling, nothing to trim or normalize), so that case is answered here
+    without the two calls; any other id goes through :func:`read_call_id`
+    (MEM-11).
     """
     ids: list[str] = []
     for call in raw_calls:
         if type(call) is not dict:
             return None
         cid = call.get("id")
+        fn = call.get("function")
         if (
-            type(cid) is not str
-            or not (cid.isascii() and cid.isidentifier())
-            or "tool_call_id" in call
+            len(call) != 3
+            or type(fn) is not dict
+            or type(call.get("type")) is not str
+            or len(fn) != 2
+            or type(fn.get("name")) is not str
+            or type(fn.get("arguments")) is not str
         ):
+            return None
+        if type(cid) is not str or not (cid.isascii() and cid.isidentifier()):
+            if type(cid) is not str and type(cid) is not int:
+                return None
             cid = read_call_id(call)
             if cid is None:
                 continue  # not a declaration (MEM-11)
@@ -397,7 +408,7 @@ def read_dict_row(msg: dict[str, Any]) -> list[Any] | str:
         if type(raw_calls) is list:
             ids = _call_ids(raw_calls)
             if ids is not None:  # else a call is not a plain dict: the general path below
-                if _deep(raw_calls) or (type(content) is not str and _deep(content)):
+                if content is not None and type(content) is not str and _deep(content):
                     return _read_row_slowly(msg)
                 row = {"role": role, "content": content, "metadata": {"tool_calls": raw_calls}}
                 return [row, ids if role == "assistant" else _EMPTY, None, False, 0]

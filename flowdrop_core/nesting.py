@@ -30,25 +30,51 @@ def deeper_than(value: Any, limit: int, start: int = 1) -> str | None:
     """Where ``value`` (at level ``start``) first nests past ``limit`` levels, else ``None``.
 
     Only dicts, lists and tuples are levels. The place is a JSON path from the
-    value (``extra[0].a``; ``""`` for the value itself). Iterative, with the
-    path built only for the branch that goes too deep.
+    value (``extra[0].a``). Level by level, without recursion, and the path is
+    only looked for once the value is known to go too deep.
     """
-    if not isinstance(value, dict | list | tuple):
+    if _within(value, limit, start):
         return None
     # (container, its level, its parent's frame, the key it sits under)
     stack: list[tuple[Any, int, Any, Any]] = [(value, start, None, None)]
-    pop, push = stack.pop, stack.append
     while stack:
-        frame = pop()
+        frame = stack.pop()
         node, level = frame[0], frame[1]
         if level > limit:
             return _path(frame)
         items = node.items() if isinstance(node, dict) else enumerate(node)
         for key, child in items:
-            kind = type(child)
-            if kind is dict or kind is list or kind is tuple or isinstance(child, dict | list):
-                push((child, level + 1, frame, key))
-    return None
+            if isinstance(child, dict | list | tuple):
+                stack.append((child, level + 1, frame, key))
+    return None  # pragma: no cover - _within said it goes too deep
+
+
+def _within(value: Any, limit: int, level: int) -> bool:
+    """Whether ``value`` at ``level`` nests ``limit`` levels or fewer (the fast pass)."""
+    frontier = [value]
+    while True:
+        below = []
+        for node in frontier:
+            if type(node) is dict:
+                children: Any = node.values()
+            elif type(node) is list or type(node) is tuple:
+                children = node
+            elif isinstance(node, dict):
+                children = node.values()
+            elif isinstance(node, list | tuple):
+                children = node
+            else:
+                continue  # a leaf
+            for child in children:
+                kind = type(child)
+                if kind is not str and child is not None and kind is not int:
+                    below.append(child)  # a container, or a leaf sorted out above
+        if not below:
+            return True
+        level += 1
+        if level > limit and any(isinstance(node, dict | list | tuple) for node in below):
+            return False
+        frontier = below
 
 
 def _path(frame: tuple[Any, int, Any, Any]) -> str:
