@@ -411,3 +411,22 @@ def test_a_bad_limit_in_the_environment_is_named(
     monkeypatch.setenv("FLOWDROP_MAX_MESSAGES", value)
     assert main(["replay", str(_lines(tmp_path, 3))]) == 2
     assert f"FLOWDROP_MAX_MESSAGES={value!r}: expected a whole number" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("levels", "message"),
+    [
+        (150, "incoming[0]: nested more than 100 levels (at content"),
+        (100_000, "--append: not JSON this tool reads (nested too deeply)"),
+    ],
+)
+def test_appending_a_deep_message_through_the_cli_writes_nothing(
+    tmp_path: Path, capsys, levels: int, message: str
+) -> None:
+    path = make_store_file(tmp_path / "store.sqlite3")
+    before = SQLiteStore(path, readonly=True).read(*SLOT)
+    deep = '{"role": "user", "content": ' + "[" * levels + "]" * levels + "}"
+    assert main(["store", str(path), *SLOT_ARGS, "--append", deep, "--write"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "internal error" not in err
+    assert SQLiteStore(path, readonly=True).read(*SLOT) == before
