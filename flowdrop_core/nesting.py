@@ -51,6 +51,8 @@ def deeper_than(value: Any, limit: int, start: int = 1) -> str | None:
 
 def _within(value: Any, limit: int, level: int) -> bool:
     """Whether ``value`` at ``level`` nests ``limit`` levels or fewer (the fast pass)."""
+    if level > limit:
+        return not isinstance(value, dict | list | tuple)
     frontier = [value]
     while True:
         below = []

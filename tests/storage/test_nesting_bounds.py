@@ -65,8 +65,8 @@ def test_a_message_at_the_limit_is_stored_and_read_back(store: Store, journal: i
 
 def test_a_call_list_moved_under_metadata_is_still_readable(store: Store) -> None:
     """The stored row puts ``tool_calls`` one level deeper, within the entries' bound."""
-    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    call["function"]["x"] = nested(MAX_MESSAGE_DEPTH - 4)
+    function: dict[str, Any] = {"name": "f", "arguments": "{}", "x": nested(MAX_MESSAGE_DEPTH - 4)}
+    call = {"id": "c1", "type": "function", "function": function}
     turn = {"role": "assistant", "content": None, "tool_calls": [call]}
     assert not isinstance(read_message(turn), str)
     buf = ConversationBuffer(scope="session", store=store)
