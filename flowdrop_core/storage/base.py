@@ -610,8 +610,14 @@ def decode_entries(
     if type(entries) is list and len(entries) == len(bodies):
         if not text_may_nest(joined, MAX_ENTRY_DEPTH + 1):
             return entries
-        for n, body in enumerate(bodies):
-            if text_may_nest(body, MAX_ENTRY_DEPTH):
+        # Nesting past the bound takes more opening and closing brackets than a short
+        # body has; the long ones have their opening brackets counted, at C speed, and
+        # only a body with more than the bound is walked.
+        shortest = 2 * MAX_ENTRY_DEPTH + 2
+        marks = ("[", "{") if type(bodies[0]) is str else (b"[", b"{")
+        for n in itertools.compress(itertools.count(), map(shortest.__le__, map(len, bodies))):
+            body = bodies[n]
+            if body.count(marks[0]) + body.count(marks[1]) > MAX_ENTRY_DEPTH:
                 at = deeper_than(entries[n], MAX_ENTRY_DEPTH)
                 if at is not None:
                     raise _too_deep_read(f"stored entry {n}", at, slot, path)

@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -80,12 +81,24 @@ LIST_SECONDS = 5.0
 
 #: Bounds on every other read (a slot's buffer, its journal, the slot names), so that a
 #: hostile or damaged file cannot hold the reader's memory or time: at most this many
-#: rows, this many characters of stored JSON (checked in SQL, before a row is fetched)
-#: and this many seconds (SQLite's progress handler stops the statement). Far above
+#: rows, this many characters of stored JSON (measured a chunk of rows at a time, so a
+#: read stops within one chunk of the bound) and this many seconds (SQLite's progress handler stops the statement). Far above
 #: what a windowed buffer or a kept journal holds.
 MAX_READ_ROWS = 1_000_000
 MAX_READ_CHARS = 256 * 1024 * 1024
 READ_SECONDS = 10.0
+
+#: Rows fetched at a time by a bounded read (see ``SQLiteStore._rows``).
+_CHUNK = 512
+
+
+def _chars(rows: list[Any], column: int) -> int:
+    """The characters (bytes for a blob) of JSON ``column`` holds in ``rows``."""
+    try:
+        return sum(map(len, map(itemgetter(column), rows)))
+    except TypeError:  # a number or NULL in an untyped column: it is not JSON, counted 0
+        return sum(len(v) for v in map(itemgetter(column), rows) if isinstance(v, str | bytes))
+
 
 #: The tables this store reads; each must be a real table. A view (or a virtual table)
 #: of that name runs arbitrary SQL on every read: a recursive one never ends.
@@ -490,7 +503,7 @@ class SQLiteStore:
     def _deadline(self, conn: sqlite3.Connection) -> Iterator[None]:
         """Stop any statement of ``conn`` still running :data:`READ_SECONDS` from now."""
         deadline = time.monotonic() + READ_SECONDS
-        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1_000)
+        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 4_000)
         try:
             yield
         finally:
@@ -522,24 +535,26 @@ class SQLiteStore:
         sized: int | None = None,
     ) -> list[Any]:
         """The rows of one read, bounded: at most :data:`MAX_READ_ROWS` rows and, when
-        column ``sized`` holds the length of the row's JSON (with the JSON itself
-        ``NULL`` past :data:`MAX_READ_CHARS`), at most that many characters in all."""
+        column ``sized`` holds JSON text, at most :data:`MAX_READ_CHARS` characters of it.
+
+        Rows are fetched a chunk at a time and measured at C speed, so a read stops
+        within one chunk of a bound. (A file holds what it stores: with views
+        refused, no row is larger than the file.)
+        """
         cur = conn.execute(sql, args)
-        if sized is None:
-            rows = cur.fetchmany(MAX_READ_ROWS + 1)
-        else:
-            rows = []
-            total = 0
-            for row in cur:
-                total += row[sized] or 0
-                if total > MAX_READ_CHARS:
+        rows: list[Any] = []
+        chars = 0
+        while True:
+            chunk = cur.fetchmany(_CHUNK)
+            if not chunk:
+                return rows
+            rows += chunk
+            if len(rows) > MAX_READ_ROWS:
+                raise self._over(what, slot, f"{MAX_READ_ROWS:,} rows")
+            if sized is not None:
+                chars += _chars(chunk, sized)
+                if chars > MAX_READ_CHARS:
                     raise self._over(what, slot, f"{MAX_READ_CHARS:,} characters of JSON")
-                rows.append(row)
-                if len(rows) > MAX_READ_ROWS:
-                    break
-        if len(rows) > MAX_READ_ROWS:
-            raise self._over(what, slot, f"{MAX_READ_ROWS:,} rows")
-        return rows
 
     def close(self) -> None:
         """Close every connection this store opened (in any thread)."""
@@ -590,18 +605,15 @@ class SQLiteStore:
                                 "the slot's value", slot, f"{MAX_READ_CHARS:,} characters of JSON"
                             )
                         return Snapshot(_decode(value, slot, self.path), True, rev)
-                    bodies = [
-                        r[0]
-                        for r in self._rows(
-                            conn,
-                            "the slot",
-                            slot,
-                            "SELECT CASE WHEN length(body) <= ? THEN body END, length(body) "
-                            "FROM entry WHERE slot=? ORDER BY ord LIMIT ?",
-                            (MAX_READ_CHARS, sid, MAX_READ_ROWS + 1),
-                            sized=1,
-                        )
-                    ]
+                    rows = self._rows(
+                        conn,
+                        "the slot",
+                        slot,
+                        "SELECT body FROM entry WHERE slot=? ORDER BY ord LIMIT ?",
+                        (sid, MAX_READ_ROWS + 1),
+                        sized=0,
+                    )
+                    bodies = [r[0] for r in rows]
             finally:
                 conn.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -847,12 +859,11 @@ class SQLiteStore:
         rows = self._journal_query(
             "the journal",
             slot,
-            "SELECT seq, CASE WHEN length(record) <= ? THEN record END, length(record) "
-            "FROM journal WHERE scope=? AND scope_id=? AND key=? ORDER BY seq LIMIT ?",
-            (MAX_READ_CHARS, *slot, MAX_READ_ROWS + 1),
-            sized=2,
+            _ROWS.journal_records + " LIMIT ?",
+            (*slot, MAX_READ_ROWS + 1),
+            sized=1,
         )
-        return [(int(seq), text) for seq, text, _ in rows]
+        return [(int(seq), text) for seq, text in rows]
 
     def journal_counts(self) -> dict[Slot, int]:
         """How many records each journaled slot keeps."""

@@ -256,23 +256,20 @@ def test_rows_and_characters_of_a_read_are_bounded(
     assert message in err and "nothing was read" in err and str(path) in err
 
 
-def test_one_huge_row_is_not_fetched(tmp_path: Path, monkeypatch) -> None:
-    """A row over the bound is measured in SQL and never handed to Python."""
+def test_a_read_stops_at_the_character_bound(tmp_path: Path, monkeypatch) -> None:
     import flowdrop_core.storage.sqlite as sqlite_mod
 
     path = _store_with(
         tmp_path,
         "UPDATE entry SET body = '\"' || printf('%.*c', 5000, 'x') || '\"' "
-        "WHERE ord = (SELECT max(ord) FROM entry)",
+        "WHERE slot = (SELECT id FROM slot WHERE scope = 'user')",
     )
     monkeypatch.setattr(sqlite_mod, "MAX_READ_CHARS", 4_000)
-    fetched: list[Any] = []
-    monkeypatch.setattr(sqlite_mod, "decode_entries", lambda bodies, *a: fetched.extend(bodies))
     store = SQLiteStore(path, readonly=True)
-    with pytest.raises(StorageError, match="more than 4,000 characters"):
-        for slot in store.slots():
-            store.read(*slot)
-    assert all(len(body) < 4_000 for body in fetched)
+    with pytest.raises(StorageError, match="more than 4,000 characters") as err:
+        store.read("user", "alice", "chat_history")
+    assert "'alice'" in str(err.value)
+    assert store.read(*SLOT).found  # the other slots stay readable
 
 
 def test_a_slow_read_is_stopped(tmp_path: Path, monkeypatch, capsys) -> None:
