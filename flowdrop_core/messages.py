@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from flowdrop_core.errors import FlowdropError
 from flowdrop_core.ids import usable_id
+from flowdrop_core.nesting import MAX_MESSAGE_DEPTH, deeper_than
 
 __all__ = [
     "PLACEHOLDER_CONTENT",
@@ -224,7 +225,30 @@ def read_message(msg: Any) -> ParsedMessage | str:
             return f"'tool_call_id' must be a string, got {type(raw_result).__name__}"
         if role == "tool":
             result_id = usable_id(raw_result)
+    if type(msg) is not dict or len(msg) > 2 or type(content) is not str:
+        deep = _too_deep(msg)
+        if deep is not None:
+            return deep
     return _new_parsed(ParsedMessage, (role, content, calls, result_id, healed is True, msg))
+
+
+def _deep(field: Any) -> bool:
+    """Whether a top-level field's value (level 2) nests past :data:`MAX_MESSAGE_DEPTH`."""
+    return deeper_than(field, MAX_MESSAGE_DEPTH, 2) is not None
+
+
+def _too_deep(value: Any, start: int = 1) -> str | None:
+    """The problem text of a message (or a field at level ``start``) nested past the bound.
+
+    Checked so that nothing downstream (a store's JSON, the journal, a comparison)
+    runs out of stack: any depth is one located error, never a ``RecursionError``.
+    """
+    if not isinstance(value, dict) and isinstance(value, Mapping):
+        value = dict(value)
+    where = deeper_than(value, MAX_MESSAGE_DEPTH, start)
+    if where is None:
+        return None
+    return f"nested more than {MAX_MESSAGE_DEPTH} levels (at {where or 'the message'})"
 
 
 def read_messages(messages: Iterable[Any], where: str = "incoming") -> list[ParsedMessage]:
@@ -284,23 +308,34 @@ def _read_row_slowly(msg: Any) -> list[Any] | str:
 def _call_ids(raw_calls: list[Any]) -> tuple[str, ...] | None:
     """The usable ids a list of plain-dict calls declares, in order, without repeats.
 
-    ``None`` when a call is not a plain ``dict`` (:func:`read_message` then
-    reads the message). The common call spells its id under ``id`` as a plain
-    ASCII name (``call_abc123``), which :func:`~flowdrop_core.ids.usable_id`
-    returns as it is (not a number spelling, nothing to trim or normalize), so
-    that case is answered here without the two calls; any other call goes
-    through :func:`read_call_id` (MEM-11), where ``tool_call_id`` wins.
+    ``None`` for any call but the common shape, ``{"id", "type", "function":
+    {"name", "arguments"}}`` holding text (an ``id`` may be a number):
+    :func:`read_message` then reads the message, its nesting depth included,
+    while the common call, three levels deep, needs no walk. Its id is
+    usually a plain ASCII name (``call_abc123``), which
+    :func:`~flowdrop_core.ids.usable_id` returns as it is (not a number
+    spelling, nothing to trim or normalize), so that case is answered here
+    without the two calls; any other id goes through :func:`read_call_id`
+    (MEM-11).
     """
     ids: list[str] = []
     for call in raw_calls:
         if type(call) is not dict:
             return None
         cid = call.get("id")
+        fn = call.get("function")
         if (
-            type(cid) is not str
-            or not (cid.isascii() and cid.isidentifier())
-            or "tool_call_id" in call
+            len(call) != 3
+            or type(fn) is not dict
+            or type(call.get("type")) is not str
+            or len(fn) != 2
+            or type(fn.get("name")) is not str
+            or type(fn.get("arguments")) is not str
         ):
+            return None
+        if type(cid) is not str or not (cid.isascii() and cid.isidentifier()):
+            if type(cid) is not str and type(cid) is not int:
+                return None
             cid = read_call_id(call)
             if cid is None:
                 continue  # not a declaration (MEM-11)
@@ -347,6 +382,8 @@ def read_dict_row(msg: dict[str, Any]) -> list[Any] | str:
             return _read_row_slowly(msg)
         rest = len(msg) - 2
     if not rest:  # the commonest shape: {"role", "content"}
+        if content is not None and kind is not str and _deep(content):
+            return _read_row_slowly(msg)
         return [{"role": role, "content": content, "metadata": {}}, _EMPTY, None, False, 0]
     if rest == 1 and "tool_call_id" in msg:  # provider-flat tool result
         raw_result = msg["tool_call_id"]
@@ -358,6 +395,8 @@ def read_dict_row(msg: dict[str, Any]) -> list[Any] | str:
                 result_id = raw_result  # a plain ASCII name is its own id (see _call_ids)
             else:
                 result_id = usable_id(raw_result)
+            if type(content) is not str and content is not None and _deep(content):
+                return _read_row_slowly(msg)
             row: dict[str, Any] = {
                 "role": role,
                 "content": content,
@@ -369,6 +408,8 @@ def read_dict_row(msg: dict[str, Any]) -> list[Any] | str:
         if type(raw_calls) is list:
             ids = _call_ids(raw_calls)
             if ids is not None:  # else a call is not a plain dict: the general path below
+                if content is not None and type(content) is not str and _deep(content):
+                    return _read_row_slowly(msg)
                 row = {"role": role, "content": content, "metadata": {"tool_calls": raw_calls}}
                 return [row, ids if role == "assistant" else _EMPTY, None, False, 0]
 
@@ -419,6 +460,8 @@ def read_dict_row(msg: dict[str, Any]) -> list[Any] | str:
         if role == "tool":
             result_id = usable_id(raw_result)
 
+    if deeper_than(msg, MAX_MESSAGE_DEPTH) is not None:
+        return _read_row_slowly(msg)  # it names where
     row = {"role": role, "content": content, "metadata": meta}
     if rest:  # other top-level fields (timestamp, name ...) are kept as they are
         for name, value in msg.items():

@@ -10,7 +10,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from flowdrop_core.cli.loading import check_messages, read_json, read_text, scenario_entries
+from flowdrop_core.cli.loading import (
+    check_count,
+    check_messages,
+    read_json,
+    read_text,
+    scenario_entries,
+)
 from flowdrop_core.cli.options import EPILOG
 from flowdrop_core.cli.output import INPUT_ERRORS, CliError, error, in_file, plural, say
 from flowdrop_core.replay import check
@@ -45,7 +51,9 @@ def _scenario_only(path: str) -> Scenario:
             f"{path}: not a scenario (no 'steps'); check needs a scenario file with "
             "expect (replay PATH --save SCENARIO makes one from a recording)"
         )
-    return parse_scenario(text, source=path)
+    scenario = parse_scenario(text, source=path)
+    check_count(path, len(scenario_entries(scenario)[0]))
+    return scenario
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,7 +7,9 @@ file and the JSON path where it is.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sqlite3
 import stat
 from collections.abc import Sequence
@@ -32,6 +34,7 @@ from flowdrop_core.scenario import Scenario, parse_scenario
 
 __all__ = [
     "Source",
+    "check_count",
     "check_messages",
     "finding_dict",
     "load_source",
@@ -66,6 +69,72 @@ class Source:
 
 #: Largest file a command reads (a recording is far smaller; /dev/zero is not a recording).
 MAX_FILE_BYTES = 200 * 1024 * 1024
+
+#: Messages one file may hold before a command refuses it. A replay keeps ~3.5 KB per
+#: message (1,000,000 one-message lines took 131 s and 3.5 GB), so this default stays
+#: under ~2 GB. A JSON Lines file is counted by its lines before any is decoded.
+MAX_MESSAGES = 500_000
+#: Environment variable that sets another limit (a whole number >= 1).
+MAX_MESSAGES_ENV = "FLOWDROP_MAX_MESSAGES"
+
+
+def message_limit() -> int:
+    """The message limit: ``$FLOWDROP_MAX_MESSAGES`` when set, else :data:`MAX_MESSAGES`."""
+    raw = os.environ.get(MAX_MESSAGES_ENV, "").strip()
+    if not raw:
+        return MAX_MESSAGES
+    try:
+        limit = int(raw)
+    except ValueError:
+        limit = 0
+    if limit < 1:
+        raise CliError(f"{MAX_MESSAGES_ENV}={raw!r}: expected a whole number of messages >= 1")
+    return limit
+
+
+def _too_many(path: str, count: int, what: str, limit: int) -> CliError:
+    return CliError(
+        f"{path}: {count:,} {what}, over the limit of {limit:,} messages per file (a replay "
+        f"keeps ~3.5 KB per message); nothing was read further. Raise the limit with "
+        f"{MAX_MESSAGES_ENV}={count}, or split the file"
+    )
+
+
+def check_count(path: str, count: int) -> None:
+    """Refuse a file holding more messages than :func:`message_limit`, naming both."""
+    limit = message_limit()
+    if count > limit:
+        raise _too_many(path, count, "messages", limit)
+
+
+#: A line of JSON Lines that holds something, and a blank line between two others.
+_FILLED_LINE = re.compile(r"[^ \t\r\f\v\n][^\n]*")
+_BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*(?=\n)")
+
+
+def _check_lines(text: str, path: str) -> None:
+    """Refuse a JSON Lines file with more lines than the message limit, before decoding any.
+
+    Each line of a JSON Lines file holds a message or a whole conversation, so its
+    lines are what its import and replay cost. Text with fewer line breaks than
+    the limit is passed at once (one ``str.count``); otherwise it is JSON Lines when
+    its first line is a whole JSON value (a JSON document's first line of many never
+    is), and its lines that hold something are counted without copying the text.
+    """
+    limit = message_limit()
+    breaks = text.count("\n")
+    if breaks < limit:
+        return
+    first = _FILLED_LINE.search(text)
+    try:
+        json.loads(first.group() if first else "")
+    except (ValueError, RecursionError):
+        return  # a JSON document over many lines: its messages are counted once read
+    count = breaks + 1 - sum(1 for _ in _BLANK_LINE.finditer(text))
+    count -= not text[: text.find("\n")].strip()  # the text before the first break
+    count -= not text[text.rfind("\n") + 1 :].strip()  # and after the last one
+    if count > limit:
+        raise _too_many(path, count, "lines", limit)
 
 
 def read_text(path: str) -> str:
@@ -189,15 +258,19 @@ def load_sources(path: str, fmt: str | None = None) -> list[Source]:
 
     A JSON object with ``steps`` is a scenario (``--format scenario`` forces
     it); anything else goes to the importers, auto-detected unless ``fmt``: one
-    conversation, or one per line of a JSONL file of conversations.
+    conversation, or one per line of a JSONL file of conversations. A file
+    holding more messages than :func:`message_limit` is a :class:`CliError`
+    (a JSON Lines file: checked on its lines, before any is decoded).
     """
     _check_format(fmt)
     text = read_text(path)
+    _check_lines(text, path)
     if fmt == "scenario" or (fmt is None and _is_scenario(text, path)):
         scenario = parse_scenario(text, source=path)
         entries, origins = scenario_entries(scenario)
+        check_count(path, len(entries))
         return [Source(path, scenario, None, entries, origins)]
-    return [
+    sources = [
         Source(
             path,
             None,
@@ -209,6 +282,8 @@ def load_sources(path: str, fmt: str | None = None) -> list[Source]:
         )
         for conv in parse_conversations(text, format=fmt, source_name=path)
     ]
+    check_count(path, sum(len(source.entries) for source in sources))
+    return sources
 
 
 def load_source(path: str, fmt: str | None = None, conversation: int | None = None) -> Source:

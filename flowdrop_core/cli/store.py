@@ -132,6 +132,10 @@ def _slot(browser: StoreBrowser, args: argparse.Namespace) -> int:
             messages = json.loads(args.append)
         except ValueError as exc:
             return _error(f"--append: not JSON ({exc}); nothing was written")
+        except RecursionError:
+            return _error(
+                "--append: not JSON this tool reads (nested too deeply); nothing was written"
+            )
         res = browser.append(slot, messages, max_messages=args.max_messages)
         say_json(
             json.dumps(

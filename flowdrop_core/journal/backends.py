@@ -22,10 +22,15 @@ __all__ = ["Journal", "journal_for"]
 
 
 def _parse(text: Any, where: str) -> JournalRecord:
+    """One stored record; corrupt, or nested past what can be read, is an error naming it."""
     try:
         if isinstance(text, bytes):
             text = text.decode("utf-8")
         return JournalRecord.model_validate(json.loads(text))
+    except RecursionError:
+        raise StorageError(
+            f"journal record {where} is corrupt (nested too deeply to be read)"
+        ) from None
     except (ValueError, TypeError) as exc:
         raise StorageError(f"journal record {where} is corrupt ({exc})") from exc
 

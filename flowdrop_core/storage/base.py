@@ -51,6 +51,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Final, Literal, NamedTuple, Protocol, Self, runtime_checkable
 
 from flowdrop_core.errors import FlowdropError
+from flowdrop_core.nesting import MAX_ENTRY_DEPTH, deep_offset, deeper_than, text_may_nest
 
 __all__ = [
     "ANY",
@@ -476,6 +477,9 @@ def encode_json(value: Any, slot: Slot, where: str) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         text.encode("utf-8")
+        check_depth(value, text, slot, where)
+    except RecursionError:
+        raise too_deep_error(value, slot, where) from None
     except (TypeError, ValueError) as exc:  # UnicodeEncodeError (a lone surrogate) included
         raise StorageError.for_slot(
             f"{where} cannot be stored as JSON text ({exc}); nothing was written", slot
@@ -483,14 +487,161 @@ def encode_json(value: Any, slot: Slot, where: str) -> str:
     return text
 
 
-def decode_json(text: Any, slot: Slot, what: str = "stored value") -> Any:
-    """The value of stored JSON text; corrupt text is a :class:`StorageError` naming the slot."""
+def too_deep_error(
+    value: Any, slot: Slot, where: str, path: str | os.PathLike[str] | None = None
+) -> StorageError:
+    """The error for a value nested past :data:`~flowdrop_core.nesting.MAX_ENTRY_DEPTH`."""
+    at = deeper_than(value, MAX_ENTRY_DEPTH)
+    return StorageError.for_slot(
+        f"{where} is nested more than {MAX_ENTRY_DEPTH} levels"
+        + (f" (at {at})" if at else "")
+        + "; nothing was written",
+        slot,
+        path,
+    )
+
+
+def check_depth(
+    value: Any, text: str, slot: Slot, where: str, path: str | os.PathLike[str] | None = None
+) -> None:
+    """Refuse to write a value a read would refuse: one nested past ``MAX_ENTRY_DEPTH``.
+
+    ``text`` is the value's JSON: only text with more opening brackets than
+    the bound is walked, so an ordinary entry costs two ``str.count``.
+    """
+    if text_may_nest(text, MAX_ENTRY_DEPTH) and deeper_than(value, MAX_ENTRY_DEPTH) is not None:
+        raise too_deep_error(value, slot, where, path)
+
+
+class _BadNumber(ValueError):
+    """A stored number JSON has no spelling for (``NaN``, ``Infinity``) or a float cannot hold."""
+
+
+def _constant(name: str) -> Any:
+    raise _BadNumber(f"holds {name}, which is not a JSON number")
+
+
+def _finite(spelling: str) -> float:
+    value = float(spelling)
+    if value - value != 0.0:  # 1e400 reads as infinity
+        raise _BadNumber(f"holds a number out of range ({spelling[:40]})")
+    return value
+
+
+#: The decoder of every stored value: a number JSON does not allow, or one out of a float's
+#: range, is refused instead of read as NaN or infinity (the hooks run only for such
+#: constants and for floats, so an entry of text costs nothing more).
+_STORED = json.JSONDecoder(parse_constant=_constant, parse_float=_finite)
+
+
+def _text(text: Any, what: str) -> str:
+    if isinstance(text, bytes | bytearray | memoryview):
+        return bytes(text).decode("utf-8")
+    if not isinstance(text, str):
+        raise TypeError(f"{what} is {type(text).__name__}, not JSON text")
+    return text
+
+
+def decode_json(
+    text: Any, slot: Slot, what: str = "stored value", path: str | os.PathLike[str] | None = None
+) -> Any:
+    """The value of stored JSON text, or a :class:`StorageError` naming the slot and ``what``.
+
+    Corrupt text is an error as ever; so are, as a located ``bad stored entry``, a
+    value nested past :data:`~flowdrop_core.nesting.MAX_ENTRY_DEPTH` levels (at any
+    depth: never a ``RecursionError``) and a number out of range (``NaN``,
+    ``Infinity``, ``1e400``), which no write of this library stores.
+    """
     try:
-        return json.loads(text)
-    except (TypeError, ValueError) as exc:
+        text = _text(text, what)
+        value = _STORED.decode(text)
+    except _BadNumber as exc:
         raise StorageError.for_slot(
-            f"{what} is corrupt and cannot be decoded ({exc})", slot
+            f"bad stored entry: {what} {exc}; nothing was read", slot, path
+        ) from None
+    except RecursionError:
+        offset = deep_offset(text, MAX_ENTRY_DEPTH)
+        at = None if offset is None else f"character {offset}"
+        raise _too_deep_read(what, at, slot, path) from None
+    except (TypeError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError included
+        raise StorageError.for_slot(
+            f"{what} is corrupt and cannot be decoded ({exc})", slot, path
         ) from exc
+    if text_may_nest(text, MAX_ENTRY_DEPTH):
+        at = deeper_than(value, MAX_ENTRY_DEPTH)
+        if at is not None:
+            raise _too_deep_read(what, at, slot, path)
+    return value
+
+
+def _too_deep_read(
+    what: str, at: str | None, slot: Slot, path: str | os.PathLike[str] | None
+) -> StorageError:
+    place = f" (at {at})" if at else ""
+    return StorageError.for_slot(
+        f"bad stored entry: {what} is nested more than {MAX_ENTRY_DEPTH} levels{place}; "
+        "nothing was read",
+        slot,
+        path,
+    )
+
+
+def decode_entries(
+    bodies: list[Any], slot: Slot, path: str | os.PathLike[str] | None = None
+) -> list[Any]:
+    """A buffer's stored entries, decoded in one pass; a bad one is named by its position.
+
+    Each entry is bounded as :func:`decode_json` bounds a value. All bodies are
+    decoded as one JSON list; only when that fails, or its length is not the
+    number of bodies (a body holding two values, or none), or its text has more
+    brackets than the depth bound, are they looked at one by one, which names
+    the first bad entry.
+    """
+    if not bodies:
+        return []
+    try:
+        if type(bodies[0]) is str:
+            joined = "[" + ",".join(bodies) + "]"
+        else:
+            joined = (b"[" + b",".join(bodies) + b"]").decode("utf-8")
+        entries = _STORED.decode(joined)
+    except (TypeError, ValueError, RecursionError):  # a bad number is a ValueError too
+        entries = None
+    if type(entries) is list and len(entries) == len(bodies):
+        if not text_may_nest(joined, MAX_ENTRY_DEPTH + 1):
+            return entries
+        # Nesting past the bound takes more opening and closing brackets than a short
+        # body has; the long ones have their opening brackets counted, at C speed, and
+        # only a body with more than the bound is walked.
+        shortest = 2 * MAX_ENTRY_DEPTH + 2
+        marks = ("[", "{") if type(bodies[0]) is str else (b"[", b"{")
+        for n in itertools.compress(itertools.count(), map(shortest.__le__, map(len, bodies))):
+            body = bodies[n]
+            if body.count(marks[0]) + body.count(marks[1]) > MAX_ENTRY_DEPTH:
+                at = deeper_than(entries[n], MAX_ENTRY_DEPTH)
+                if at is not None:
+                    raise _too_deep_read(f"stored entry {n}", at, slot, path)
+        return entries
+    return [decode_json(body, slot, f"stored entry {n}", path) for n, body in enumerate(bodies)]
+
+
+#: The latest last-write time a listing shows: the end of the year 9999, in seconds.
+LATEST_TIME = 253_402_300_799.0
+
+
+def time_problem(at: Any) -> str | None:
+    """Why a stored last-write time (seconds since the epoch) cannot be shown, else ``None``.
+
+    A time is a number from 0 (1970) to :data:`LATEST_TIME` (9999); ``1e300`` or
+    a NaN is a bad stored entry, not a crash where it is shown as a date.
+    """
+    if at is None:
+        return None
+    if isinstance(at, bool) or not isinstance(at, int | float):
+        return f"last write {at!r} is not a time"
+    if not 0 <= at <= LATEST_TIME:
+        return f"last write {at!r} is out of range (a time from 1970 to 9999)"
+    return None
 
 
 def apply_ops(entries: MutableSequence[Any], ops: Iterable[Op]) -> None:

@@ -78,12 +78,14 @@ from flowdrop_core.storage.base import (
     check_ops,
     check_timeout,
     conflict_check,
+    decode_entries,
     decode_json,
     encode_json,
     fork_generation,
     mask_url,
     new_revision,
     slot_label,
+    time_problem,
     write_landed,
 )
 from flowdrop_core.storage.ordered_rows import (
@@ -565,11 +567,7 @@ class PostgresStore:
                 f"{self.server}; nothing was read",
                 slot,
             )
-        try:
-            return Snapshot(json.loads("[" + ",".join(bodies) + "]"), True, rev)
-        except (TypeError, ValueError):
-            entries = [decode_json(b, slot, f"stored entry {n}") for n, b in enumerate(bodies)]
-            return Snapshot(entries, True, rev)
+        return Snapshot(decode_entries(bodies, slot), True, rev)
 
     def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
         """Return ``(value, found)``."""
@@ -599,7 +597,14 @@ class PostgresStore:
             f"SELECT scope, scope_id, key, count, updated_at FROM {self._t['slot']}",
             (),
         )
-        return {_slot_of(r): (r[3], r[4]) for r in rows}
+        out: dict[Slot, tuple[int | None, float | None]] = {}
+        for row in rows:
+            slot = _slot_of(row)
+            problem = time_problem(row[4])
+            if problem is not None:
+                raise StorageError.for_slot(f"bad stored entry: {problem}", slot)
+            out[slot] = (row[3], row[4])
+        return out
 
     # -- writing -------------------------------------------------------------------------------
 

@@ -73,11 +73,13 @@ from flowdrop_core.storage.base import (
     Snapshot,
     StorageError,
     check_timeout,
+    decode_entries,
     decode_json,
     encode_json,
     mask_url,
     new_revision,
     slot_label,
+    time_problem,
     write_landed,
 )
 
@@ -750,6 +752,13 @@ class RedisStore:
                     f"slot index {self.index_key!r} holds a member that is not a slot "
                     f"({member!r}) on Redis {self.server}"
                 ) from exc
+            problem = time_problem(score)
+            if problem is not None:
+                raise StorageError.for_slot(
+                    f"bad stored entry: {problem} in slot index {self.index_key!r} on Redis "
+                    f"{self.server}",
+                    (scope, scope_id, key),
+                )
             out.append(((scope, scope_id, key), float(score)))
         return out
 
@@ -1075,16 +1084,11 @@ def _record_seq(fields: dict[bytes, bytes], slot: Slot) -> int:
 
 
 def _decode_entries(items: list[bytes], slot: Slot) -> list[Any]:
-    """Every entry in one ``json.loads``; on failure, name the bad one.
+    """Every entry in one pass; on failure, name the bad one.
 
     A list element is exactly one entry: an element holding two JSON values
     (``{...},{...}``) would read as two once joined, so a count that differs
-    from the list's length is decoded element by element, which names it.
+    from the list's length is decoded element by element, which names it. The
+    bounds on depth and numbers are the other stores' (``decode_entries``).
     """
-    try:
-        out = json.loads(b"[" + b",".join(items) + b"]")
-    except (TypeError, ValueError):
-        out = None
-    if isinstance(out, list) and len(out) == len(items):
-        return out
-    return [decode_json(item, slot, f"stored entry {n}") for n, item in enumerate(items)]
+    return decode_entries(items, slot)

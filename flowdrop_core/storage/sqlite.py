@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -48,12 +49,17 @@ from flowdrop_core.storage.base import (
     Snapshot,
     StorageError,
     StoreBusyError,
+    check_depth,
     check_ops,
     check_timeout,
     conflict_check,
+    decode_entries,
+    decode_json,
     fork_generation,
     new_revision,
     slot_label,
+    time_problem,
+    too_deep_error,
 )
 from flowdrop_core.storage.ordered_rows import (
     OrderedRows,
@@ -73,6 +79,31 @@ __all__ = ["DB_ENV", "SQLiteStore", "default_db_path"]
 #: Bounds on listing a store's slots: a hostile or huge file cannot hold a page or the CLI.
 MAX_LISTED_SLOTS = 10_000
 LIST_SECONDS = 5.0
+
+#: Bounds on every other read (a slot's buffer, its journal, the slot names), so that a
+#: hostile or damaged file cannot hold the reader's memory or time: at most this many
+#: rows, this many characters of stored JSON (measured a chunk of rows at a time, so a
+#: read stops within one chunk of the bound) and this many seconds (SQLite's progress handler stops the statement). Far above
+#: what a windowed buffer or a kept journal holds.
+MAX_READ_ROWS = 1_000_000
+MAX_READ_CHARS = 256 * 1024 * 1024
+READ_SECONDS = 10.0
+
+#: Rows fetched at a time by a bounded read (see ``SQLiteStore._rows``).
+_CHUNK = 512
+
+
+def _chars(rows: list[Any], column: int) -> int:
+    """The characters (bytes for a blob) of JSON ``column`` holds in ``rows``."""
+    try:
+        return sum(map(len, map(itemgetter(column), rows)))
+    except TypeError:  # a number or NULL in an untyped column: it is not JSON, counted 0
+        return sum(len(v) for v in map(itemgetter(column), rows) if isinstance(v, str | bytes))
+
+
+#: The tables this store reads; each must be a real table. A view (or a virtual table)
+#: of that name runs arbitrary SQL on every read: a recursive one never ends.
+_READ_TABLES = ("slot", "entry", "journal", "slots")
 
 _log = logging.getLogger("flowdrop_core")
 
@@ -143,6 +174,9 @@ def _encode(value: Any, slot: Slot, path: Path, where: str) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         text.encode("utf-8")  # a lone surrogate cannot be stored as UTF-8
+        check_depth(value, text, slot, where, path)
+    except RecursionError:
+        raise too_deep_error(value, slot, where, path) from None
     except UnicodeEncodeError as exc:
         field = _surrogate_path(value, where)
         raise StorageError.for_slot(
@@ -186,16 +220,8 @@ def _surrogate_path(value: Any, where: str) -> str:
 
 
 def _decode(text: Any, slot: Slot, path: Path, what: str = "stored value") -> Any:
-    try:
-        if isinstance(text, bytes):
-            text = text.decode("utf-8")
-        if not isinstance(text, str):
-            raise TypeError(f"{what} is {type(text).__name__}, not JSON text")
-        return json.loads(text)
-    except (TypeError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise StorageError.for_slot(
-            f"{what} is corrupt and cannot be decoded ({exc})", slot, path
-        ) from exc
+    """A stored JSON value, bounded (see :func:`~flowdrop_core.storage.base.decode_json`)."""
+    return decode_json(text, slot, what, path)
 
 
 def default_db_path() -> Path:
@@ -431,11 +457,96 @@ class SQLiteStore:
                     check_same_thread=False,  # only so close() may close it from another thread
                 )
                 conn.execute("PRAGMA synchronous=NORMAL")  # WAL+NORMAL: crash-safe
+            try:
+                self._check_tables(conn)
+            except BaseException:
+                conn.close()
+                raise
             self._local.conn = conn
             self._local.busy = self.busy_timeout
             with self._conns_guard:
                 self._conns.append(conn)
         return conn
+
+    def _check_tables(self, conn: sqlite3.Connection) -> None:
+        """Refuse a file whose ``slot``, ``entry`` or ``journal`` is not a real table.
+
+        Checked once per connection, before any read or write through it: a view
+        or a virtual table of one of those names would run its own SQL on every
+        read (a recursive view never returns), on every path, not only the listing.
+        """
+        names = ", ".join(f"'{name}'" for name in _READ_TABLES)
+        rows = conn.execute(
+            "SELECT name, type, sql FROM sqlite_master "
+            f"WHERE type IN ('table', 'view') AND lower(name) IN ({names})"
+        ).fetchall()
+        for name, kind, sql in rows:
+            virtual = kind == "table" and str(sql or "").lstrip().upper().startswith(
+                "CREATE VIRTUAL"
+            )
+            if kind != "table" or virtual:
+                raise StorageError(
+                    f"not a FlowDrop store: {name!r} is a {'virtual table' if virtual else kind}, "
+                    "not a table (reading it would run its own SQL); nothing was read",
+                    path=self.path,
+                )
+
+    @contextmanager
+    def _deadline(self, conn: sqlite3.Connection) -> Iterator[None]:
+        """Stop any statement of ``conn`` still running :data:`READ_SECONDS` from now."""
+        deadline = time.monotonic() + READ_SECONDS
+        conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 4_000)
+        try:
+            yield
+        finally:
+            conn.set_progress_handler(None, 0)
+
+    def _read_error(self, what: str, slot: Slot | None, exc: sqlite3.Error) -> StorageError:
+        """The error of a failed read: a read stopped by :meth:`_deadline` says so."""
+        if "interrupted" in str(exc):
+            message = f"reading {what} took over {READ_SECONDS:g} s and was stopped"
+        else:
+            message = f"cannot read {what} ({exc})"
+        if slot is None:
+            return StorageError(message, path=self.path)
+        return StorageError.for_slot(message, slot, self.path)
+
+    def _over(self, what: str, slot: Slot | None, limit: str) -> StorageError:
+        message = f"{what} holds more than {limit}, the most a read takes; nothing was read"
+        if slot is None:
+            return StorageError(message, path=self.path)
+        return StorageError.for_slot(message, slot, self.path)
+
+    def _rows(
+        self,
+        conn: sqlite3.Connection,
+        what: str,
+        slot: Slot | None,
+        sql: str,
+        args: tuple[Any, ...],
+        sized: int | None = None,
+    ) -> list[Any]:
+        """The rows of one read, bounded: at most :data:`MAX_READ_ROWS` rows and, when
+        column ``sized`` holds JSON text, at most :data:`MAX_READ_CHARS` characters of it.
+
+        Rows are fetched a chunk at a time and measured at C speed, so a read stops
+        within one chunk of a bound. (A file holds what it stores: with views
+        refused, no row is larger than the file.)
+        """
+        cur = conn.execute(sql, args)
+        rows: list[Any] = []
+        chars = 0
+        while True:
+            chunk = cur.fetchmany(_CHUNK)
+            if not chunk:
+                return rows
+            rows += chunk
+            if len(rows) > MAX_READ_ROWS:
+                raise self._over(what, slot, f"{MAX_READ_ROWS:,} rows")
+            if sized is not None:
+                chars += _chars(chunk, sized)
+                if chars > MAX_READ_CHARS:
+                    raise self._over(what, slot, f"{MAX_READ_CHARS:,} characters of JSON")
 
     def close(self) -> None:
         """Close every connection this store opened (in any thread)."""
@@ -460,41 +571,51 @@ class SQLiteStore:
         ).fetchone()
 
     def read(self, scope: str, scope_id: str, key: str) -> Snapshot:
-        """The value (a buffer as a list) and its revision, from one read transaction."""
+        """The value (a buffer as a list) and its revision, from one read transaction.
+
+        Bounded: at most :data:`MAX_READ_ROWS` entries and :data:`MAX_READ_CHARS`
+        characters of JSON within :data:`READ_SECONDS`; an entry nested too deep or
+        holding a number out of range is a located bad stored entry.
+        """
         slot = (str(scope), scope_id, key)
         conn = self._conn()
         try:
             conn.execute("BEGIN")
             try:
-                row = self._meta(conn, slot)
-                if row is None:
-                    return Snapshot(None, False, None)
-                sid, rev, count, value = row
-                if count is None:
-                    return Snapshot(_decode(value, slot, self.path), True, rev)
-                bodies = [
-                    r[0]
-                    for r in conn.execute(
-                        "SELECT body FROM entry WHERE slot=? ORDER BY ord", (sid,)
+                with self._deadline(conn):
+                    row = conn.execute(
+                        "SELECT id, rev, count, CASE WHEN length(value) <= ? THEN value END, "
+                        "length(value) FROM slot WHERE scope=? AND scope_id=? AND key=?",
+                        (MAX_READ_CHARS, *slot),
+                    ).fetchone()
+                    if row is None:
+                        return Snapshot(None, False, None)
+                    sid, rev, count, value, size = row
+                    if count is None:
+                        if (size or 0) > MAX_READ_CHARS:
+                            raise self._over(
+                                "the slot's value", slot, f"{MAX_READ_CHARS:,} characters of JSON"
+                            )
+                        return Snapshot(_decode(value, slot, self.path), True, rev)
+                    rows = self._rows(
+                        conn,
+                        "the slot",
+                        slot,
+                        "SELECT body FROM entry WHERE slot=? ORDER BY ord LIMIT ?",
+                        (sid, MAX_READ_ROWS + 1),
+                        sized=0,
                     )
-                ]
+                    bodies = [r[0] for r in rows]
             finally:
                 conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            raise StorageError.for_slot(f"cannot read the slot ({exc})", slot, self.path) from exc
+            raise self._read_error("the slot", slot, exc) from exc
         return Snapshot(self._decode_rows(bodies, slot), True, rev)
 
     def _decode_rows(self, bodies: list[Any], slot: Slot) -> list[Any]:
-        """Decode every row in one ``json.loads``; on failure, name the bad row."""
-        try:
-            entries = json.loads("[" + ",".join(bodies) + "]")
-            if len(entries) == len(bodies):  # an empty or comma-laden body shifts the count
-                return entries
-        except (TypeError, ValueError):
-            pass
-        return [
-            _decode(body, slot, self.path, f"stored entry {n}") for n, body in enumerate(bodies)
-        ]
+        """Decode every row in one pass; on failure, name the bad row (bounded, see
+        :func:`~flowdrop_core.storage.base.decode_entries`)."""
+        return decode_entries(bodies, slot, self.path)
 
     def get(self, scope: str, scope_id: str, key: str, default: Any = None) -> tuple[Any, bool]:
         """Return ``(value, found)``; a corrupt value raises :class:`StorageError`."""
@@ -517,9 +638,20 @@ class SQLiteStore:
         return None if row is None else row[0]
 
     def slots(self) -> list[Slot]:
-        """Every non-empty slot, sorted (for the inspector)."""
-        rows = self._conn().execute("SELECT scope, scope_id, key FROM slot ORDER BY 1, 2, 3")
-        return [tuple(r) for r in rows]  # type: ignore[misc]
+        """Every non-empty slot, sorted (for the inspector); bounded like :meth:`read`."""
+        try:
+            conn = self._conn()
+            with self._deadline(conn):
+                rows = self._rows(
+                    conn,
+                    "the slot names",
+                    None,
+                    "SELECT scope, scope_id, key FROM slot ORDER BY 1, 2, 3 LIMIT ?",
+                    (MAX_READ_ROWS + 1,),
+                )
+        except sqlite3.Error as exc:
+            raise self._read_error("the slot names", None, exc) from exc
+        return [tuple(r) for r in rows]
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -684,22 +816,29 @@ class SQLiteStore:
             ).fetchone()
         )
 
-    def _journal_query(self, what: str, slot: Slot | None, sql: str, args: tuple[Any, ...]) -> Any:
-        conn = self._conn()
+    def _journal_query(
+        self,
+        what: str,
+        slot: Slot | None,
+        sql: str,
+        args: tuple[Any, ...],
+        sized: int | None = None,
+    ) -> Any:
+        """A read of the journal, bounded like :meth:`read` (see :meth:`_rows`)."""
         try:
+            conn = self._conn()
             if not self._has_journal(conn):
                 return []
-            return conn.execute(sql, args).fetchall()
+            with self._deadline(conn):
+                return self._rows(conn, what, slot, sql, args, sized)
         except sqlite3.Error as exc:
-            if slot is None:
-                raise StorageError(f"cannot {what} ({exc})", path=self.path) from exc
-            raise StorageError.for_slot(f"cannot {what} ({exc})", slot, self.path) from exc
+            raise self._read_error(what, slot, exc) from exc
 
     def journal_last(self, scope: str, scope_id: str, key: str) -> int:
         """The slot's newest record number (0: none)."""
         slot = (str(scope), scope_id, key)
         rows = self._journal_query(
-            "read the journal",
+            "the journal",
             slot,
             _ROWS.journal_last,
             slot,
@@ -710,17 +849,18 @@ class SQLiteStore:
         """The slot's kept records ``(seq, text)``, oldest first."""
         slot = (str(scope), scope_id, key)
         rows = self._journal_query(
-            "read the journal",
+            "the journal",
             slot,
-            _ROWS.journal_records,
-            slot,
+            _ROWS.journal_records + " LIMIT ?",
+            (*slot, MAX_READ_ROWS + 1),
+            sized=1,
         )
         return [(int(seq), text) for seq, text in rows]
 
     def journal_counts(self) -> dict[Slot, int]:
         """How many records each journaled slot keeps."""
         rows = self._journal_query(
-            "list the journal",
+            "the journal's slots",
             None,
             _ROWS.journal_counts,
             (),
@@ -780,10 +920,9 @@ class SQLiteStore:
                 raise StorageError.for_slot(
                     f"bad stored entry: count {count!r} is not a number", (a, b, c), path
                 )
-            if at is not None and not isinstance(at, int | float):
-                raise StorageError.for_slot(
-                    f"bad stored entry: last write {at!r} is not a time", (a, b, c), path
-                )
+            problem = time_problem(at)
+            if problem is not None:
+                raise StorageError.for_slot(f"bad stored entry: {problem}", (a, b, c), path)
             out[(a, b, c)] = (count, at)
         return out
 

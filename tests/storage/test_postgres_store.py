@@ -115,3 +115,48 @@ def test_the_advisory_lock_is_a_bounded_wait_and_a_killed_holder_frees_it(
     )
     assert again.serialized is True and time.monotonic() - start < LONG_WAIT / 2
     assert [m["content"] for m in store.get(*SLOT)[0]] == ["while held", "after"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            '{"role":"user","content":' + "[" * 100_000 + "]" * 100_000 + "}",
+            "bad stored entry: stored entry 1 is nested more than 101 levels (at character 125)",
+        ),
+        ('{"role":"user","content":"x","n":NaN}', "stored entry 1 holds NaN, which is not"),
+        ('{"role":"user","content":"x","n":1e400}', "holds a number out of range (1e400)"),
+    ],
+    ids=["100000-deep", "nan", "1e400"],
+)
+def test_a_deep_or_out_of_range_row_is_a_located_bad_stored_entry(
+    postgres_url: str, body: str, message: str
+) -> None:
+    import psycopg
+
+    store = PostgresStore(postgres_url)
+    ConversationBuffer(store=store).append(
+        [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}], CTX
+    )
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE flowdrop.entry SET body = %s WHERE ord = (SELECT max(ord) FROM flowdrop.entry)",
+            (body,),
+        )
+    with pytest.raises(StorageError) as err:
+        store.get(*SLOT)
+    assert message in str(err.value) and "scope_id='s1'" in str(err.value)
+
+
+@pytest.mark.parametrize("at", ["1e300", "Infinity", "NaN", "-1"])
+def test_a_last_write_out_of_range_is_a_located_bad_stored_entry(
+    postgres_url: str, at: str
+) -> None:
+    import psycopg
+
+    store = PostgresStore(postgres_url)
+    ConversationBuffer(store=store).append({"role": "user", "content": "a"}, CTX)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("UPDATE flowdrop.slot SET updated_at = %s::double precision", (at,))
+    with pytest.raises(StorageError, match=r"bad stored entry: last write .* is out of range"):
+        open_browser(postgres_url).slots()
