@@ -54,7 +54,7 @@ def _executor(store: Any) -> ThreadPoolExecutor:
         held = _executors.get(store)
         if held is None or held[0] != generation:
             pool = ThreadPoolExecutor(
-                max_workers=async_workers(store), thread_name_prefix="flowdrop-store"
+                max_workers=async_workers(store), thread_name_prefix=f"flowdrop-store-{id(store):x}"
             )
             held = (generation, pool)
             _executors[store] = held
