@@ -71,7 +71,6 @@ def _bare_writer(backend: str, target: str, tag: str) -> tuple[Callable[[int], N
         conn = sqlite3.connect(target + ".bare", timeout=30, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("CREATE TABLE IF NOT EXISTS bare (tag TEXT, n INTEGER, body TEXT)")
 
         def write(n: int) -> None:
             with conn:
@@ -90,12 +89,24 @@ def _bare_writer(backend: str, target: str, tag: str) -> tuple[Callable[[int], N
     import psycopg
 
     pg = psycopg.connect(target, autocommit=True)
-    pg.execute("CREATE TABLE IF NOT EXISTS bare (tag TEXT, n BIGINT, body TEXT)")
 
     def write(n: int) -> None:
         pg.execute("INSERT INTO bare VALUES (%s, %s, %s)", (tag, n, _msg(0, n)["content"]))
 
     return write, pg
+
+
+def _create_bare_tables(targets: dict[str, str]) -> None:
+    """The bare write's table, made once before any writer starts."""
+    if "sqlite" in targets:
+        with sqlite3.connect(targets["sqlite"] + ".bare") as conn:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("CREATE TABLE IF NOT EXISTS bare (tag TEXT, n INTEGER, body TEXT)")
+    if "postgres" in targets:
+        import psycopg
+
+        with psycopg.connect(targets["postgres"], autocommit=True) as pg:
+            pg.execute("CREATE TABLE IF NOT EXISTS bare (tag TEXT, n BIGINT, body TEXT)")
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -232,6 +243,7 @@ def main() -> None:
             pg_server.start()
             servers.append(pg_server)
             targets["postgres"] = pg_server.url
+        _create_bare_tables(targets)
         try:
             header = (
                 f"{'backend':9} {'P':>2} {'S':>4} {'appends/s':>10} {'p50 ms':>8} {'p99 ms':>8} "

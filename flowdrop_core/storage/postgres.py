@@ -579,9 +579,7 @@ class PostgresStore:
                     + ("; nothing was written" if what.startswith("write") else "")
                 )
                 if what.startswith("write") and slot is not None:
-                    busy = StoreBusyError.for_slot(message, slot)
-                    busy.progressed = True  # the others hold them: they are moving
-                    raise busy
+                    raise StoreBusyError.for_slot(message, slot)
                 raise StorageError(message) if slot is None else StorageError.for_slot(
                     message, slot
                 )
