@@ -72,20 +72,20 @@ def _bare_writer(backend: str, target: str, tag: str) -> tuple[Callable[[int], N
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
 
-        def write(n: int) -> None:
+        def write_sqlite(n: int) -> None:
             with conn:
                 conn.execute("INSERT INTO bare VALUES (?, ?, ?)", (tag, n, _msg(0, n)["content"]))
 
-        return write, conn
+        return write_sqlite, conn
     if backend == "redis":
         import redis
 
         client = redis.Redis.from_url(target)
 
-        def write(n: int) -> None:
+        def write_redis(n: int) -> None:
             client.rpush(f"bare:{tag}", _msg(0, n)["content"])
 
-        return write, client
+        return write_redis, client
     import psycopg
 
     pg = psycopg.connect(target, autocommit=True)
@@ -225,8 +225,10 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=8, help="connections per process")
     parser.add_argument("--backends", default="sqlite,redis,postgres")
     args = parser.parse_args()
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
-          f"{os.cpu_count()} cores")
+    print(
+        f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
+        f"{os.cpu_count()} cores"
+    )
     with tempfile.TemporaryDirectory(prefix="flowdrop-async-bench-") as tmp:
         targets: dict[str, str] = {}
         servers: list[Any] = []

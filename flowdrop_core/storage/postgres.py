@@ -580,8 +580,8 @@ class PostgresStore:
                 )
                 if what.startswith("write") and slot is not None:
                     raise StoreBusyError.for_slot(message, slot)
-                raise StorageError(message) if slot is None else StorageError.for_slot(
-                    message, slot
+                raise (
+                    StorageError(message) if slot is None else StorageError.for_slot(message, slot)
                 )
             self._local.conn = conn
         if not self._ready:
@@ -816,12 +816,13 @@ class PostgresStore:
     @contextmanager
     def _transaction(self, slot: Slot, timeout: float | None, expected: Any) -> Iterator[Any]:
         """One transaction waiting at most ``timeout`` for row locks; errors name the slot."""
-        with self._lease():
-            with self._transaction_leased(slot, timeout, expected) as conn:
-                yield conn
+        with self._lease(), self._transaction_leased(slot, timeout, expected) as conn:
+            yield conn
 
     @contextmanager
-    def _transaction_leased(self, slot: Slot, timeout: float | None, expected: Any) -> Iterator[Any]:
+    def _transaction_leased(
+        self, slot: Slot, timeout: float | None, expected: Any
+    ) -> Iterator[Any]:
         conn = self._conn(slot, "write the slot")
         if not self._ready:
             raise StorageError.for_slot(

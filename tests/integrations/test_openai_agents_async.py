@@ -41,6 +41,8 @@ def test_a_hundred_sessions_use_the_stores_bounded_workers_not_a_thread_per_call
         [f"hi from s{n}"] for n in range(100)
     ]
     assert all(s.last_result is not None and s.last_result.appended == 1 for s in sessions)
-    workers = {t.name for t in threading.enumerate() if t.name.startswith(f"flowdrop-store-{id(store):x}_")}
+    workers = {
+        t.name for t in threading.enumerate() if t.name.startswith(f"flowdrop-store-{id(store):x}_")
+    }
     assert 0 < len(workers) <= async_workers(store)
     store.close()

@@ -38,9 +38,7 @@ async def _append_all(buf: ConversationBuffer) -> list[tuple[int, dict[str, Any]
         message = _msg(session, n)
         return session, message, await buf.aappend(message, {"session_id": f"s{session}"})
 
-    return await asyncio.gather(
-        *(one(s, n) for n in range(PER_SESSION) for s in range(SESSIONS))
-    )
+    return await asyncio.gather(*(one(s, n) for n in range(PER_SESSION) for s in range(SESSIONS)))
 
 
 def _check(buf: ConversationBuffer, done: list[tuple[int, dict[str, Any], Any]]) -> None:
@@ -95,11 +93,11 @@ def test_postgres_pool_of_8_keeps_every_turn_in_order_within_8_connections(
     with psycopg.connect(postgres_url, autocommit=True) as watcher:
 
         def count() -> int:
-            return int(
-                watcher.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)
-                ).fetchone()[0]
-            )
+            row = watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)
+            ).fetchone()
+            assert row is not None
+            return int(row[0])
 
         try:
             with _Peak(count) as peak:
@@ -122,7 +120,8 @@ def test_redis_pool_of_8_keeps_every_turn_in_order_within_8_connections(redis_ur
     watcher = redis.Redis.from_url(redis_url)
 
     def count() -> int:
-        return sum(1 for c in watcher.client_list() if c.get("name") == name)
+        clients: Any = watcher.client_list()
+        return sum(1 for c in clients if c.get("name") == name)
 
     try:
         with _Peak(count) as peak:
@@ -172,7 +171,8 @@ def test_postgres_takes_the_callers_connection(postgres_url: str) -> None:
 
 
 def test_postgres_takes_the_callers_pool(postgres_url: str) -> None:
-    psycopg_pool = pytest.importorskip("psycopg_pool")
+    import psycopg_pool
+
     from flowdrop_core.storage.postgres import PostgresStore
 
     with psycopg_pool.ConnectionPool(postgres_url, min_size=1, max_size=3, open=True) as pool:
