@@ -297,3 +297,40 @@ def test_the_event_loop_keeps_ticking_while_100_tasks_append(
     finally:
         store.close()
     assert worst < 0.1, f"the event loop stalled {worst * 1000:.0f} ms"
+
+
+def test_postgres_32_threads_share_a_pool_of_4(postgres_url: str) -> None:
+    """The sync path too: threads wait for a pooled connection instead of opening their own."""
+    import psycopg
+
+    from flowdrop_core.storage.postgres import PostgresStore
+
+    name = f"fd_thr_{uuid.uuid4().hex[:8]}"
+    sep = "&" if "?" in postgres_url else "?"
+    store = PostgresStore(f"{postgres_url}{sep}application_name={name}", pool_size=4)
+    buf = ConversationBuffer(store=store, lock_timeout=30.0)
+
+    def work(t: int) -> None:
+        for n in range(5):
+            assert buf.append(_msg(t, n), {"session_id": f"t{t % 8}"}).serialized
+
+    with psycopg.connect(postgres_url, autocommit=True) as watcher:
+
+        def count() -> int:
+            row = watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)
+            ).fetchone()
+            assert row is not None
+            return int(row[0])
+
+        try:
+            with _Peak(count) as peak:
+                threads = [threading.Thread(target=work, args=(t,)) for t in range(32)]
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join()
+            assert sum(len(buf.messages({"session_id": f"t{s}"})) for s in range(8)) == 160
+        finally:
+            store.close()
+    assert 1 < peak.peak <= 4, peak.peak
