@@ -652,8 +652,7 @@ class PostgresStore:
 
     def close(self) -> None:
         """Close every connection this store opened (a caller's pool or connection stays open)."""
-        self._pool.close()
-        self._local = threading.local()
+        self._pool.close()  # a lease still running gives its closed connection back as broken
 
     def __enter__(self) -> PostgresStore:
         return self
