@@ -252,6 +252,7 @@ def main() -> None:
                 f"{'bare/s':>9} {'bare p99':>9} {'ratio':>6}"
             )
             print(header)
+            verdicts: list[str] = []
             print("-" * len(header))
             for backend, target in targets.items():
                 for procs in PROCESSES:
@@ -266,6 +267,14 @@ def main() -> None:
                             f"{got[0] / bare[0]:>6.2f}",
                             flush=True,
                         )
+                        if n == max(SESSIONS) and backend != "sqlite":
+                            goal = got[0] >= 0.5 * bare[0] and got[2] < 50.0
+                            verdicts.append(
+                                f"{backend} P={procs} S={n}: goal (ratio >= 0.5, p99 < 50 ms) "
+                                + ("met" if goal else "missed")
+                            )
+            for verdict in verdicts:
+                print(verdict)
         finally:
             for server in servers:
                 server.stop()
