@@ -74,6 +74,7 @@ from flowdrop_core.storage import (
     delta_from_events,
     slot_label,
 )
+from flowdrop_core.storage.aio import run_in_store
 from flowdrop_core.storage.base import fork_generation
 from flowdrop_core.tiers import Tier, as_tier, require_tier
 
@@ -860,3 +861,41 @@ class ConversationBuffer:
         with self.store.lock(*slot, self.lock_timeout):
             self._cache_take(slot)
             return self.store.delete(*slot)
+
+    # -- async API -------------------------------------------------------------------------
+
+    async def aappend(self, messages: Any, context: ContextLike = None) -> ScopedAppendResult:
+        """:meth:`append` for async code: the same append, awaited; the loop never blocks on it.
+
+        The scope is resolved here (MEM-6, MEM-7, MEM-8, MEM-13: a refused
+        scope returns at once, no store call); the append itself (the MEM-12
+        lock, the compare-and-set write, the journal record and the MEM-14
+        report) is :meth:`append`'s own, run on the store's bounded executor
+        (:mod:`flowdrop_core.storage.aio`), so both paths always agree.
+        """
+        if not self._drives:
+            require_tier(self.tier, Tier.DRIVE, "append")  # MEM-9: viewing is not driving
+        ctx, res, slot = self._resolved(context)
+        if res.refused:
+            return self._refused("append", res, ctx)
+        return await run_in_store(self.store, self._append_at, messages, res, ctx, slot)
+
+    async def aread(self, context: ContextLike = None) -> ScopedAppendResult:
+        """:meth:`read` for async code (a refused scope answers at once, no store call)."""
+        ctx = as_context(context)
+        res = resolve_scope(self.scope, ctx)
+        if res.refused:
+            return self._refused("read", res, ctx)
+        return await run_in_store(self.store, self.read, ctx)
+
+    async def amessages(self, context: ContextLike = None) -> list[dict[str, Any]]:
+        """:meth:`messages` for async code."""
+        return (await self.aread(context)).messages or []
+
+    async def aclear(self, context: ContextLike = None) -> bool:
+        """:meth:`clear` for async code (the ``admin`` tier only, MEM-15)."""
+        require_tier(self.tier, Tier.ADMIN, "clear")
+        ctx = as_context(context)
+        if resolve_scope(self.scope, ctx).refused:
+            return self.clear(ctx)  # the refusal: a warning, no store call
+        return await run_in_store(self.store, self.clear, ctx)

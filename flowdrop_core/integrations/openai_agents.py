@@ -15,13 +15,14 @@ threads, processes and machines sharing the store; ``journal=N`` keeps the
 store's append journal for the inspector.
 
 Items round-trip without loss through :mod:`.responses_items`. Store I/O
-runs in a worker thread (``asyncio.to_thread``), so the event loop never
-waits on SQLite, Redis or Postgres.
+goes through the buffer's async API (``aappend``, ``aread``: the store's
+bounded executor, one worker per pooled connection), so the event loop never
+waits on the store and a process holds no more connections than the store's
+pool.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
@@ -29,6 +30,7 @@ from flowdrop_core.ids import usable_id
 from flowdrop_core.integrations import require
 from flowdrop_core.integrations.responses_items import items_to_rows, rows_to_items
 from flowdrop_core.storage import Delta, Op, RevisionConflict, Store
+from flowdrop_core.storage.aio import run_in_store
 from flowdrop_core.tiers import Tier, require_tier
 
 _settings = require("agents.memory.session_settings", "openai-agents")
@@ -97,7 +99,7 @@ class GRMemSession:
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The history as Responses input items, oldest first; the latest ``limit`` when given."""
         limit = _settings.resolve_session_limit(limit, self.session_settings)
-        items = rows_to_items(await asyncio.to_thread(self.rows))
+        items = rows_to_items(await self.buffer.amessages(self._context))
         if limit is None:
             return items
         return items[-limit:] if limit > 0 else []
@@ -113,7 +115,8 @@ class GRMemSession:
         """Append ``items`` under GR-MEM: duplicates dropped, unanswered calls healed."""
         if not items:
             return
-        await asyncio.to_thread(self.add_items_sync, list(items))
+        rows = items_to_rows(list(items))  # a malformed item raises here: nothing is written
+        self.last_result = await self.buffer.aappend(rows, self._context)
 
     def pop_item_sync(self) -> Any | None:
         """Remove and return the newest item, under the slot lock, written compare-and-set.
@@ -138,11 +141,11 @@ class GRMemSession:
 
     async def pop_item(self) -> Any | None:
         """Remove and return the newest item (``None`` when the session is empty)."""
-        return await asyncio.to_thread(self.pop_item_sync)
+        return await run_in_store(self.store, self.pop_item_sync)
 
     async def clear_session(self) -> None:
         """Empty this session's history."""
-        await asyncio.to_thread(self.buffer.clear, self._context)
+        await self.buffer.aclear(self._context)
 
     def __repr__(self) -> str:
         return f"GRMemSession(session_id={self.session_id!r}, buffer={self.buffer!r})"

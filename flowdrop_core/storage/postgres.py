@@ -57,7 +57,8 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -286,6 +287,138 @@ def _cut(conn: Any) -> None:
 
 _WATCHDOG = _Watchdog()
 
+#: Connections a store opens at most per process when the caller passes no pool of its own.
+DEFAULT_POOL_SIZE = 8
+
+
+def _autocommit(conn: Any) -> bool:
+    """Put a caller's idle connection in autocommit (every call is one statement or one
+    explicit transaction); return whether it was not, so it is given back as it came."""
+    if conn.autocommit:
+        return False
+    conn.autocommit = True
+    return True
+
+
+class _OwnPool:
+    """The connections a store opens itself: at most ``size``, reused, a broken one replaced.
+
+    A caller waits, at most the time it is given, for a connection another
+    thread gives back; past it :meth:`acquire` returns None.
+    """
+
+    def __init__(self, size: int, connect: Callable[[], Any]) -> None:
+        self.size = size
+        self._connect = connect
+        self._idle: list[Any] = []
+        self._open: list[Any] = []
+        self._opening = 0
+        self._cond = threading.Condition()
+
+    def acquire(self, timeout: float) -> Any:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                if self._idle:
+                    return self._idle.pop()
+                if len(self._open) + self._opening < self.size:
+                    self._opening += 1
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
+        try:
+            conn = self._connect()
+        except BaseException:
+            with self._cond:
+                self._opening -= 1
+                self._cond.notify()
+            raise
+        with self._cond:
+            self._opening -= 1
+            self._open.append(conn)
+        return conn
+
+    def release(self, conn: Any, broken: bool) -> None:
+        if broken or conn.closed or conn.broken:
+            with suppress(psycopg.Error):  # closing a dead connection
+                conn.close()
+            with self._cond:
+                if conn in self._open:
+                    self._open.remove(conn)
+                self._cond.notify()
+            return
+        with self._cond:
+            if conn in self._open:  # not closed by close() meanwhile
+                self._idle.append(conn)
+            self._cond.notify()
+
+    def close(self) -> None:
+        with self._cond:
+            conns, self._open, self._idle = self._open, [], []
+            self._cond.notify_all()
+        for conn in conns:
+            with suppress(psycopg.Error):
+                conn.close()
+
+
+class _CallerPool:
+    """The caller's ``psycopg_pool.ConnectionPool`` (anything with ``getconn``/``putconn``)."""
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+        self.size = int(getattr(pool, "max_size", DEFAULT_POOL_SIZE))
+        self._switched: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def acquire(self, timeout: float) -> Any:
+        try:
+            conn = self.pool.getconn(timeout=timeout)
+        except Exception as exc:
+            if type(exc).__name__ == "PoolTimeout":
+                return None
+            raise
+        if _autocommit(conn):
+            self._switched.add(conn)
+        return conn
+
+    def release(self, conn: Any, broken: bool) -> None:
+        if conn in self._switched:
+            self._switched.discard(conn)
+            if not (conn.closed or conn.broken):
+                with suppress(psycopg.Error):
+                    conn.autocommit = False
+        self.pool.putconn(conn)  # the pool checks and replaces a broken connection
+
+    def close(self) -> None:
+        """The pool stays the caller's: nothing is closed."""
+
+
+class _CallerConnection:
+    """The caller's one connection, used by one call at a time and never closed by the store."""
+
+    size = 1
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self._lock = threading.Lock()
+        self._switched = False
+
+    def acquire(self, timeout: float) -> Any:
+        if not self._lock.acquire(timeout=timeout):
+            return None
+        self._switched = _autocommit(self.conn)
+        return self.conn
+
+    def release(self, conn: Any, broken: bool) -> None:
+        if self._switched and not (conn.closed or conn.broken):
+            with suppress(psycopg.Error):
+                conn.autocommit = False
+        self._lock.release()
+
+    def close(self) -> None:
+        """The connection stays the caller's: nothing is closed."""
+
 
 class PostgresStore:
     """A Postgres-backed store: ``PostgresStore(dsn)``, else ``$FLOWDROP_POSTGRES_URL``.
@@ -297,8 +430,20 @@ class PostgresStore:
     it. ``connect_timeout`` bounds connecting. ``io_timeout`` bounds waiting
     for the server's answer, on top of any lock wait a call asks the server
     for: a frozen server is a :class:`StorageError` after that long (see the
-    module docstring). Each thread has its own connection; connections never
-    cross a fork.
+    module docstring).
+
+    Connections: the store opens at most ``pool_size`` (default
+    :data:`DEFAULT_POOL_SIZE`) per process and reuses them, however many
+    threads or tasks append; a call holds one from its start to its end (an
+    append from the MEM-12 lock to its write, on the same connection) and a
+    call finding none free waits for one, at most ``busy_timeout`` (the lock,
+    at most its own timeout). Or pass the caller's own: ``pool`` (a
+    ``psycopg_pool.ConnectionPool``, its ``max_size`` the bound) or
+    ``connection`` (one psycopg connection, one call at a time); neither is
+    ever closed by the store, and an idle connection not in autocommit is put
+    in it for the call and given back as it came. The async API
+    (``ConversationBuffer.aappend``) runs one worker per connection
+    (``async_workers``). The store's own connections never cross a fork.
     """
 
     kind = "postgres"
@@ -312,9 +457,22 @@ class PostgresStore:
         busy_timeout: float = 30.0,
         connect_timeout: float = 5.0,
         io_timeout: float = 10.0,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        pool: Any = None,
+        connection: Any = None,
     ) -> None:
+        if not (type(pool_size) is int and pool_size > 0):
+            raise ValueError(f"pool_size must be a whole number >= 1, got {pool_size!r}")
+        if pool is not None and connection is not None:
+            raise ValueError("pass a pool or a connection, not both")
+        self.pool_size = pool_size
+        self._given = pool if pool is not None else connection
+        if dsn is None and pool is not None:
+            dsn = str(getattr(pool, "conninfo", "") or "")
+        if dsn is None and connection is not None:
+            dsn = connection.info.dsn
         dsn = dsn if dsn is not None else os.environ.get(POSTGRES_ENV, "").strip()
-        if not dsn:
+        if not dsn and self._given is None:
             raise ValueError(
                 f"PostgresStore needs a URL (postgresql://user@host:port/db) or ${POSTGRES_ENV}"
             )
@@ -340,8 +498,17 @@ class PostgresStore:
         self._rows = RowSQL.build(self._t["entry"], self._t["journal"], "%s")
         self._ready = False
         self._ready_guard = threading.Lock()
-        self._conns_guard = threading.Lock()
+        self._given_pool: _CallerPool | _CallerConnection | None = None
+        if pool is not None:
+            self._given_pool = _CallerPool(pool)
+        elif connection is not None:
+            self._given_pool = _CallerConnection(connection)
         self._after_fork()
+
+    @property
+    def async_workers(self) -> int:
+        """How many calls the async API runs at once: one per connection the pool may hold."""
+        return self._pool.size
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.server!r}, schema={self.schema!r})"
@@ -349,18 +516,52 @@ class PostgresStore:
     @property
     def display_url(self) -> str:
         """The URL with any password masked (what every message shows)."""
-        return mask_url(self.dsn)
+        return mask_url(self.dsn) if self.dsn else f"postgresql://{self.server}"
 
     # -- connections ---------------------------------------------------------------------------
 
     def _after_fork(self) -> None:
         self._pid = fork_generation()
         self._local = threading.local()
-        self._conns: list[Any] = []
+        self._pool: _OwnPool | _CallerPool | _CallerConnection = (
+            self._given_pool
+            if self._given_pool is not None
+            else _OwnPool(self.pool_size, self._connect)
+        )
+        #: Each own connection's session ``lock_timeout`` as last set (a caller's is set
+        #: every time: its other users may change it).
+        self._lock_timeouts: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._locks = SlotLocks()
 
-    def _conn(self, slot: Slot | None, what: str) -> Any:
-        """This thread's connection (reconnecting after a failure); creates the tables once."""
+    def _connect(self) -> Any:
+        return psycopg.connect(self.dsn, autocommit=True, connect_timeout=self.connect_timeout)
+
+    @contextmanager
+    def _lease(self) -> Iterator[None]:
+        """Hold one pool connection for this thread until the outermost lease ends.
+
+        :meth:`_conn` takes it on first use; nested calls (an append's lock,
+        read and write) share it, so a thread never holds two.
+        """
+        if self._pid != fork_generation():
+            self._after_fork()
+        local = self._local
+        depth = getattr(local, "depth", 0)
+        local.depth = depth + 1
+        try:
+            yield
+        finally:
+            local.depth = depth
+            if depth == 0:
+                conn = getattr(local, "conn", None)
+                if conn is not None:
+                    local.conn = None
+                    self._pool.release(conn, conn.closed or conn.broken)
+
+    def _conn(self, slot: Slot | None, what: str, wait: float | None = None) -> Any:
+        """The connection this thread's lease holds (taken from the pool, waiting at most
+        ``wait``, default ``busy_timeout``; reconnecting after a failure); creates the
+        tables once. Only called inside :meth:`_lease`."""
         if self._pid != fork_generation():
             self._after_fork()
         conn = getattr(self._local, "conn", None)
@@ -368,16 +569,23 @@ class PostgresStore:
             self._drop(conn)
             conn = None
         if conn is None:
+            wait = self.busy_timeout if wait is None else wait
             try:
-                conn = psycopg.connect(
-                    self.dsn, autocommit=True, connect_timeout=self.connect_timeout
-                )
+                conn = self._pool.acquire(wait)
             except psycopg.Error as exc:
                 raise self._error(what, slot, exc) from None
+            if conn is None:
+                message = (
+                    f"cannot {what} on Postgres {self.server}: all {self._pool.size} connections "
+                    f"of the pool stayed in use for {wait:.3g} s"
+                    + ("; nothing was written" if what.startswith("write") else "")
+                )
+                if what.startswith("write") and slot is not None:
+                    raise StoreBusyError.for_slot(message, slot)
+                raise (
+                    StorageError(message) if slot is None else StorageError.for_slot(message, slot)
+                )
             self._local.conn = conn
-            self._local.lock_timeout = None  # the session's lock_timeout, as last set
-            with self._conns_guard:
-                self._conns.append(conn)
         if not self._ready:
             try:
                 with self._bounded(conn, self.busy_timeout, what, slot):
@@ -428,17 +636,16 @@ class PostgresStore:
 
     def _lock_timeout(self, conn: Any, value: str) -> None:
         """Set the session's ``lock_timeout`` (one round trip, only when it changes)."""
-        if getattr(self._local, "lock_timeout", None) != value:
+        if self._given_pool is not None or self._lock_timeouts.get(conn) != value:
             conn.execute(f"SET lock_timeout = '{value}'")
-            self._local.lock_timeout = value
+            if self._given_pool is None:
+                self._lock_timeouts[conn] = value
 
     def _drop(self, conn: Any) -> None:
-        self._local.conn = None
-        with self._conns_guard:
-            if conn in self._conns:
-                self._conns.remove(conn)
-        with suppress(psycopg.Error):  # closing a dead connection
-            conn.close()
+        """Give a failed connection back as broken (an own one is closed and replaced)."""
+        if getattr(self._local, "conn", None) is conn:
+            self._local.conn = None
+            self._pool.release(conn, True)
 
     def _forget(self, conn: Any) -> None:
         """Drop ``conn`` if it is broken (the next call reconnects)."""
@@ -446,13 +653,8 @@ class PostgresStore:
             self._drop(conn)
 
     def close(self) -> None:
-        """Close every connection this store opened (in any thread)."""
-        with self._conns_guard:
-            conns, self._conns = self._conns, []
-        for conn in conns:
-            with suppress(psycopg.Error):
-                conn.close()
-        self._local = threading.local()
+        """Close every connection this store opened (a caller's pool or connection stays open)."""
+        self._pool.close()  # a lease still running gives its closed connection back as broken
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -511,13 +713,14 @@ class PostgresStore:
 
     def create_tables(self) -> None:
         """Create the schema and tables now (idempotent; first use does it too)."""
-        conn = self._conn(None, "create the tables")
-        try:
-            with self._bounded(conn, self.busy_timeout, "create the tables", None):
-                self._create(conn)
-        except psycopg.Error as exc:
-            self._forget(conn)
-            raise self._error("create the tables", None, exc) from None
+        with self._lease():
+            conn = self._conn(None, "create the tables")
+            try:
+                with self._bounded(conn, self.busy_timeout, "create the tables", None):
+                    self._create(conn)
+            except psycopg.Error as exc:
+                self._forget(conn)
+                raise self._error("create the tables", None, exc) from None
         self._ready = True
 
     def _tables_exist(self) -> bool:
@@ -527,6 +730,12 @@ class PostgresStore:
 
     def _query(self, what: str, slot: Slot | None, sql: str, args: tuple[Any, ...]) -> list[Any]:
         """One statement's rows; a serialization failure is tried again (a read writes nothing)."""
+        with self._lease():
+            return self._query_leased(what, slot, sql, args)
+
+    def _query_leased(
+        self, what: str, slot: Slot | None, sql: str, args: tuple[Any, ...]
+    ) -> list[Any]:
         for attempt in range(_TRIES):
             conn = self._conn(slot, what)
             if not self._ready:
@@ -611,6 +820,13 @@ class PostgresStore:
     @contextmanager
     def _transaction(self, slot: Slot, timeout: float | None, expected: Any) -> Iterator[Any]:
         """One transaction waiting at most ``timeout`` for row locks; errors name the slot."""
+        with self._lease(), self._transaction_leased(slot, timeout, expected) as conn:
+            yield conn
+
+    @contextmanager
+    def _transaction_leased(
+        self, slot: Slot, timeout: float | None, expected: Any
+    ) -> Iterator[Any]:
         conn = self._conn(slot, "write the slot")
         if not self._ready:
             raise StorageError.for_slot(
@@ -889,14 +1105,16 @@ class PostgresStore:
         deadline = time.monotonic() + wait
         if self._pid != fork_generation():
             self._after_fork()
-        with self._locks.held(slot, wait) as got_thread:
+        with self._locks.held(slot, wait) as got_thread, self._lease():
             got = False
             conn = None
             lock_key = _lock_key(self.schema, slot)
             try:
                 if got_thread:
                     try:
-                        conn = self._conn(slot, "take the slot lock")
+                        conn = self._conn(
+                            slot, "take the slot lock", max(deadline - time.monotonic(), 0.0)
+                        )
                         remaining = deadline - time.monotonic()
                         with self._bounded(conn, max(remaining, 0.0), "take the slot lock", slot):
                             if remaining <= 0:

@@ -93,6 +93,11 @@ REDIS_ENV = "FLOWDROP_REDIS_URL"
 #: Default namespace: every key this store writes starts with it.
 NAMESPACE = "flowdrop"
 
+#: Connections a store opens at most per process (the lease connection included): a
+#: Redis call is one short round trip, so a few connections keep two cores busy, and 8
+#: matches the Postgres pool.
+DEFAULT_MAX_CONNECTIONS = 8
+
 
 def _triple(slot: Slot) -> str:
     return json.dumps(list(slot), ensure_ascii=False, separators=(",", ":"))
@@ -430,6 +435,16 @@ class RedisStore:
     policy at connect (to read what is left on such a server): writes are
     still refused under it. The URL's password is never shown:
     :func:`~flowdrop_core.storage.base.mask_url`.
+
+    Connections: the store opens at most ``max_connections`` (default
+    :data:`DEFAULT_MAX_CONNECTIONS`) per process however many threads or
+    tasks append: one idle connection whose CLIENT ID marks this process's
+    slot leases (not on a cluster), the rest a blocking pool that a call
+    waits on, at most ``max(30 s, socket_timeout)``, when all are in use. Or
+    pass the caller's own ``client`` (a ``redis.Redis`` or ``RedisCluster``,
+    its pool its bound, plus the one lease connection); the store never
+    closes it. The async API (``ConversationBuffer.aappend``) runs one worker
+    per pooled connection (``async_workers``).
     """
 
     kind = "redis"
@@ -442,7 +457,24 @@ class RedisStore:
         socket_timeout: float = 5.0,
         cluster: bool | None = None,
         check_policy: bool = True,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        client: Any = None,
     ) -> None:
+        if not (type(max_connections) is int and max_connections >= 2):
+            raise ValueError(
+                "max_connections must be a whole number >= 2 (one connection marks the "
+                f"process's leases), got {max_connections!r}"
+            )
+        self.max_connections = max_connections
+        self._own_client = client is None
+        if client is not None:
+            from redis.cluster import RedisCluster
+
+            cluster = isinstance(client, RedisCluster)
+            if url is None:
+                pool = getattr(client, "connection_pool", None)
+                kw = {} if pool is None else pool.connection_kwargs
+                url = f"redis://{kw.get('host', 'localhost')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
         url = url if url is not None else os.environ.get(REDIS_ENV, "").strip()
         if not url:
             raise ValueError(f"RedisStore needs a URL (redis://host:port/db) or ${REDIS_ENV}")
@@ -453,27 +485,39 @@ class RedisStore:
         self.index_key = f"{namespace}:slots"
         self.journals_key = f"{namespace}:journals"
         try:
-            self.client: Any = redis.Redis.from_url(
-                url,
-                socket_timeout=socket_timeout,
-                socket_connect_timeout=socket_timeout,
-                health_check_interval=0,
-            )
+            if client is not None and not cluster:
+                self.client: Any = client
+            else:
+                self.client = redis.Redis(
+                    connection_pool=redis.BlockingConnectionPool.from_url(
+                        url,
+                        max_connections=max_connections - 1,
+                        timeout=max(30.0, socket_timeout),
+                        socket_timeout=socket_timeout,
+                        socket_connect_timeout=socket_timeout,
+                        health_check_interval=0,
+                    )
+                )
         except (ValueError, RedisError) as exc:
             raise StorageError(f"not a usable Redis URL {mask_url(url)!r} ({exc})") from None
         kwargs = self.client.connection_pool.connection_kwargs
         self.server = (
             kwargs.get("path") or f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
         ) + f"/{kwargs.get('db', 0)}"
-        if cluster is None:
+        if client is not None and cluster:
+            self.client = client
+        elif cluster is None:
             cluster = self._is_cluster()
         self.cluster = cluster
-        if cluster:
+        if cluster and client is None:
             from redis.cluster import RedisCluster
 
             self.client.close()
             self.client = RedisCluster.from_url(
-                url, socket_timeout=socket_timeout, socket_connect_timeout=socket_timeout
+                url,
+                socket_timeout=socket_timeout,
+                socket_connect_timeout=socket_timeout,
+                max_connections=max_connections,
             )
         self._set = self.client.register_script(_SET)
         self._apply = self.client.register_script(_APPLY)
@@ -491,6 +535,14 @@ class RedisStore:
         self.policy: str | None = None
         self._verified = False
         self._verify()
+
+    @property
+    def async_workers(self) -> int:
+        """How many calls the async API runs at once: one per pooled connection (at most 64)."""
+        if self._own_client:
+            return self.max_connections - (0 if self.cluster else 1)
+        pool = getattr(self.client, "connection_pool", None)
+        return min(int(getattr(pool, "max_connections", 64) or 64), 64)
 
     def _is_cluster(self) -> bool:
         """Whether the server is a cluster node (``INFO cluster``); False when unreachable."""
@@ -587,7 +639,8 @@ class RedisStore:
             alive, self._alive = self._alive, None
         if alive is not None and alive[0] == os.getpid():
             alive[1].disconnect()
-        self.client.close()
+        if self._own_client:  # a caller's client stays the caller's
+            self.client.close()
 
     def __enter__(self) -> RedisStore:
         return self

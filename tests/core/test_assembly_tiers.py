@@ -107,3 +107,15 @@ def test_a_tier_is_named_or_refused() -> None:
     assert str(Tier.ADMIN) == "admin"
     with pytest.raises(ValueError, match="tier must be one of view, drive, admin"):
         ConversationBuffer(tier="owner")
+
+
+def test_the_async_api_keeps_the_tiers() -> None:
+    import asyncio
+
+    store = MemoryStore()
+    ConversationBuffer(store=store).append(_user("mine"), CTX)
+    with pytest.raises(TierDenied, match="MEM-9"):
+        asyncio.run(ConversationBuffer(store=store, tier="view").aappend(_user("x"), CTX))
+    with pytest.raises(TierDenied, match="MEM-15"):
+        asyncio.run(ConversationBuffer(store=store).aclear(CTX))
+    assert asyncio.run(ConversationBuffer(store=store, tier="admin").aclear(CTX)) is True
