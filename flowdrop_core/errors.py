@@ -24,6 +24,10 @@ error imports the base from here, and nothing here imports back::
     ├── StoreTargetsError           flowdrop_core.store_targets (ValueError): bad store config
     ├── FrameworkMissingError       flowdrop_core.integrations (ImportError): extra not installed
     ├── FrameworkStoreError         flowdrop_core.framework_stores (ValueError): not such a file
+    ├── AssemblyError               flowdrop_core.assembly (ValueError): MEM-4 input not messages
+    ├── TierDenied                  flowdrop_core.tiers (PermissionError): MEM-9/15 tier too low
+    ├── StandingError               flowdrop_core.conformance (ValueError): not a standing file
+    ├── AdapterError                flowdrop_core.conformance.runner (RuntimeError): adapter broke
     └── StorageError                flowdrop_core.storage.base (RuntimeError): a store failed
         ├── RevisionConflict        a conditional write lost the race (MEM-12)
         │   └── JournalConflict     the slot's journal moved on; nothing was written
