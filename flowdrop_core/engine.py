@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import islice
 from typing import Any, ClassVar, Self
 
-from flowdrop_core.events import Event, EventKind
+from flowdrop_core.events import EFFECTS, Event, EventKind
 from flowdrop_core.messages import (
     PLACEHOLDER_CONTENT,
     InvalidMessagesError,
@@ -53,7 +53,6 @@ _REPLACED = EventKind.PLACEHOLDER_REPLACED
 _INSERTED = EventKind.PLACEHOLDER_INSERTED
 _PURE_READ = EventKind.PURE_READ
 _IDLESS = EventKind.IDLESS_RESULT
-_CHANGES = frozenset({_APPENDED, _INSERTED, _REPLACED, _EVICTED})
 
 _new_object = object.__new__
 _new_event = tuple.__new__
@@ -259,7 +258,7 @@ class AppendResult(PlainResult):
     @property
     def changed(self) -> bool:
         """True when the buffer after differs from the buffer before."""
-        return any(d[0] in _CHANGES for d in self.decisions())
+        return any(EFFECTS[d[0]].change is not None for d in self.decisions())
 
     def tally(self) -> Counter[str]:
         """How many events of each kind this append produced (for timelines)."""

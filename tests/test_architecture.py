@@ -236,3 +236,46 @@ def test_redis_store_without_redis_is_a_clear_error() -> None:
     )
     assert done.returncode == 2
     assert "needs the redis package" in done.stderr and "Traceback" not in done.stderr
+
+
+#: The layers that act on what a decision kind does: each reads ``events.EFFECTS``
+#: instead of naming kinds. Allowed: kinds a module makes (an event it records)
+#: and the one finding about a single kind (the health report's result without id).
+EFFECT_READERS: dict[str, frozenset[str]] = {
+    "flowdrop_core.events": frozenset(),
+    "flowdrop_core.replay": frozenset(),
+    "flowdrop_core.storage.delta": frozenset(),
+    "flowdrop_core.verdicts": frozenset(),
+    "flowdrop_core.inspect.rows": frozenset(),
+    "flowdrop_core.inspect.lifecycle": frozenset(),
+    "flowdrop_core.inspect.decisions": frozenset(),
+    "flowdrop_core.inspect.health": frozenset({"IDLESS_RESULT"}),
+}
+
+
+def kinds_named(name: str) -> list[tuple[str, int]]:
+    """Every ``EventKind.<MEMBER>`` a module's source names, outside the table itself."""
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    table = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign | ast.Assign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "EFFECTS" for t in targets):
+                table = node
+    skip = {id(n) for n in ast.walk(table)} if table is not None else set()
+    return [
+        (node.attr, node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "EventKind"
+        and id(node) not in skip
+        and node.attr.isupper()
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(EFFECT_READERS))
+def test_what_a_kind_does_is_read_from_the_one_table(name: str) -> None:
+    named = [(k, line) for k, line in kinds_named(name) if k not in EFFECT_READERS[name]]
+    assert not named, f"{name} names decision kinds {named}: read what they do from events.EFFECTS"

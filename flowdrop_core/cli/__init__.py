@@ -13,8 +13,8 @@ Every subcommand is a thin layer over the library, one module each:
   with locations.
 - :mod:`~flowdrop_core.cli.doctor` ``doctor PATH``: what is wrong with a
   recording, where (message index and step), and what GR-MEM did about it.
-- :mod:`~flowdrop_core.cli.store` ``store STORE``: browse a SQLite or Redis
-  store, show a slot, replay its journal.
+- :mod:`~flowdrop_core.cli.store` ``store STORE``: browse a SQLite, Redis or
+  Postgres store, show a slot, replay its journal.
 - :mod:`~flowdrop_core.cli.conformance` ``conformance``: this implementation's
   standing against every GR-MEM rule, as Markdown or JSON.
 

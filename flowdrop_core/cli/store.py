@@ -1,4 +1,4 @@
-"""``flowdrop-buffer store``: browse the store a runtime writes (SQLite file or Redis URL).
+"""``flowdrop-buffer store``: browse a runtime's store (SQLite file, Redis or Postgres URL).
 
 Every action goes through :mod:`flowdrop_core.store_browser`; this module
 parses options and prints what the library returns, escaped like every other
@@ -46,7 +46,7 @@ def register(subparsers: Any) -> None:
     """Add ``store`` to the command line's subparsers."""
     p = subparsers.add_parser(
         "store",
-        help="list a SQLite or Redis store's slots, show a buffer, replay its journal",
+        help="list a SQLite, Redis or Postgres store's slots, show a buffer, replay its journal",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
