@@ -498,12 +498,11 @@ class ConversationBuffer:
             live = _LiveSlot(self._build(slot, entries), entries)
         buf = live.buf
         result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
-        decisions = result._events
         log = live.log
-        if len(decisions) == 1 and type(decisions[0]) is list:  # the usual append
-            # one message appended at the end, recorded as its node (see engine._appended);
+        entry = result.appended_at_end()
+        if entry is not None:  # the usual append: one message appended at the end
             # a plain tuple reads as an Op (apply_ops unpacks it) and costs less to make
-            log.append(("insert", result.count - 1, decisions[0][0]))  # type: ignore[arg-type]
+            log.append(("insert", result.count - 1, entry))  # type: ignore[arg-type]
             changed = True
         else:
             ops = delta_from_events(result.decisions(), result.count).ops  # type: ignore[arg-type]
@@ -695,11 +694,10 @@ class ConversationBuffer:
                 rec = journal_start(store, self.journal, slot, buf, token) if self.journal else None
                 # validates first: raises with ``buf`` unchanged; a _ScopedBuffer's result
                 result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
-                decisions = result._events  # the engine's decisions (see AppendResult.decisions)
-                if len(decisions) == 1 and type(decisions[0]) is list:  # the usual append
-                    # delta_from_events' answer for one message appended at the end,
-                    # recorded as its node (see engine._appended), made inline
-                    op = _new_tuple(Op, ("insert", result.count - 1, decisions[0][0]))
+                added = result.appended_at_end()
+                if added is not None:  # the usual append: one message appended at the end
+                    # delta_from_events' answer for it, made inline
+                    op = _new_tuple(Op, ("insert", result.count - 1, added))
                     delta = _new_tuple(Delta, ((op,), result.count))
                 else:
                     delta = delta_from_events(result.decisions(), result.count)  # type: ignore[arg-type]

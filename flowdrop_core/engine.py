@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import islice
 from typing import Any, ClassVar, Self
 
@@ -60,13 +60,37 @@ _new_event = tuple.__new__
 # Buffer.append reuses its previous result when nobody else holds it, as
 # CPython's zip() and dict.items() reuse their result tuples: a reference count
 # of 3 is the buffer's own reference, the local name and the argument of the
-# count. Only where a count says that: CPython with its GIL.
-if sys.implementation.name == "cpython" and getattr(sys, "_is_gil_enabled", lambda: True)():
-    _refs = sys.getrefcount
-else:  # pragma: no cover - another interpreter: always a new result
+# count (``_COUNT_WHEN_FREE``). That holds only where a local name and an
+# argument each hold a reference: proven for CPython 3.11 to 3.13 with its GIL
+# running this module as source (``_reuse_proven``). CPython 3.14 may load a
+# local without a reference, and a compiled (mypyc) engine does, so a held
+# result could count 3 there and be overwritten: everywhere else every append
+# makes a new result. Where it is allowed, the rule is also checked by
+# behaviour once, at import (``_calibrated``): a held result is never reused,
+# a released one is, or reuse is off.
+_COUNT_WHEN_FREE = 3
 
-    def _refs(obj: object, /) -> int:
-        return 0
+
+def _never_free(obj: object, /) -> int:
+    """The count that turns result reuse off: no result ever counts as free."""
+    return 0
+
+
+def _reuse_proven(
+    implementation: str = sys.implementation.name,
+    version: tuple[int, int] = (sys.version_info[0], sys.version_info[1]),
+    gil: bool | None = None,
+    source: str = __file__,
+) -> bool:
+    """Whether the interpreter is one where the reference count rule above is proven."""
+    if gil is None:
+        gil = getattr(sys, "_is_gil_enabled", lambda: True)()
+    return (
+        implementation == "cpython"
+        and (3, 11) <= version < (3, 14)
+        and gil
+        and (source.endswith(".py"))
+    )
 
 
 def _evicted(node: list[Any], cap: int) -> tuple[Any, ...]:
@@ -254,6 +278,24 @@ class AppendResult(PlainResult):
             decisions = _decision_tuples(decisions, self.max_messages, self._length)
             self._events = decisions
         return decisions
+
+    def appended_at_end(self) -> dict[str, Any] | None:
+        """The entry written, when the append's only decision was one message appended at the end.
+
+        The usual append (one message in, nothing dropped, healed or
+        evicted): a runtime layer turns it into its one store insert at
+        ``count - 1`` without reading the decisions. ``None`` for any other
+        append (read :meth:`decisions` then).
+        """
+        decisions = self._events
+        if len(decisions) != 1:
+            return None
+        first = decisions[0]
+        if type(first) is list:  # the appended node (see _appended)
+            return first[_ENTRY]  # type: ignore[no-any-return]
+        if first[0] is _APPENDED and first[3] == self.count - 1:
+            return first[5]  # type: ignore[no-any-return]
+        return None
 
     @property
     def changed(self) -> bool:
@@ -503,7 +545,7 @@ class Buffer:
                             _remove(holders, node)
                 events.append(node)  # its EVICTED decision is made when read (_evicted)
         result = self._last
-        if _refs(result) != 3:  # someone holds it: a new one
+        if _refs(result) != _COUNT_WHEN_FREE:  # someone holds it (or reuse is off): a new one
             result = self._last = _new_object(self._result_class)
         result.count = result._length = count
         result.appended = appended
@@ -666,3 +708,32 @@ def append_messages(entries: Sequence[Any], incoming: Any, max_messages: int = 0
     result = buf.append(incoming)
     result.messages = buf.messages()
     return result
+
+
+def _calibrated(refs: Callable[[object], int]) -> Callable[[object], int]:
+    """``refs`` if :meth:`Buffer.append`, counting with it, reuses only released results.
+
+    Run once at import: with ``refs`` as the count, a result the caller
+    holds must never be reused and one let go of must be; otherwise the
+    count does not mean what :data:`_COUNT_WHEN_FREE` says on this
+    interpreter, and :func:`_never_free` (always a new result) is returned.
+    """
+    global _refs
+    saved, _refs = _refs, refs
+    try:
+        buf = Buffer()
+        held = buf.append({"role": "user", "content": "held"})
+        again = buf.append({"role": "user", "content": "again"})
+        if again is held or held.events[0].entry["content"] != "held":  # type: ignore[index]
+            return _never_free
+        kept = id(again)  # ``again`` stays alive in the buffer, so its id stays its own
+        del held, again
+        released = buf.append({"role": "user", "content": "released"})
+        return refs if id(released) == kept else _never_free
+    finally:
+        _refs = saved
+
+
+_refs: Callable[[object], int] = _never_free
+if _reuse_proven():
+    _refs = _calibrated(sys.getrefcount)
