@@ -98,6 +98,21 @@ class Event(NamedTuple):
         }
 
 
+#: The index of each :class:`Event` field, in an event or in a decision tuple laid
+#: out like one (:meth:`~flowdrop_core.engine.AppendResult.decisions`): a layer that
+#: reads tuples reads them by these names.
+KIND, RULE, INCOMING, POSITION, CALL_ID, ENTRY, WINDOW = range(7)
+assert Event._fields == (  # the names above follow the fields' order
+    "kind",
+    "rule",
+    "incoming_index",
+    "position",
+    "tool_call_id",
+    "entry",
+    "max_messages",
+)
+
+
 #: What a kind does to the buffer: insert ``entry`` at ``position``, replace the
 #: entry there, or delete it (the store operation of the same name, see
 #: :mod:`flowdrop_core.storage.delta`). ``None``: the buffer is unchanged.
@@ -297,7 +312,7 @@ def tally_parts(events: Iterable[Any]) -> Parts:
     appended = inserted = evicted = replaced = dropped = 0
     table = EFFECTS
     for ev in events:
-        part = table[ev[0]].part
+        part = table[ev[KIND]].part
         if part is None:
             continue
         if part == "appended":

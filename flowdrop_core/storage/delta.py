@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from flowdrop_core.events import EFFECTS, Event
+from flowdrop_core.events import EFFECTS, ENTRY, KIND, POSITION, Event
 from flowdrop_core.storage.base import Delta, Op
 
 __all__ = ["delta_from_events"]
 
 #: ``tuple.__new__``: builds an Op / Delta without the named tuple's Python-level
-#: constructor (this runs once per append). Event fields are read by index:
-#: kind 0, position 3, entry 5 (see :class:`~flowdrop_core.events.Event`).
+#: constructor (this runs once per append). Event fields are read by their
+#: index (``KIND``, ``POSITION``, ``ENTRY``), so decision tuples read the same.
 _new = tuple.__new__
 
 
@@ -32,5 +32,9 @@ def delta_from_events(events: Iterable[Event], count: int) -> Delta:
     nothing stored.
     """
     table = EFFECTS
-    ops = [_new(Op, (change, ev[3], ev[5])) for ev in events if (change := table[ev[0]].change)]
+    ops = [
+        _new(Op, (change, ev[POSITION], ev[ENTRY]))
+        for ev in events
+        if (change := table[ev[KIND]].change)
+    ]
     return _new(Delta, (tuple(ops), count))
