@@ -149,11 +149,6 @@ class Effect:
     tag: str | None
     explain: Callable[[Event], str]
 
-    @property
-    def growth(self) -> int:
-        """How much the kind changes the buffer's length: +1 insert, -1 delete, else 0."""
-        return 1 if self.change == "insert" else -1 if self.change == "delete" else 0
-
 
 def _where(ev: Event) -> str:
     return f" at buffer position {ev.position} (0-based)" if ev.position is not None else ""

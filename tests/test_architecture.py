@@ -309,6 +309,8 @@ def test_result_reuse_is_limited_to_interpreters_where_the_count_is_proven() -> 
 
     proven = engine._reuse_proven
     assert proven("cpython", (3, 13), True, "engine.py")
+    assert proven("cpython", (3, 11), True, "engine.py")
+    assert not proven("cpython", (3, 10), True, "engine.py")  # below requires-python: not proven
     assert not proven("cpython", (3, 14), True, "engine.py")  # locals may be borrowed
     assert not proven("cpython", (3, 13), False, "engine.py")  # free-threaded
     assert not proven("cpython", (3, 12), True, "engine.cpython-312-x86_64-linux-gnu.so")

@@ -222,3 +222,53 @@ def test_the_table_says_what_the_engine_does(seed: int) -> None:
         assert apply_events(before, events) == after
         assert result.changed == (after != before or any(EFFECTS[e.kind].change for e in events))
         before = after
+
+
+def test_a_row_cannot_be_changed_in_place() -> None:
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        EFFECTS[EventKind.APPENDED].rule = "MEM-99"  # type: ignore[misc]
+
+
+def test_a_reason_names_the_call_and_the_position() -> None:
+    dup = Event(EventKind.DUPLICATE_RESULT, "MEM-1", 3, 2, "call_7")
+    assert dup.reason == (
+        "MEM-1: tool result for call 'call_7' dropped as a duplicate; the call is already "
+        "answered at buffer position 2 (0-based). Counts 0."
+    )
+    bare = Event(EventKind.PLACEHOLDER_REPLACED, "MEM-10", 0, None, None)
+    assert bare.reason == (
+        "MEM-10: real result for call replaced the healed placeholder in place. "
+        "Counts 0: no new entry."
+    )
+
+
+@pytest.mark.parametrize(
+    ("refused", "appended", "kinds", "word"),
+    [
+        (False, 1, ["duplicate_result"], "appended"),  # appended counts, whatever the kinds
+        (False, 0, ["placeholder_inserted", "placeholder_replaced"], "replaced"),
+        (False, 0, ["appended"], "unchanged"),  # nothing appended: not "appended"
+        (False, 0, ["refused"], "unchanged"),  # only the refusal itself says refused
+        (True, 0, [], "refused"),
+        (False, 0, ["pure_read", "duplicate_turn"], "dropped"),
+        (False, 0, ["not a kind"], "unchanged"),
+    ],
+)
+def test_the_verdict_is_the_first_word_the_rows_give(
+    refused: bool, appended: int, kinds: list[str], word: str
+) -> None:
+    assert step_verdict(refused, appended, kinds) == word
+
+
+def test_a_row_with_a_word_verdicts_does_not_know_fails_at_its_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from flowdrop_core import verdicts
+
+    monkeypatch.setitem(
+        EFFECTS, REWOUND, Effect("MEM-99", None, None, None, "rewound", None, _explain)
+    )
+    with pytest.raises(ValueError, match="rewound"):
+        verdicts._check()
