@@ -272,3 +272,14 @@ def test_a_row_with_a_word_verdicts_does_not_know_fails_at_its_check(
     )
     with pytest.raises(ValueError, match="rewound"):
         verdicts._check()
+
+
+def test_each_part_is_counted_once_and_kinds_without_one_not_at_all() -> None:
+    events = [
+        Event(kind, EFFECTS[kind].rule, 0, 0, "c", {"role": "tool"}) for kind in EventKind
+    ]
+    parts = tally_parts(events)
+    # one kind per part, two duplicates; pure read, id-less, refused, unserialized count nothing
+    assert parts == (1, 1, 1, 1, 2)
+    assert parts.growth == 1
+    assert tally_parts([Event(EventKind.PURE_READ, "MEM-16")]) == (0, 0, 0, 0, 0)
