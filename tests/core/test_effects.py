@@ -275,9 +275,7 @@ def test_a_row_with_a_word_verdicts_does_not_know_fails_at_its_check(
 
 
 def test_each_part_is_counted_once_and_kinds_without_one_not_at_all() -> None:
-    events = [
-        Event(kind, EFFECTS[kind].rule, 0, 0, "c", {"role": "tool"}) for kind in EventKind
-    ]
+    events = [Event(kind, EFFECTS[kind].rule, 0, 0, "c", {"role": "tool"}) for kind in EventKind]
     parts = tally_parts(events)
     # one kind per part, two duplicates; pure read, id-less, refused, unserialized count nothing
     assert parts == (1, 1, 1, 1, 2)
