@@ -251,8 +251,52 @@ class _LiveSlot(LiveValue):
         return len(self.buf)
 
 
-#: A cached slot: (revision, live engine Buffer, lazy-result base, ops since the base).
-_CacheEntry = tuple[str | None, Buffer, list[dict[str, Any]], list[Op]]
+class _Cached:
+    """A cached slot: its revision and the live engine buffer whose entries are its value then.
+
+    ``base`` and ``log`` are what the results' lazy ``messages`` are built
+    from (see :class:`_LazyMessages`). An append takes the record out of the
+    cache, changes it, and puts the same record back.
+    """
+
+    __slots__ = ("base", "buf", "log", "revision")
+
+    def __init__(
+        self, revision: str | None, buf: Buffer, base: list[dict[str, Any]], log: list[Op]
+    ) -> None:
+        self.revision = revision
+        self.buf = buf
+        self.base = base
+        self.log = log
+
+
+class _Memo:
+    """The last context an append saw and what it resolved to (replaced whole, never changed).
+
+    ``key`` is the context itself (``None`` or an :class:`ExecutionContext`)
+    or, for a dict, its items.
+    """
+
+    __slots__ = ("ctx", "key", "res", "slot")
+
+    def __init__(
+        self, key: Any, ctx: ExecutionContext | None, res: ScopeResolution, slot: Slot
+    ) -> None:
+        self.key = key
+        self.ctx = ctx
+        self.res = res
+        self.slot = slot
+
+
+class _LiveHook:
+    """A store and its ``apply_live`` (``None``: not a LiveStore), looked up once per store."""
+
+    __slots__ = ("apply", "store")
+
+    def __init__(self, store: Any, apply: Any) -> None:
+        self.store = store
+        self.apply = apply
+
 
 #: Conditional writes that may find the slot changed before an append gives up.
 _MAX_CONFLICTS = 1000
@@ -431,31 +475,27 @@ class ConversationBuffer:
         if isinstance(journal, bool) or not isinstance(journal, int) or journal < 0:
             raise ValueError(f"journal must be an integer >= 0 (0 = off), got {journal!r}")
         self.journal = journal  # the append journal keeps this many records per slot; 0: off
-        # The last context seen and what it resolved to: (context or its items,
-        # ExecutionContext, ScopeResolution, slot). Replaced whole, so threads
-        # sharing the buffer read a consistent tuple.
-        self._memo: tuple[Any, ExecutionContext | None, ScopeResolution, Slot] | None = None
-        # The store and its ``apply_live`` (None: not a LiveStore), looked up once per store.
-        self._live: tuple[Any, Any] = (None, None)
+        # The last context seen and what it resolved to. Replaced whole, so
+        # threads sharing the buffer read a consistent record.
+        self._memo: _Memo | None = None
+        self._live = _LiveHook(None, None)
         self._step = self._live_step  # bound once: a live store calls it on every append
         self._reset_cache()
 
     def _reset_cache(self) -> None:
-        # slot -> (revision, live Buffer whose entries are the slot's value at that
-        # revision, and the base list + ops log its lazy results are built from).
-        # A Buffer is only mutated after being taken out.
-        self._cache: dict[Slot, _CacheEntry] = {}
+        # slot -> its cached record; a Buffer is only mutated after being taken out.
+        self._cache: dict[Slot, _Cached] = {}
         self._cache_guard = threading.Lock()
         self._cache_pid = fork_generation()
 
-    def _cache_take(self, slot: Slot) -> _CacheEntry | None:
+    def _cache_take(self, slot: Slot) -> _Cached | None:
         """Remove and return the slot's cache entry (a fork starts with an empty cache)."""
         if self._cache_pid != fork_generation():
             self._reset_cache()
         with self._cache_guard:
             return self._cache.pop(slot, None)
 
-    def _cache_put(self, slot: Slot, entry: _CacheEntry) -> None:
+    def _cache_put(self, slot: Slot, entry: _Cached) -> None:
         """Cache a slot's live buffer at its revision, dropping the least recently written.
 
         Putting an entry back is one dict assignment (atomic), so it needs the
@@ -463,7 +503,11 @@ class ConversationBuffer:
         (:meth:`_cached_messages`) from seeing a buffer while it is changed,
         and a buffer put back is no longer changed.
         """
-        if type(entry[0]) is str and self.cache_slots and self._cache_pid == fork_generation():
+        if (
+            type(entry.revision) is str
+            and self.cache_slots
+            and self._cache_pid == fork_generation()
+        ):
             cache = self._cache
             cache[slot] = entry  # taken out before, so now the newest
             if len(cache) > self.cache_slots:
@@ -507,12 +551,11 @@ class ConversationBuffer:
             live = _LiveSlot(self._build(slot, entries), entries)
         buf = live.buf
         result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
-        decisions = result._events
         log = live.log
-        if len(decisions) == 1 and type(decisions[0]) is list:  # the usual append
-            # one message appended at the end, recorded as its node (see engine._appended);
+        entry = result.appended_at_end()
+        if entry is not None:  # the usual append: one message appended at the end
             # a plain tuple reads as an Op (apply_ops unpacks it) and costs less to make
-            log.append(("insert", result.count - 1, decisions[0][0]))  # type: ignore[arg-type]
+            log.append(("insert", result.count - 1, entry))  # type: ignore[arg-type]
             changed = True
         else:
             ops = delta_from_events(result.decisions(), result.count).ops  # type: ignore[arg-type]
@@ -576,13 +619,13 @@ class ConversationBuffer:
             require_tier(self.tier, Tier.DRIVE, "append")  # MEM-9: viewing is not driving
         memo = self._memo  # the usual case, inline: the same context as last time
         if memo is not None and type(context) is dict:
-            key = memo[0]
+            key = memo.key
             if type(key) is tuple and len(key) == len(context):
                 for name, value in key:
                     if context.get(name, _MISSING) is not value:
                         break
                 else:
-                    return self._append_at(messages, memo[2], memo[1], memo[3])
+                    return self._append_at(messages, memo.res, memo.ctx, memo.slot)
         ctx, res, slot = self._resolved(context)
         return self._append_at(messages, res, ctx, slot)
 
@@ -599,24 +642,24 @@ class ConversationBuffer:
         """
         memo = self._memo
         if memo is not None:
-            key = memo[0]
+            key = memo.key
             if type(context) is dict:
                 if type(key) is tuple and len(key) == len(context):
                     for name, value in key:
                         if context.get(name, _MISSING) is not value:
                             break
                     else:
-                        return memo[1], memo[2], memo[3]
+                        return memo.ctx, memo.res, memo.slot
             elif context is key and (context is None or type(context) is ExecutionContext):
-                return memo[1], memo[2], memo[3]
+                return memo.ctx, memo.res, memo.slot
         ctx = as_context(context)
         res = resolve_scope(self.scope, ctx)
         slot: Slot = (str(self.scope), res.resolved_scope_id, self.key)
         if type(context) is dict:
             if all(type(v) in _IMMUTABLE for v in context.values()):
-                self._memo = (tuple(context.items()), ctx, res, slot)
+                self._memo = _Memo(tuple(context.items()), ctx, res, slot)
         elif context is None or type(context) is ExecutionContext:
-            self._memo = (context, ctx, res, slot)
+            self._memo = _Memo(context, ctx, res, slot)
         return ctx, res, slot
 
     def append_resolved(
@@ -629,8 +672,8 @@ class ConversationBuffer:
         if not self._drives:
             require_tier(self.tier, Tier.DRIVE, "append")  # MEM-9: viewing is not driving
         memo = self._memo
-        if memo is not None and memo[2] is res:
-            slot = memo[3]
+        if memo is not None and memo.res is res:
+            slot = memo.slot
         else:
             slot = (str(self.scope), res.resolved_scope_id, self.key)
         return self._append_at(messages, res, ctx, slot)
@@ -665,10 +708,10 @@ class ConversationBuffer:
         store = self.store
         if not self.journal:  # a store that runs the read-modify-write itself (LiveStore)
             live = self._live
-            if live[0] is not store:  # the store changed: look again
-                live = self._live = (store, getattr(store, "apply_live", None))
-            if live[1] is not None:
-                done: ScopedAppendResult | None = live[1](*slot, self._step, messages)
+            if live.store is not store:  # the store changed: look again
+                live = self._live = _LiveHook(store, getattr(store, "apply_live", None))
+            if live.apply is not None:
+                done: ScopedAppendResult | None = live.apply(*slot, self._step, messages)
                 if done is not None:
                     done.scope = res.scope
                     done.key = self.key
@@ -693,34 +736,33 @@ class ConversationBuffer:
             generation = fork_generation()
             cache = self._cache
             while True:
-                # The slot's revision, engine buffer, lazy-result base and log
-                # (see _current); a cached one inline, the usual case.
-                entry = None
+                # The slot's cached record (see _current); a cached one inline, the usual case.
+                cached = None
                 if self._cache_pid == generation:
                     with self._cache_guard:
-                        entry = cache.pop(slot, None)
-                if entry is not None and entry[1].max_messages == self.max_messages:
-                    token, buf, base, log = entry
+                        cached = cache.pop(slot, None)
+                if cached is not None and cached.buf.max_messages == self.max_messages:
                     fresh = False
                 else:
-                    token, buf, base, log, fresh = self._current(slot)
+                    cached, fresh = self._current(slot)
                     cache = self._cache  # a fork starts a new one
+                buf = cached.buf
+                token = cached.revision
                 rec = journal_start(store, self.journal, slot, buf, token) if self.journal else None
                 # validates first: raises with ``buf`` unchanged; a _ScopedBuffer's result
                 result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
-                decisions = result._events  # the engine's decisions (see AppendResult.decisions)
-                if len(decisions) == 1 and type(decisions[0]) is list:  # the usual append
-                    # delta_from_events' answer for one message appended at the end,
-                    # recorded as its node (see engine._appended), made inline
-                    op = _new_tuple(Op, ("insert", result.count - 1, decisions[0][0]))
+                added = result.appended_at_end()
+                if added is not None:  # the usual append: one message appended at the end
+                    # delta_from_events' answer for it, made inline
+                    op = _new_tuple(Op, ("insert", result.count - 1, added))
                     delta = _new_tuple(Delta, ((op,), result.count))
                 else:
                     delta = delta_from_events(result.decisions(), result.count)  # type: ignore[arg-type]
                 if not delta.ops and rec is None:  # a call that changed nothing writes nothing
                     if not fresh and store.revision(*slot) != token:
                         continue  # the cached copy is stale: read again, run again
-                    self._cache_put(slot, (token, buf, base, log))
-                    lazy = _new_lazy(_LazyMessages, (base, log, len(log)))
+                    self._cache_put(slot, cached)
+                    lazy = _new_lazy(_LazyMessages, (cached.base, cached.log, len(cached.log)))
                     break
                 try:
                     if rec is None:
@@ -751,13 +793,15 @@ class ConversationBuffer:
                     if now - still_since < max(2 * self.lock_timeout, STALL_FLOOR):
                         continue
                     raise
+                log = cached.log
                 log.extend(delta.ops)
-                lazy = _new_lazy(_LazyMessages, (base, log, len(log)))
+                lazy = _new_lazy(_LazyMessages, (cached.base, log, len(log)))
                 if len(log) > 64 and len(log) > 2 * result.count:  # a new base: O(1) amortized
-                    base, log = buf.messages(), []
+                    cached.base, cached.log = buf.messages(), []
+                cached.revision = token
                 # Back in the cache (see _cache_put), inline: one dict assignment.
                 if type(token) is str and self.cache_slots and self._cache_pid == generation:
-                    cache[slot] = (token, buf, base, log)
+                    cache[slot] = cached
                     if len(cache) > self.cache_slots:
                         with self._cache_guard:
                             while len(cache) > self.cache_slots:
@@ -777,19 +821,17 @@ class ConversationBuffer:
         result.events = (Event(kind=EventKind.UNSERIALIZED, rule="MEM-12"), *result.events)
         return result
 
-    def _current(
-        self, slot: Slot
-    ) -> tuple[str | None, Buffer, list[dict[str, Any]], list[Op], bool]:
-        """The slot's revision, engine buffer, lazy-result base and log; and whether just read.
+    def _current(self, slot: Slot) -> tuple[_Cached, bool]:
+        """The slot's record (revision, engine buffer, lazy-result base and log); whether just read.
 
         A cached buffer is trusted without asking the store: the conditional
         write tells whether it was still current.
         """
         entry = self._cache_take(slot)
-        if entry is not None and entry[1].max_messages == self.max_messages:
-            return entry[0], entry[1], entry[2], entry[3], False
+        if entry is not None and entry.buf.max_messages == self.max_messages:
+            return entry, False
         entries, token = self._snapshot(slot)
-        return token, self._build(slot, entries), entries, [], True
+        return _Cached(token, self._build(slot, entries), entries, []), True
 
     def read(self, context: ContextLike = None) -> ScopedAppendResult:
         """Read the buffer without appending: the same result shape, ``appended`` 0, no events.
@@ -830,9 +872,9 @@ class ConversationBuffer:
             return None
         with self._cache_guard:  # a cached Buffer is never mutated while in the cache
             entry = self._cache.get(slot)
-            if entry is None or entry[0] != token:
+            if entry is None or entry.revision != token:
                 return None
-            return entry[1].messages()
+            return entry.buf.messages()
 
     def _revision(self, slot: Slot) -> str | None:
         """The store's revision of ``slot``."""

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import sys
 from collections import Counter, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import islice
 from typing import Any, ClassVar, Self
 
-from flowdrop_core.events import Event, EventKind
+from flowdrop_core.events import EFFECTS, ENTRY, KIND, POSITION, Event, EventKind
 from flowdrop_core.messages import (
     PLACEHOLDER_CONTENT,
     InvalidMessagesError,
@@ -53,7 +53,6 @@ _REPLACED = EventKind.PLACEHOLDER_REPLACED
 _INSERTED = EventKind.PLACEHOLDER_INSERTED
 _PURE_READ = EventKind.PURE_READ
 _IDLESS = EventKind.IDLESS_RESULT
-_CHANGES = frozenset({_APPENDED, _INSERTED, _REPLACED, _EVICTED})
 
 _new_object = object.__new__
 _new_event = tuple.__new__
@@ -61,13 +60,54 @@ _new_event = tuple.__new__
 # Buffer.append reuses its previous result when nobody else holds it, as
 # CPython's zip() and dict.items() reuse their result tuples: a reference count
 # of 3 is the buffer's own reference, the local name and the argument of the
-# count. Only where a count says that: CPython with its GIL.
-if sys.implementation.name == "cpython" and getattr(sys, "_is_gil_enabled", lambda: True)():
-    _refs = sys.getrefcount
-else:  # pragma: no cover - another interpreter: always a new result
+# count (``_COUNT_WHEN_FREE``). That holds only where a local name and an
+# argument each hold a reference: proven for CPython 3.11 to 3.13 with its GIL
+# running this module as source (``_reuse_proven``). CPython 3.14 may load a
+# local without a reference, and a compiled (mypyc) engine does, so a held
+# result could count 3 there and be overwritten: everywhere else every append
+# makes a new result. Where it is allowed, the rule is also checked by
+# behaviour once, at import (``_calibrated``): a held result is never reused,
+# a released one is, or reuse is off.
+_COUNT_WHEN_FREE = 3
 
-    def _refs(obj: object, /) -> int:
-        return 0
+
+def _never_free(obj: object, /) -> int:
+    """The count that turns result reuse off: no result ever counts as free."""
+    return 0
+
+
+def _reuse_proven(
+    implementation: str = sys.implementation.name,
+    version: tuple[int, int] = (sys.version_info[0], sys.version_info[1]),
+    gil: bool | None = None,
+    source: str = __file__,
+) -> bool:
+    """Whether the interpreter is one where the reference count rule above is proven."""
+    if gil is None:
+        gil = getattr(sys, "_is_gil_enabled", lambda: True)()
+    return (
+        implementation == "cpython"
+        and (3, 11) <= version < (3, 14)
+        and gil
+        and (source.endswith(".py"))
+    )
+
+
+def _decision(
+    kind: EventKind,
+    rule: str,
+    incoming: int | None,
+    position: int | None,
+    call_id: str | None = None,
+    entry: dict[str, Any] | None = None,
+    window: int | None = None,
+) -> tuple[Any, ...]:
+    """One decision, recorded as a plain tuple laid out like :class:`Event`.
+
+    The engine names every field it records through this function (a tuple
+    costs a fraction of the named tuple's own constructor).
+    """
+    return (kind, rule, incoming, position, call_id, entry, window)
 
 
 def _evicted(node: list[Any], cap: int) -> tuple[Any, ...]:
@@ -77,7 +117,9 @@ def _evicted(node: list[Any], cap: int) -> tuple[Any, ...]:
     the tuple on the hot path); the node is detached by then, so its entry and
     id no longer change and the tuple can be made whenever it is first read.
     """
-    return (_EVICTED, "MEM-14", None, 0, node[_RID], node[_ENTRY], cap)
+    return _decision(
+        _EVICTED, "MEM-14", None, 0, call_id=node[_RID], entry=node[_ENTRY], window=cap
+    )
 
 
 def _appended(node: list[Any], length: int, n: int) -> tuple[Any, ...]:
@@ -90,7 +132,7 @@ def _appended(node: list[Any], length: int, n: int) -> tuple[Any, ...]:
     and id never change (only a healed placeholder's entry is replaced, and
     those are recorded as tuples).
     """
-    return (_APPENDED, "MEM-14", 0, length + n - 2, node[_RID], node[_ENTRY], None)
+    return _decision(_APPENDED, "MEM-14", 0, length + n - 2, call_id=node[_RID], entry=node[_ENTRY])
 
 
 def _decision_tuples(decisions: list[Any], cap: int, length: int) -> list[tuple[Any, ...]]:
@@ -240,9 +282,9 @@ class AppendResult(PlainResult):
 
         For an engine result whose ``events`` were not read yet these are the
         tuples the events will be built from; otherwise, the events
-        themselves. Either way each item is laid out like :class:`Event`
-        (``[0]`` kind, ``[2]`` incoming index, ``[3]`` position, ``[4]`` tool
-        call id, ``[5]`` entry, ``[6]`` window), so a layer that only needs
+        themselves. Either way each item is laid out like :class:`Event` (read
+        it by the field indexes of :mod:`flowdrop_core.events`: ``KIND``,
+        ``INCOMING``, ``POSITION``, ``CALL_ID``, ``ENTRY``), so a layer that only needs
         kinds and positions (a storage delta, a tally) can read them cheaply
         (the first read makes the tuples of the appended message and the
         evictions; later reads return the same list). Do not modify them.
@@ -256,14 +298,32 @@ class AppendResult(PlainResult):
             self._events = decisions
         return decisions
 
+    def appended_at_end(self) -> dict[str, Any] | None:
+        """The entry written, when the append's only decision was one message appended at the end.
+
+        The usual append (one message in, nothing dropped, healed or
+        evicted): a runtime layer turns it into its one store insert at
+        ``count - 1`` without reading the decisions. ``None`` for any other
+        append (read :meth:`decisions` then).
+        """
+        decisions = self._events
+        if len(decisions) != 1:
+            return None
+        first = decisions[0]
+        if type(first) is list:  # the appended node (see _appended)
+            return first[_ENTRY]  # type: ignore[no-any-return]
+        if first[KIND] is _APPENDED and first[POSITION] == self.count - 1:
+            return first[ENTRY]  # type: ignore[return-value]
+        return None
+
     @property
     def changed(self) -> bool:
         """True when the buffer after differs from the buffer before."""
-        return any(d[0] in _CHANGES for d in self.decisions())
+        return any(EFFECTS[d[KIND]].change is not None for d in self.decisions())
 
     def tally(self) -> Counter[str]:
         """How many events of each kind this append produced (for timelines)."""
-        return Counter(str(d[0]) for d in self.decisions())
+        return Counter(str(d[KIND]) for d in self.decisions())
 
     def summary(self) -> dict[str, Any]:
         """The three MEM-14 fields as a plain dict."""
@@ -386,7 +446,7 @@ class Buffer:
             batch = _read_batch(incoming)
             start = len(self._nodes)  # where the batch's first message goes, if appended
             # MEM-16: an empty batch is a pure read (the window below still applies).
-            events = [] if batch else [(_PURE_READ, "MEM-16", None, None, None, None, None)]
+            events = [] if batch else [_decision(_PURE_READ, "MEM-16", None, None)]
         appended = 0
         nodes = self._nodes
         i = -1
@@ -407,7 +467,11 @@ class Buffer:
                 if rid in self._open:  # its call is answered now: no longer open (MEM-3)
                     del self._open[rid]
                 if events or node[_HEALED]:  # a healed one's entry may be replaced (MEM-10)
-                    events.append((_APPENDED, "MEM-14", i, len(nodes) - 1, rid, node[_ENTRY], None))
+                    events.append(
+                        _decision(
+                            _APPENDED, "MEM-14", i, len(nodes) - 1, call_id=rid, entry=node[_ENTRY]
+                        )
+                    )
                 else:
                     events.append(node)  # the first decision: see _appended
                 appended += 1
@@ -421,7 +485,7 @@ class Buffer:
                 else:  # MEM-2: every call it declares is declared already
                     first = declared[calls[0]][0]
                     pos = first[_SEQ] - nodes[0][_SEQ]
-                    events.append((_DUPLICATE_TURN, "MEM-2", i, pos, calls[0], None, None))
+                    events.append(_decision(_DUPLICATE_TURN, "MEM-2", i, pos, call_id=calls[0]))
                     continue
                 node[_SEQ] = self._next_seq  # a new turn: appended, its calls indexed
                 self._next_seq += 1
@@ -437,7 +501,7 @@ class Buffer:
                         holders.append(node)
                 if events:
                     events.append(
-                        (_APPENDED, "MEM-14", i, len(nodes) - 1, None, node[_ENTRY], None)
+                        _decision(_APPENDED, "MEM-14", i, len(nodes) - 1, entry=node[_ENTRY])
                     )
                 else:
                     events.append(node)  # the first decision: see _appended
@@ -448,7 +512,7 @@ class Buffer:
             if role == "user":
                 content = entry["content"]  # MEM-16 / step 5: empty content is a pure read
                 if not content or (type(content) is str and content.isspace()):
-                    events.append((_PURE_READ, "MEM-16", i, None, None, None, None))
+                    events.append(_decision(_PURE_READ, "MEM-16", i, None))
                     continue
                 if self._open:
                     self._heal(i, events)
@@ -457,22 +521,24 @@ class Buffer:
                 self._next_seq += 1
                 nodes.append(node)
                 pos = len(nodes) - 1
-                events.append((_APPENDED, "MEM-14", i, pos, None, entry, None))
-                events.append((_IDLESS, "MEM-11", i, pos, None, entry, None))
+                events.append(_decision(_APPENDED, "MEM-14", i, pos, entry=entry))
+                events.append(_decision(_IDLESS, "MEM-11", i, pos, entry=entry))
                 appended += 1
                 continue
             node[_SEQ] = self._next_seq
             self._next_seq += 1
             nodes.append(node)
             if events:
-                events.append((_APPENDED, "MEM-14", i, len(nodes) - 1, None, entry, None))
+                events.append(_decision(_APPENDED, "MEM-14", i, len(nodes) - 1, entry=entry))
             else:
                 events.append(node)  # the first decision: see _appended
             appended += 1
 
         if i > 0 and type(events[0]) is list:  # a batch's first message, appended: its tuple
             first = events[0]
-            events[0] = (_APPENDED, "MEM-14", 0, start, first[_RID], first[_ENTRY], None)
+            events[0] = _decision(
+                _APPENDED, "MEM-14", 0, start, call_id=first[_RID], entry=first[_ENTRY]
+            )
         # Window (GR-MEM step 6): drop the oldest entries down to max_messages.
         # Cited as MEM-14 because that rule is why eviction must not lower
         # ``appended``; GR-MEM gives the window no rule id of its own.
@@ -504,7 +570,7 @@ class Buffer:
                             _remove(holders, node)
                 events.append(node)  # its EVICTED decision is made when read (_evicted)
         result = self._last
-        if _refs(result) != 3:  # someone holds it: a new one
+        if _refs(result) != _COUNT_WHEN_FREE:  # someone holds it (or reuse is off): a new one
             result = self._last = _new_object(self._result_class)
         result.count = result._length = count
         result.appended = appended
@@ -535,9 +601,11 @@ class Buffer:
                 entry = node[_ENTRY]
                 held[_ENTRY] = entry
                 held[_HEALED] = False
-                events.append((_REPLACED, "MEM-10", i, held[_SEQ] - head, rid, entry, None))
+                events.append(
+                    _decision(_REPLACED, "MEM-10", i, held[_SEQ] - head, call_id=rid, entry=entry)
+                )
                 return
-        events.append((_DUPLICATE_RESULT, "MEM-1", i, held[_SEQ] - head, rid, None, None))
+        events.append(_decision(_DUPLICATE_RESULT, "MEM-1", i, held[_SEQ] - head, call_id=rid))
 
     def _heal(self, i: int, events: list[tuple[Any, ...]]) -> None:
         """MEM-3: insert a placeholder for every open call, right after its declaring turn.
@@ -581,7 +649,9 @@ class Buffer:
                     seq += 1
                     nodes.append(placeholder)
                     answers.setdefault(cid, []).append(placeholder)
-                    events.append((_INSERTED, "MEM-3", i, len(nodes) - 1, cid, entry, None))
+                    events.append(
+                        _decision(_INSERTED, "MEM-3", i, len(nodes) - 1, call_id=cid, entry=entry)
+                    )
         self._next_seq = seq
 
     def _heal_one(self, i: int, cid: str, events: list[tuple[Any, ...]]) -> None:
@@ -607,7 +677,7 @@ class Buffer:
             node[_SEQ] += 1
         self._next_seq += 1
         self._answers[cid] = [placeholder]  # an open call has no result anywhere
-        events.append((_INSERTED, "MEM-3", i, pos, cid, entry, None))
+        events.append(_decision(_INSERTED, "MEM-3", i, pos, call_id=cid, entry=entry))
 
     # -- bookkeeping -------------------------------------------------------------
 
@@ -667,3 +737,32 @@ def append_messages(entries: Sequence[Any], incoming: Any, max_messages: int = 0
     result = buf.append(incoming)
     result.messages = buf.messages()
     return result
+
+
+def _calibrated(refs: Callable[[object], int]) -> Callable[[object], int]:
+    """``refs`` if :meth:`Buffer.append`, counting with it, reuses only released results.
+
+    Run once at import: with ``refs`` as the count, a result the caller
+    holds must never be reused and one let go of must be; otherwise the
+    count does not mean what :data:`_COUNT_WHEN_FREE` says on this
+    interpreter, and :func:`_never_free` (always a new result) is returned.
+    """
+    global _refs
+    saved, _refs = _refs, refs
+    try:
+        buf = Buffer()
+        held = buf.append({"role": "user", "content": "held"})
+        again = buf.append({"role": "user", "content": "again"})
+        if again is held or held.events[0].entry["content"] != "held":  # type: ignore[index]
+            return _never_free
+        kept = id(again)  # ``again`` stays alive in the buffer, so its id stays its own
+        del held, again
+        released = buf.append({"role": "user", "content": "released"})
+        return refs if id(released) == kept else _never_free
+    finally:
+        _refs = saved
+
+
+_refs: Callable[[object], int] = _never_free
+if _reuse_proven():
+    _refs = _calibrated(sys.getrefcount)

@@ -28,7 +28,7 @@ from flowdrop_core.context import ExecutionContext, ScopeResolution, as_context
 from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
 from flowdrop_core.engine import as_batch
 from flowdrop_core.errors import FlowdropError
-from flowdrop_core.events import Event, EventKind
+from flowdrop_core.events import EFFECTS, Event, apply_in_place, tally_parts
 from flowdrop_core.importers import ImportedConversation
 from flowdrop_core.messages import InvalidMessagesError, read_messages, read_row
 from flowdrop_core.provider import normalize_report
@@ -74,12 +74,6 @@ RULE_SUMMARIES: dict[str, str] = {
     "MEM-15": "A denial is final; stored messages change other than by an append only at the admin tier.",
     "MEM-16": "Text becomes one message; empty text becomes none (an empty user turn is a pure read).",
 }
-
-_DUPLICATES = (str(EventKind.DUPLICATE_RESULT), str(EventKind.DUPLICATE_TURN))
-_ADDS = (EventKind.APPENDED, EventKind.PLACEHOLDER_INSERTED)
-_APPENDED, _INSERTED, _EVICTED = (*_ADDS, EventKind.EVICTED)
-_REPLACED = EventKind.PLACEHOLDER_REPLACED
-_DUPLICATE_RESULT, _DUPLICATE_TURN = EventKind.DUPLICATE_RESULT, EventKind.DUPLICATE_TURN
 
 
 _new_object = object.__new__
@@ -216,7 +210,9 @@ class StepRecord:
         self.key = key
         self.resolved_scope_id = resolved_scope_id
         self.events = events
-        self.duplicates, self.replaced, self.inserted, self.evicted, _ = _tallies(events)
+        parts = tally_parts(events)
+        self.duplicates, self.replaced = parts.dropped, parts.replaced
+        self.inserted, self.evicted = parts.inserted, parts.evicted
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not StepRecord:
@@ -321,27 +317,6 @@ _RECORD_FIELDS: tuple[str, ...] = (
     "resolved_scope_id",
     "events",
 )
-
-
-def _tallies(events: Sequence[Event]) -> tuple[int, int, int, int, int]:
-    """A step's duplicates, replaced, inserted and evicted events, and the size it grew by.
-
-    One pass over the events (one for most steps): +1 per entry added, -1 per eviction.
-    """
-    duplicates = replaced = inserted = evicted = appended = 0
-    for ev in events:
-        kind = ev[0]
-        if kind is _APPENDED:
-            appended += 1
-        elif kind is _EVICTED:
-            evicted += 1
-        elif kind is _DUPLICATE_RESULT or kind is _DUPLICATE_TURN:
-            duplicates += 1
-        elif kind is _INSERTED:
-            inserted += 1
-        elif kind is _REPLACED:
-            replaced += 1
-    return duplicates, replaced, inserted, evicted, appended + inserted - evicted
 
 
 Slot = tuple[str, str, str]
@@ -479,9 +454,9 @@ class Timeline:
         record.origins = origins
         record.context = context
         record.refire = refire
-        # The size before, read off the events (the tallies' last figure: what it grew by).
-        duplicates, replaced, inserted, evicted, grew = _tallies(events)
-        record.count_before = res.count - grew
+        # The size before, read off the events (what the step grew by).
+        parts = tally_parts(events)
+        record.count_before = res.count - parts.growth
         record.count = res.count
         record.appended = res.appended
         record.appended_any = res.appended_any
@@ -491,10 +466,10 @@ class Timeline:
         record.key = res.key
         record.resolved_scope_id = res.resolved_scope_id
         record.events = events
-        record.duplicates = duplicates
-        record.replaced = replaced
-        record.inserted = inserted
-        record.evicted = evicted
+        record.duplicates = parts.dropped
+        record.replaced = parts.replaced
+        record.inserted = parts.inserted
+        record.evicted = parts.evicted
         self.steps.append(record)
         slot = None if res.refused else (str(res.scope), res.resolved_scope_id, res.key)
         self._slot_of.append(slot)
@@ -561,7 +536,7 @@ class Timeline:
         for s in touched[
             bisect.bisect_right(touched, base_step) : bisect.bisect_right(touched, step)
         ]:
-            _apply_in_place(entries, self.steps[s - 1].events)
+            apply_in_place(entries, self.steps[s - 1].events)
         return entries
 
     def buffer_after(self, step: int) -> list[dict[str, Any]]:
@@ -597,19 +572,21 @@ class Timeline:
             (e, "kept", k) for k, e in enumerate(before)
         ]
         for ev in record.events:
-            if ev.kind in (EventKind.APPENDED, EventKind.PLACEHOLDER_INSERTED):
-                tag = "new" if ev.kind is EventKind.APPENDED else "placeholder inserted"
-                live.insert(ev.position, (ev.entry, tag, None))  # type: ignore[arg-type]
-            elif ev.kind is EventKind.PLACEHOLDER_REPLACED:
-                _, _, origin = live[ev.position]  # type: ignore[index]
-                if origin is not None:
-                    tags_before[origin] = "replaced"
-                live[ev.position] = (ev.entry, "replaced", origin)  # type: ignore[index, assignment]
-            elif ev.kind is EventKind.EVICTED:
-                _, _, origin = live.pop(ev.position)  # type: ignore[arg-type]
-                if origin is not None:
-                    tags_before[origin] = "evicted"
-        dropped = [ev for ev in record.events if str(ev.kind) in _DUPLICATES]
+            effect = EFFECTS[ev.kind]  # what the kind does to the buffer, and its tag
+            change = effect.change
+            if change is None:
+                continue
+            tag = effect.tag or change
+            position: int = ev.position  # type: ignore[assignment]  # set on every change
+            if change == "insert":
+                live.insert(position, (ev.entry, tag, None))  # type: ignore[arg-type]
+                continue
+            _, _, origin = live.pop(position) if change == "delete" else live[position]
+            if origin is not None:
+                tags_before[origin] = tag
+            if change == "replace":
+                live[position] = (ev.entry, tag, origin)  # type: ignore[assignment]
+        dropped = [ev for ev in record.events if EFFECTS[ev.kind].part == "dropped"]
         return (
             list(zip(before, tags_before, strict=True)),
             [(entry, tag) for entry, tag, _ in live],
@@ -636,7 +613,7 @@ class Timeline:
                 yield []
                 continue
             entries = current.setdefault(slot, [])
-            _apply_in_place(entries, record.events)
+            apply_in_place(entries, record.events)
             yield entries
 
     def to_json_lines(self, include_messages: bool = False) -> Iterator[str]:
@@ -714,21 +691,6 @@ class Timeline:
 #: ``json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)`` as one encoder
 #: made once: ``json.dumps`` with options makes a new encoder per call (100,000 lines).
 _STRICT_JSON = json.JSONEncoder(ensure_ascii=False, default=str, allow_nan=False)
-
-
-def _apply_in_place(entries: list[dict[str, Any]], events: Sequence[Event]) -> None:
-    """:func:`~flowdrop_core.events.apply_events` on ``entries`` itself: O(events), no copy."""
-    for ev in events:
-        kind = ev.kind
-        if kind in _ADDS:
-            if ev.position == len(entries):
-                entries.append(ev.entry)  # type: ignore[arg-type]
-            else:
-                entries.insert(ev.position, ev.entry)  # type: ignore[arg-type]
-        elif kind is EventKind.PLACEHOLDER_REPLACED:
-            entries[ev.position] = ev.entry  # type: ignore[index, assignment]
-        elif kind is EventKind.EVICTED:
-            del entries[ev.position]  # type: ignore[arg-type]
 
 
 def _store_for(config: ScenarioConfig) -> Store:

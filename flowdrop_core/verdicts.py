@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from flowdrop_core.events import EventKind
+from flowdrop_core.events import EFFECTS
 
 __all__ = ["VERDICTS", "Verdict", "step_verdict"]
 
@@ -36,20 +36,41 @@ VERDICTS: dict[str, str] = {
 def step_verdict(refused: bool, appended: int, kinds: Iterable[str]) -> Verdict:
     """The verdict word of one append, from its refusal, its ``appended`` and its event kinds.
 
-    A step that both appends and heals is "healed" (the spec's MEM-3 example:
-    the placeholder is inserted and the user turn appended); a replacement
-    with nothing appended is "replaced"; duplicates with nothing appended are
-    "dropped".
+    Each kind gives the word its row of :data:`~flowdrop_core.events.EFFECTS`
+    names, and the first word of :data:`VERDICTS` given wins. "healed" and
+    "appended" need ``appended > 0``: a step that both appends and heals is
+    "healed" (the spec's MEM-3 example: the placeholder is inserted and the
+    user turn appended); a replacement with nothing appended is "replaced";
+    duplicates with nothing appended are "dropped". A kind with no row (a
+    string the library never wrote) gives no word.
     """
     if refused:
         return "refused"
-    seen = {str(k) for k in kinds}
+    table = EFFECTS
+    words = {table[k].verdict for k in {str(k) for k in kinds} if k in table}
     if appended > 0:
-        return "healed" if str(EventKind.PLACEHOLDER_INSERTED) in seen else "appended"
-    if str(EventKind.PLACEHOLDER_REPLACED) in seen:
-        return "replaced"
-    if seen & {str(EventKind.DUPLICATE_RESULT), str(EventKind.DUPLICATE_TURN)}:
-        return "dropped"
-    if str(EventKind.PURE_READ) in seen:
-        return "pure read"
-    return "unchanged"
+        words.add("appended")
+    else:
+        words -= _NEED_APPENDED
+    words.discard("refused")  # only the refusal itself says refused
+    words.discard(None)
+    if not words <= _KNOWN:  # a row giving a word this module does not order: say so
+        raise ValueError(f"verdict words {sorted(map(str, words - _KNOWN))} are not in VERDICTS")
+    return next((word for word in _ORDER if word in words), "unchanged")
+
+
+#: The words that say something was appended (see :func:`step_verdict`).
+_NEED_APPENDED = {"healed", "appended"}
+#: The verdict words in the order they are decided.
+_ORDER: tuple[Verdict, ...] = tuple(VERDICTS)  # type: ignore[arg-type]
+_KNOWN: set[str | None] = set(VERDICTS)
+
+
+def _check() -> None:
+    """Every verdict word of the table is one of :data:`VERDICTS` (checked at import)."""
+    unknown = {e.verdict for e in EFFECTS.values()} - set(VERDICTS) - {None}
+    if unknown:  # pragma: no cover - a row with a word this module does not know
+        raise ValueError(f"EFFECTS gives verdict words {sorted(map(str, unknown))} not in VERDICTS")
+
+
+_check()

@@ -469,3 +469,102 @@ def test_the_rename_script_plans_exactly_the_internal_modules() -> None:
         # see flowdrop_core/importers/_registry.py, importers/_claims.py and storage/_base.py
         """
     )
+
+
+#: The layers that act on what a decision kind does: each reads ``events.EFFECTS``
+#: instead of naming kinds. Allowed: kinds a module makes (an event it records)
+#: and the one finding about a single kind (the health report's result without id).
+EFFECT_READERS: dict[str, frozenset[str]] = {
+    "flowdrop_core.events": frozenset(),
+    "flowdrop_core.replay": frozenset(),
+    "flowdrop_core.storage.delta": frozenset(),
+    "flowdrop_core.verdicts": frozenset(),
+    "flowdrop_core.inspect.rows": frozenset(),
+    "flowdrop_core.inspect.lifecycle": frozenset(),
+    "flowdrop_core.inspect.decisions": frozenset(),
+    "flowdrop_core.inspect.health": frozenset({"IDLESS_RESULT"}),
+}
+
+
+def kinds_named(name: str) -> list[tuple[str, int]]:
+    """Every ``EventKind.<MEMBER>`` a module's source names, outside the table itself."""
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    table = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign | ast.Assign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "EFFECTS" for t in targets):
+                table = node
+    skip = {id(n) for n in ast.walk(table)} if table is not None else set()
+    return [
+        (node.attr, node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "EventKind"
+        and id(node) not in skip
+        and node.attr.isupper()
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(EFFECT_READERS))
+def test_what_a_kind_does_is_read_from_the_one_table(name: str) -> None:
+    named = [(k, line) for k, line in kinds_named(name) if k not in EFFECT_READERS[name]]
+    assert not named, f"{name} names decision kinds {named}: read what they do from events.EFFECTS"
+
+
+def private_reads(name: str, attr: str) -> list[int]:
+    """The lines where a module's source reads or writes ``<something>.<attr>``, not on self."""
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr == attr
+        and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(set(MODULES) - {"flowdrop_core.engine"}))
+def test_no_module_reads_the_engine_results_private_decisions(name: str) -> None:
+    """A result's ``_events`` (the engine's node encoding) is the engine's own business."""
+    assert not private_reads(name, "_events"), (
+        f"{name} reads a result's private _events: use AppendResult.decisions() or "
+        "appended_at_end()"
+    )
+
+
+def test_result_reuse_is_limited_to_interpreters_where_the_count_is_proven() -> None:
+    """Reuse by reference count only on CPython 3.11-3.13 with the GIL, running source."""
+    from flowdrop_core import engine
+
+    proven = engine._reuse_proven
+    assert proven("cpython", (3, 13), True, "engine.py")
+    assert proven("cpython", (3, 11), True, "engine.py")
+    assert not proven("cpython", (3, 10), True, "engine.py")  # below requires-python: not proven
+    assert not proven("cpython", (3, 14), True, "engine.py")  # locals may be borrowed
+    assert not proven("cpython", (3, 13), False, "engine.py")  # free-threaded
+    assert not proven("cpython", (3, 12), True, "engine.cpython-312-x86_64-linux-gnu.so")
+    assert not proven("pypy", (3, 11), True, "engine.py")
+    if not proven():
+        assert engine._refs is engine._never_free
+
+
+def test_calibration_turns_reuse_off_where_a_held_result_counts_as_free() -> None:
+    """An interpreter whose count misses the local name (3.14, mypyc) would overwrite held results."""
+    import sys
+
+    from flowdrop_core import engine
+
+    def borrowed(obj: object, /) -> int:
+        # This function's own argument is one reference more than the engine's direct
+        # call counts; one fewer again is the local name such an interpreter borrows:
+        # a held result counts 3, as a free one does here.
+        return sys.getrefcount(obj) - 2
+
+    assert engine._calibrated(borrowed) is engine._never_free
+    if sys.implementation.name == "cpython" and engine._reuse_proven():
+        assert engine._calibrated(sys.getrefcount) is sys.getrefcount
+        assert engine._refs is sys.getrefcount

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from flowdrop_core.events import EventKind
+from flowdrop_core.events import EFFECTS
 from flowdrop_core.replay import StepRecord
 
 __all__ = [
@@ -66,23 +66,30 @@ KIND_LABELS: dict[Decision, str] = {
     Decision.UNSERIALIZED: "unserialized",
 }
 
-#: The rule each kind is about (an event's own rule wins in a step's cells).
+#: The rule each kind is about (an event's own rule wins in a step's cells): an
+#: event kind's is its row of :data:`~flowdrop_core.events.EFFECTS`.
 KIND_RULES: dict[Decision, str] = {
-    Decision.APPENDED: "MEM-14",
-    Decision.DUPLICATE_RESULT: "MEM-1",
-    Decision.DUPLICATE_TURN: "MEM-2",
-    Decision.PLACEHOLDER_INSERTED: "MEM-3",
-    Decision.PLACEHOLDER_REPLACED: "MEM-10",
-    Decision.EVICTED: "MEM-14",
-    Decision.REFUSED: "MEM-7",
-    Decision.PURE_READ: "MEM-16",
-    Decision.HIDDEN_APPEND: "MEM-14",
-    Decision.GROWTH_WITHOUT_APPEND: "MEM-14",
-    Decision.IDLESS_RESULT: "MEM-11",
-    Decision.UNSERIALIZED: "MEM-12",
+    kind: EFFECTS[kind].rule if kind in EFFECTS else "MEM-14"  # the two MEM-14 flags
+    for kind in Decision
 }
 
-_OF_EVENT: dict[EventKind, Decision] = {kind: Decision(str(kind)) for kind in EventKind}
+
+class _OfEvent(dict[str, Decision]):
+    """Event kind -> :class:`Decision`; a kind with no Decision (and label) fails loudly."""
+
+    def __missing__(self, kind: str) -> Decision:
+        try:
+            found = Decision(str(kind))
+        except ValueError:
+            raise KeyError(
+                f"decision kind {str(kind)!r} has no Decision and label in "
+                "flowdrop_core/inspect/decisions.py (CONTRIBUTING.md: a new decision kind)"
+            ) from None
+        self[kind] = found
+        return found
+
+
+_OF_EVENT: dict[str, Decision] = _OfEvent()
 _OF_FLAG = {
     "hidden append": Decision.HIDDEN_APPEND,
     "growth without append": Decision.GROWTH_WITHOUT_APPEND,
@@ -126,7 +133,7 @@ def decision_cells(record: StepRecord) -> dict[str, str]:
         if ev.rule not in rules:
             rules.append(ev.rule)
     for kind in Decision:
-        evented = any(_OF_EVENT.get(ev.kind) is kind for ev in record.events)
+        evented = any(_OF_EVENT[ev.kind] is kind for ev in record.events)
         if tally.get(kind) and not evented and KIND_RULES[kind] not in rules:
             rules.append(KIND_RULES[kind])
     reasons = [ev.reason for ev in record.events]
@@ -167,7 +174,7 @@ class DecisionIndex:
 
     def __init__(self, steps: Sequence[StepRecord] = ()) -> None:
         self._steps: dict[Decision, list[int]] = {kind: [] for kind in Decision}
-        self._events: Counter[Decision] = Counter()
+        self._decisions: Counter[Decision] = Counter()
         self._seen: list[StepRecord] = []
         self.update(steps)
 
@@ -183,14 +190,14 @@ class DecisionIndex:
         for record in steps[n:]:
             for kind, count in step_decisions(record).items():
                 self._steps[kind].append(record.step)
-                self._events[kind] += count
+                self._decisions[kind] += count
             self._seen.append(record)
         return self
 
     def counts(self) -> list[DecisionCount]:
         """Every kind, in a fixed order, with its step and decision counts (zeros included)."""
         return [
-            DecisionCount(kind, len(self._steps[kind]), self._events[kind]) for kind in Decision
+            DecisionCount(kind, len(self._steps[kind]), self._decisions[kind]) for kind in Decision
         ]
 
     def steps_with(self, kind: Decision | str | None) -> list[int]:

@@ -27,14 +27,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from flowdrop_core.events import Event, EventKind
+from flowdrop_core.events import EFFECTS, Event, EventKind
 from flowdrop_core.inspect.lifecycle import (
     Lifecycle,
     entry_call_ids,
     entry_result_id,
     lifecycle,
 )
-from flowdrop_core.provider import normalize_report
+from flowdrop_core.provider import Finding, normalize_report
 from flowdrop_core.replay import Timeline
 
 __all__ = [
@@ -265,9 +265,6 @@ def _late_results(messages: Sequence[Any]) -> dict[int, str]:
     return late
 
 
-_DUPLICATES = (EventKind.DUPLICATE_RESULT, EventKind.DUPLICATE_TURN)
-
-
 def _events_of(timeline: Timeline, place: Place) -> list[Event]:
     """The events of ``place``'s step about its message (by index in the batch)."""
     if place.step is None:
@@ -277,13 +274,45 @@ def _events_of(timeline: Timeline, place: Place) -> list[Event]:
 
 
 def health(timeline: Timeline, keys: Sequence[tuple[int, int]] | None = None) -> HealthReport:
-    """The health report of the recording ``timeline`` replayed (see the module doc)."""
+    """The health report of the recording ``timeline`` replayed (see the module doc).
+
+    Three named steps: what MEM-5's repair pass finds in the recording and
+    what GR-MEM did about each (:meth:`_Findings.repaired`), the results that
+    come late (:meth:`_Findings.late`), and the results the window left
+    orphaned in the buffer (:meth:`_Findings.orphaned_by_window`).
+    """
     messages, origins, places = recording_of(timeline, keys)
-    life = lifecycle(timeline)
-    report = normalize_report(messages)
-    findings: list[HealthFinding] = []
+    out = _Findings(timeline, messages, origins, places)
+    for f in normalize_report(messages).findings:
+        out.repaired(f)
+    out.late()
+    out.orphaned_by_window()
+    out.findings.sort(
+        key=lambda f: (
+            f.index if f.index is not None else len(messages),
+            f.step or 0,
+            0 if f.source == "recording" else 1,
+            f.kind,
+        )
+    )
+    return HealthReport(out.findings, len(messages), len(timeline.steps), out.life)
+
+
+class _Findings:
+    """The findings of :func:`health`, made step by step from the recording and its timeline."""
+
+    def __init__(
+        self, timeline: Timeline, messages: list[Any], origins: list[str], places: list[Place]
+    ) -> None:
+        self.timeline = timeline
+        self.messages = messages
+        self.origins = origins
+        self.places = places
+        self.life = lifecycle(timeline)
+        self.findings: list[HealthFinding] = []
 
     def add(
+        self,
         kind: str,
         index: int | None,
         call_id: str | None,
@@ -297,8 +326,9 @@ def health(timeline: Timeline, keys: Sequence[tuple[int, int]] | None = None) ->
         rule: str | None = None,
         step: int | None = None,
     ) -> None:
-        place = places[index] if index is not None else Place(step, None)
-        findings.append(
+        """One finding about message ``index`` (``None``: about the buffer, at ``step``)."""
+        place = self.places[index] if index is not None else Place(step, None)
+        self.findings.append(
             HealthFinding(
                 kind=kind,
                 rule=rule or KIND_RULES.get(kind, "MEM-5"),
@@ -307,7 +337,7 @@ def health(timeline: Timeline, keys: Sequence[tuple[int, int]] | None = None) ->
                 call_id=call_id,
                 action=action,
                 message=text,
-                origin=origins[index] if index is not None else "",
+                origin=self.origins[index] if index is not None else "",
                 position=position,
                 action_step=action_step,
                 rejects=rejects,
@@ -315,73 +345,81 @@ def health(timeline: Timeline, keys: Sequence[tuple[int, int]] | None = None) ->
             )
         )
 
-    for f in report.findings:
-        index = f.index
-        place = places[index]
-        events = _events_of(timeline, place)
-        kinds = {ev.kind for ev in events}
+    def repaired(self, f: Finding) -> None:
+        """A finding of MEM-5's repair pass, with what GR-MEM did about its message."""
+        if f.kind == "unanswered_call" and f.tool_call_id is not None:
+            self.unanswered(f.index, f.tool_call_id)
+            return
+        place = self.places[f.index]
+        events = _events_of(self.timeline, place)
         text = f.message.removeprefix("dropped: ")
-        cid = f.tool_call_id
-        if f.kind == "unanswered_call" and cid is not None:
-            one = life.get(cid)
-            text = f"call {cid!r} has no result in the recording"
-            if one is not None and one.placeholder_step is not None:
-                add(
-                    f.kind,
-                    index,
-                    cid,
-                    "healed",
-                    f"{text}; GR-MEM healed it at step {one.placeholder_step} with a placeholder "
-                    f"at buffer position {one.placeholder_position} (0-based), before the next "
-                    "user turn",
-                    position=one.placeholder_position,
-                    action_step=one.placeholder_step,
-                )
-            elif one is not None and one.evicted_step is not None:
-                add(
-                    f.kind,
-                    index,
-                    cid,
-                    "evicted",
-                    f"{text}; the window evicted its turn at step {one.evicted_step} before a "
-                    "user turn could heal it",
-                    action_step=one.evicted_step,
-                )
-            else:
-                add(
-                    f.kind,
-                    index,
-                    cid,
-                    "nothing",
-                    f"{text}; no user turn came after it, so GR-MEM did not heal it (MEM-3 heals "
-                    "only before a user turn); MEM-5's provider view adds a synthetic result",
-                )
-            continue
-        dup = next(
-            (ev for ev in events if ev.kind in _DUPLICATES),
-            None,
-        )
+        dup = next((ev for ev in events if EFFECTS[ev.kind].part == "dropped"), None)
         if dup is not None:
-            held = (
-                f" (the first is at buffer position {dup.position}, 0-based)"
-                if dup.position is not None
-                else ""
-            )
-            rule = "MEM-1" if dup.kind is EventKind.DUPLICATE_RESULT else "MEM-2"
-            add(
-                f.kind,
+            self.dropped(f, dup, place, text)
+        else:
+            self.kept(f, events, place, text)
+
+    def unanswered(self, index: int, cid: str) -> None:
+        """A call with no result in the recording: healed, evicted first, or left (MEM-3)."""
+        one = self.life.get(cid)
+        text = f"call {cid!r} has no result in the recording"
+        kind = "unanswered_call"
+        if one is not None and one.placeholder_step is not None:
+            self.add(
+                kind,
                 index,
-                cid or dup.tool_call_id,
-                "dropped",
-                f"{text}; GR-MEM dropped it as a duplicate at step {place.step}{held}",
-                position=dup.position,
-                action_step=place.step,
-                rule=rule if f.kind in ("duplicate_result", "duplicate_call") else None,
+                cid,
+                "healed",
+                f"{text}; GR-MEM healed it at step {one.placeholder_step} with a placeholder "
+                f"at buffer position {one.placeholder_position} (0-based), before the next "
+                "user turn",
+                position=one.placeholder_position,
+                action_step=one.placeholder_step,
             )
-            continue
-        appended = next((ev for ev in events if ev.kind is EventKind.APPENDED), None)
+        elif one is not None and one.evicted_step is not None:
+            self.add(
+                kind,
+                index,
+                cid,
+                "evicted",
+                f"{text}; the window evicted its turn at step {one.evicted_step} before a "
+                "user turn could heal it",
+                action_step=one.evicted_step,
+            )
+        else:
+            self.add(
+                kind,
+                index,
+                cid,
+                "nothing",
+                f"{text}; no user turn came after it, so GR-MEM did not heal it (MEM-3 heals "
+                "only before a user turn); MEM-5's provider view adds a synthetic result",
+            )
+
+    def dropped(self, f: Finding, dup: Event, place: Place, text: str) -> None:
+        """A message GR-MEM dropped as a duplicate (MEM-1, MEM-2)."""
+        held = (
+            f" (the first is at buffer position {dup.position}, 0-based)"
+            if dup.position is not None
+            else ""
+        )
+        rule = EFFECTS[dup.kind].rule
+        self.add(
+            f.kind,
+            f.index,
+            f.tool_call_id or dup.tool_call_id,
+            "dropped",
+            f"{text}; GR-MEM dropped it as a duplicate at step {place.step}{held}",
+            position=dup.position,
+            action_step=place.step,
+            rule=rule if f.kind in ("duplicate_result", "duplicate_call") else None,
+        )
+
+    def kept(self, f: Finding, events: list[Event], place: Place, text: str) -> None:
+        """A message GR-MEM kept (or never saw): MEM-5's provider view repairs it."""
+        appended = next((ev for ev in events if EFFECTS[ev.kind].part == "appended"), None)
         pos = appended.position if appended is not None else None
-        if EventKind.IDLESS_RESULT in kinds:
+        if any(ev.kind is EventKind.IDLESS_RESULT for ev in events):
             why = "GR-MEM appended it anyway, with a warning: it cannot be deduplicated"
         elif f.kind == "duplicate_result" and appended is not None:
             why = "GR-MEM appended it: the first result had left the window"
@@ -391,67 +429,60 @@ def health(timeline: Timeline, keys: Sequence[tuple[int, int]] | None = None) ->
             why = "it is in the starting buffer; MEM-5's provider view has to repair it"
         else:
             why = "GR-MEM did not append it"
-        add(f.kind, index, cid, "nothing", f"{text}; {why}", position=pos)
+        self.add(f.kind, f.index, f.tool_call_id, "nothing", f"{text}; {why}", position=pos)
 
-    for index, cid in _late_results(messages).items():
-        one = life.get(cid)
-        text = f"result for call {cid!r} comes after another turn, not right after its call"
-        if one is not None and one.replaced_step is not None:
-            add(
-                "late_result",
-                index,
-                cid,
-                "replaced",
-                f"{text}; GR-MEM had healed the call, and this result replaced its placeholder "
-                f"in place at step {one.replaced_step} (buffer position "
-                f"{one.placeholder_position}, 0-based)",
-                position=one.placeholder_position,
-                action_step=one.replaced_step,
+    def late(self) -> None:
+        """Results that come after another turn: replaced a placeholder (MEM-10) or left."""
+        for index, cid in _late_results(self.messages).items():
+            one = self.life.get(cid)
+            text = f"result for call {cid!r} comes after another turn, not right after its call"
+            if one is not None and one.replaced_step is not None:
+                self.add(
+                    "late_result",
+                    index,
+                    cid,
+                    "replaced",
+                    f"{text}; GR-MEM had healed the call, and this result replaced its "
+                    f"placeholder in place at step {one.replaced_step} (buffer position "
+                    f"{one.placeholder_position}, 0-based)",
+                    position=one.placeholder_position,
+                    action_step=one.replaced_step,
+                )
+            else:
+                self.add(
+                    "late_result",
+                    index,
+                    cid,
+                    "nothing",
+                    f"{text}; GR-MEM appended it where it came; MEM-5's provider view moves it",
+                    rule="MEM-5",
+                )
+
+    def orphaned_by_window(self) -> None:
+        """Results still in the buffer after the window evicted their call's turn."""
+        index_of_result: dict[str, int] = {}
+        for k, msg in enumerate(self.messages):
+            rid = entry_result_id(msg)
+            if rid is not None and rid not in index_of_result:
+                index_of_result[rid] = k
+        for one in self.life:
+            if one.declared_step is None or not one.orphaned_at_end:
+                # an orphan of the recording itself is reported above; a result the window
+                # left orphaned for a while and then evicted too is not in the buffer GR-MEM
+                # built (the call lifecycle and the compare view's what-if line count those)
+                continue
+            healed = one.placeholder_step is not None and one.answered_step is None
+            what = "its healed placeholder" if healed else "its result"
+            self.add(
+                "orphaned_by_window",
+                None if healed else index_of_result.get(one.call_id),
+                one.call_id,
+                "evicted",
+                f"the window evicted the turn declaring call {one.call_id!r} at step "
+                f"{one.evicted_step or one.orphaned_step} and kept {what}: a provider rejects "
+                "the buffer until it leaves too; it is still there after the last step",
+                action_step=one.orphaned_step,
+                rejects=False,
+                source="buffer",
+                step=one.orphaned_step,
             )
-        else:
-            add(
-                "late_result",
-                index,
-                cid,
-                "nothing",
-                f"{text}; GR-MEM appended it where it came; MEM-5's provider view moves it",
-                rule="MEM-5",
-            )
-
-    index_of_result: dict[str, int] = {}
-    for k, msg in enumerate(messages):
-        rid = entry_result_id(msg)
-        if rid is not None and rid not in index_of_result:
-            index_of_result[rid] = k
-    for one in life:
-        if one.declared_step is None or not one.orphaned_at_end:
-            # an orphan of the recording itself is reported above; a result the window left
-            # orphaned for a while and then evicted too is not in the buffer GR-MEM built
-            # (the call lifecycle and the compare view's what-if line count those)
-            continue
-        end = "; it is still there after the last step"
-        healed = one.placeholder_step is not None and one.answered_step is None
-        what = "its healed placeholder" if healed else "its result"
-        add(
-            "orphaned_by_window",
-            None if healed else index_of_result.get(one.call_id),
-            one.call_id,
-            "evicted",
-            f"the window evicted the turn declaring call {one.call_id!r} at step "
-            f"{one.evicted_step or one.orphaned_step} and kept {what}: a provider rejects "
-            f"the buffer until it leaves too{end}",
-            action_step=one.orphaned_step,
-            rejects=False,
-            source="buffer",
-            step=one.orphaned_step,
-        )
-
-    findings.sort(
-        key=lambda f: (
-            f.index if f.index is not None else len(messages),
-            f.step or 0,
-            0 if f.source == "recording" else 1,
-            f.kind,
-        )
-    )
-    return HealthReport(findings, len(messages), len(timeline.steps), life)

@@ -22,14 +22,14 @@ and other settings) into the compare view's whole-timeline summary.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from flowdrop_core.events import EventKind
+from flowdrop_core.events import EFFECTS, Event, LifeStep
 from flowdrop_core.ids import usable_id
 from flowdrop_core.messages import _call_ids, read_call_id
-from flowdrop_core.replay import Timeline
+from flowdrop_core.replay import StepRecord, Timeline
 
 __all__ = [
     "LIFE_COLUMNS",
@@ -263,114 +263,173 @@ def lifecycle(timeline: Timeline) -> Lifecycle:
     The starting buffer of each slot counts as step 0 (declared or answered
     before the first step). Presence in the window is tracked per slot, so a
     call evicted from one slot is not confused with the same id in another.
+    What each event does to a call is its kind's ``lifecycle`` in
+    :data:`~flowdrop_core.events.EFFECTS`, done by the :class:`_Tracker`
+    method of that name.
     """
-    calls: dict[str, CallLife] = {}
-    present_calls: dict[Slot, set[str]] = {}
-    present_results: dict[Slot, set[str]] = {}
+    tracker = _Tracker()
+    for slot, entries in timeline.starting_buffers().items():
+        tracker.start(slot, entries)
+    for record in timeline.steps:
+        if not record.refused and record.events:
+            tracker.step(record)
+    tracker.finish()
+    return Lifecycle(tracker.calls, len(timeline.steps))
 
-    def life(cid: str) -> CallLife:
-        found = calls.get(cid)
+
+class _Tracker:
+    """The state of :func:`lifecycle`'s pass: every call's life, and what each slot's window holds.
+
+    One method per :data:`LifeStep` (what an event does to a call), so a
+    kind's lifecycle in ``EFFECTS`` names the method that handles it.
+    """
+
+    def __init__(self) -> None:
+        self.calls: dict[str, CallLife] = {}
+        self.present_calls: dict[Slot, set[str]] = {}
+        self.present_results: dict[Slot, set[str]] = {}
+        # the step being read: its number, record, slot's window and calls evicted in it
+        self.number = 0
+        self.record: StepRecord | None = None
+        self.have_calls: set[str] = set()
+        self.have_results: set[str] = set()
+        self.evicted_now: list[str] = []
+
+    def life(self, cid: str) -> CallLife:
+        """The life of ``cid``, made the first time it shows up."""
+        found = self.calls.get(cid)
         if found is None:
-            found = calls[cid] = CallLife(cid)
+            found = self.calls[cid] = CallLife(cid)
         return found
 
-    for slot, entries in timeline.starting_buffers().items():
-        have_calls = present_calls.setdefault(slot, set())
-        have_results = present_results.setdefault(slot, set())
+    def window(self, slot: Slot) -> None:
+        """Make ``slot``'s window the current one."""
+        self.have_calls = self.present_calls.setdefault(slot, set())
+        self.have_results = self.present_results.setdefault(slot, set())
+
+    def start(self, slot: Slot, entries: Sequence[Any]) -> None:
+        """A slot's starting buffer: its calls are declared, its results answer, at step 0."""
+        self.window(slot)
         for position, entry in enumerate(entries):
             for cid in entry_call_ids(entry):
-                one = life(cid)
+                one = self.life(cid)
                 if one.declared_step is None:
                     one.declared_step, one.declared_position = 0, position
-                have_calls.add(cid)
+                self.have_calls.add(cid)
             rid = entry_result_id(entry)
             if rid is not None:
-                one = life(rid)
+                one = self.life(rid)
                 if _field(entry, "healed"):
                     one.placeholder_step, one.placeholder_position = 0, position
                 elif one.answered_step is None:
                     one.answered_step, one.answered_position = 0, position
-                have_results.add(rid)
+                self.have_results.add(rid)
 
-    for record in timeline.steps:
-        if record.refused or not record.events:
-            continue
-        step = record.step
-        slot = (record.scope, record.resolved_scope_id, record.key)
-        have_calls = present_calls.setdefault(slot, set())
-        have_results = present_results.setdefault(slot, set())
-        evicted_now: list[str] = []
+    def step(self, record: StepRecord) -> None:
+        """One step's events, in order; then the results its evictions left orphaned."""
+        self.number, self.record = record.step, record
+        self.window((record.scope, record.resolved_scope_id, record.key))
+        self.evicted_now = []
         for ev in record.events:
-            kind = ev.kind
-            if kind is EventKind.APPENDED:
-                added: Any = ev.entry
-                rid = ev.tool_call_id or entry_result_id(added)
-                if rid is not None:
-                    one = life(rid)
-                    if one.declared_step is None:
-                        if one.orphan_result_step is None:
-                            one.orphan_result_step = step
-                    elif rid not in have_calls and one.orphaned_step is None:
-                        one.orphaned_step = step  # its call already left the window
-                    if one.answered_step is None:
-                        one.answered_step, one.answered_position = step, ev.position
-                    have_results.add(rid)
-                    continue
-                for cid in entry_call_ids(added):
-                    one = life(cid)
-                    if one.declared_step is None:
-                        one.declared_step, one.declared_position = step, ev.position
-                    have_calls.add(cid)
-            elif kind is EventKind.DUPLICATE_RESULT:
-                if ev.tool_call_id is not None:
-                    life(ev.tool_call_id).duplicate_result_steps.append(step)
-            elif kind is EventKind.DUPLICATE_TURN:
-                index = ev.incoming_index
-                incoming = record.incoming[index] if index is not None else None
-                for cid in entry_call_ids(incoming) or (
-                    [ev.tool_call_id] if ev.tool_call_id else []
-                ):
-                    life(cid).duplicate_turn_steps.append(step)
-            elif kind is EventKind.PLACEHOLDER_INSERTED:
-                if ev.tool_call_id is not None:
-                    one = life(ev.tool_call_id)
-                    if one.placeholder_step is None:
-                        one.placeholder_step, one.placeholder_position = step, ev.position
-                    have_results.add(ev.tool_call_id)
-            elif kind is EventKind.PLACEHOLDER_REPLACED:
-                if ev.tool_call_id is not None:
-                    one = life(ev.tool_call_id)
-                    one.replaced_step = step
-                    if one.answered_step is None:
-                        one.answered_step, one.answered_position = step, ev.position
-            elif kind is EventKind.EVICTED:
-                gone: Any = ev.entry
-                rid = ev.tool_call_id or entry_result_id(gone)
-                if rid is not None:
-                    one = life(rid)
-                    if one.result_evicted_step is None:
-                        one.result_evicted_step = step
-                    have_results.discard(rid)
-                    continue
-                for cid in entry_call_ids(gone):
-                    one = life(cid)
-                    if one.evicted_step is None:
-                        one.evicted_step = step
-                    have_calls.discard(cid)
-                    evicted_now.append(cid)
-        for cid in evicted_now:  # at the end of the step: is its result still in the window?
-            if cid in have_results:
-                one = calls[cid]
+            what = EFFECTS[ev.kind].lifecycle
+            if what is not None:
+                _HANDLERS[what](self, ev)
+        for cid in self.evicted_now:  # at the end of the step: is its result still in the window?
+            if cid in self.have_results:
+                one = self.calls[cid]
                 if one.orphaned_step is None:
-                    one.orphaned_step = step
+                    one.orphaned_step = self.number
 
-    for slot, results in present_results.items():
-        have_calls = present_calls.get(slot, set())
-        for rid in results:
-            one = calls[rid]
-            if one.orphaned_step is not None and rid not in have_calls:
-                one.orphaned_at_end = True
-    return Lifecycle(calls, len(timeline.steps))
+    def added(self, ev: Event) -> None:
+        """An entry came in: a result answers its call, a turn declares its calls."""
+        step = self.number
+        entry: Any = ev.entry
+        rid = ev.tool_call_id or entry_result_id(entry)
+        if rid is not None:
+            one = self.life(rid)
+            if one.declared_step is None:
+                if one.orphan_result_step is None:
+                    one.orphan_result_step = step
+            elif rid not in self.have_calls and one.orphaned_step is None:
+                one.orphaned_step = step  # its call already left the window
+            if one.answered_step is None:
+                one.answered_step, one.answered_position = step, ev.position
+            self.have_results.add(rid)
+            return
+        for cid in entry_call_ids(entry):
+            one = self.life(cid)
+            if one.declared_step is None:
+                one.declared_step, one.declared_position = step, ev.position
+            self.have_calls.add(cid)
+
+    def duplicate_result(self, ev: Event) -> None:
+        """A result dropped as a duplicate (MEM-1)."""
+        if ev.tool_call_id is not None:
+            self.life(ev.tool_call_id).duplicate_result_steps.append(self.number)
+
+    def duplicate_turn(self, ev: Event) -> None:
+        """A turn dropped as a duplicate (MEM-2): every call it declares saw it."""
+        index = ev.incoming_index
+        incoming = self.record.incoming[index] if self.record and index is not None else None
+        for cid in entry_call_ids(incoming) or ([ev.tool_call_id] if ev.tool_call_id else []):
+            self.life(cid).duplicate_turn_steps.append(self.number)
+
+    def placeholder(self, ev: Event) -> None:
+        """A healed placeholder answers the call (MEM-3)."""
+        if ev.tool_call_id is not None:
+            one = self.life(ev.tool_call_id)
+            if one.placeholder_step is None:
+                one.placeholder_step, one.placeholder_position = self.number, ev.position
+            self.have_results.add(ev.tool_call_id)
+
+    def replaced(self, ev: Event) -> None:
+        """A real result replaced the call's placeholder (MEM-10)."""
+        if ev.tool_call_id is not None:
+            one = self.life(ev.tool_call_id)
+            one.replaced_step = self.number
+            if one.answered_step is None:
+                one.answered_step, one.answered_position = self.number, ev.position
+
+    def removed(self, ev: Event) -> None:
+        """An entry left the window: a result leaves its call, a turn takes its calls away."""
+        step = self.number
+        entry: Any = ev.entry
+        rid = ev.tool_call_id or entry_result_id(entry)
+        if rid is not None:
+            one = self.life(rid)
+            if one.result_evicted_step is None:
+                one.result_evicted_step = step
+            self.have_results.discard(rid)
+            return
+        for cid in entry_call_ids(entry):
+            one = self.life(cid)
+            if one.evicted_step is None:
+                one.evicted_step = step
+            self.have_calls.discard(cid)
+            self.evicted_now.append(cid)
+
+    def finish(self) -> None:
+        """Results still in a window whose call left it: orphaned at the end."""
+        for slot, results in self.present_results.items():
+            have_calls = self.present_calls.get(slot, set())
+            for rid in results:
+                one = self.calls[rid]
+                if one.orphaned_step is not None and rid not in have_calls:
+                    one.orphaned_at_end = True
+
+
+class _Handlers(dict[str, Callable[[_Tracker, Event], None]]):
+    """The handlers' dict: a lifecycle step without a method is a loud ``KeyError``."""
+
+    def __missing__(self, what: str) -> Callable[[_Tracker, Event], None]:
+        raise KeyError(
+            f"EFFECTS names the lifecycle step {what!r}, which inspect/lifecycle.py has no "
+            "method for"
+        )
+
+
+#: The handler of each :data:`~flowdrop_core.events.LifeStep` (every one a method above).
+_HANDLERS = _Handlers({what: getattr(_Tracker, what) for what in get_args(LifeStep)})
 
 
 def what_if(base: Lifecycle, other: Lifecycle, label: str) -> list[str]:

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from flowdrop_core.events import EventKind
+from flowdrop_core.events import tally_parts
 from flowdrop_core.inspect.decisions import decision_cells
 from flowdrop_core.inspect.labels import step_label
 from flowdrop_core.replay import StepRecord, Timeline
@@ -63,21 +63,9 @@ class CountParts:
 
 
 def count_parts(record: StepRecord) -> CountParts:
-    """The parts of the step's count change, read off its events in one pass."""
-    appended = inserted = evicted = replaced = dropped = 0
-    for ev in record.events:
-        kind = ev.kind
-        if kind is EventKind.APPENDED:
-            appended += 1
-        elif kind is EventKind.PLACEHOLDER_INSERTED:
-            inserted += 1
-        elif kind is EventKind.EVICTED:
-            evicted += 1
-        elif kind is EventKind.PLACEHOLDER_REPLACED:
-            replaced += 1
-        elif kind is EventKind.DUPLICATE_RESULT or kind is EventKind.DUPLICATE_TURN:
-            dropped += 1
-    return CountParts(appended, inserted, evicted, replaced, dropped)
+    """The parts of the step's count change, read off its events in one pass (``EFFECTS``)."""
+    parts = tally_parts(record.events)
+    return CountParts(parts.appended, parts.inserted, parts.evicted, parts.replaced, parts.dropped)
 
 
 def count_flag(record: StepRecord) -> str | None:

@@ -6,8 +6,8 @@ for one call. :class:`GRMemSession` implements the SDK's ``Session``
 protocol (``session_id``, ``session_settings``, async ``get_items(limit)``,
 ``add_items``, ``pop_item``, ``clear_session``) over a
 :class:`~flowdrop_core.conversation.ConversationBuffer` on any flowdrop
-store (memory, SQLite, Redis), so each ``add_items`` is one GR-MEM append:
-MEM-1 drops a second output for an answered ``call_id``, MEM-2 a re-sent
+store (memory, SQLite, Redis, Postgres), so each ``add_items`` is one GR-MEM
+append: MEM-1 drops a second output for an answered ``call_id``, MEM-2 a re-sent
 call, MEM-3 heals an unanswered call at the next user message and MEM-10
 lets the late real output replace the placeholder in place. Appends to one
 session are serialized and written compare-and-set (MEM-12), across tasks,

@@ -92,3 +92,23 @@ def test_a_healed_result_appended_keeps_its_own_entry_after_a_real_one_replaces_
     event = first.events[0]
     assert event.kind is EventKind.APPENDED and event.entry is not None
     assert event.entry["content"] == PLACEHOLDER_CONTENT
+
+
+@pytest.mark.parametrize(
+    ("implementation", "version", "gil", "source", "proven"),
+    [
+        ("cpython", (3, 11), True, "engine.py", True),
+        ("cpython", (3, 13), True, "engine.py", True),
+        ("cpython", (3, 10), True, "engine.py", False),  # below requires-python
+        ("cpython", (3, 14), True, "engine.py", False),  # may borrow a local
+        ("cpython", (3, 12), False, "engine.py", False),  # free-threaded
+        ("cpython", (3, 12), True, "engine.cpython-312-x86_64-linux-gnu.so", False),  # mypyc
+        ("pypy", (3, 11), True, "engine.py", False),
+    ],
+)
+def test_reuse_by_count_only_where_the_count_is_proven(
+    implementation: str, version: tuple[int, int], gil: bool, source: str, proven: bool
+) -> None:
+    from flowdrop_core import engine
+
+    assert engine._reuse_proven(implementation, version, gil, source) is proven

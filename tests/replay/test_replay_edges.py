@@ -70,3 +70,29 @@ def test_a_placeholder_inserted_before_the_new_message_is_in_the_rebuilt_buffer(
         ("user", "next"),
     ]
     assert rebuilt == tl.buffer.messages(CTX)
+
+
+@pytest.mark.parametrize(
+    "append",
+    [{"role": "user", "content": "hi"}, [{"role": "user", "content": "a"}, {"role": "tool"}]],
+)
+def test_the_step_shortcut_is_model_construct_on_every_field(append: Any) -> None:
+    """``replay._step`` writes pydantic's slots itself (the replay's setup cost, one per
+    message): it must make exactly what the public ``model_construct`` makes, so a pydantic
+    upgrade or a new field of ScenarioStep that changes that fails here."""
+    from flowdrop_core.replay import _step
+    from flowdrop_core.scenario import ScenarioStep
+
+    made = _step("messages[3]", append)
+    public = ScenarioStep.model_construct(label="messages[3]", append=append)
+    assert type(made) is ScenarioStep
+    assert made.__dict__ == public.__dict__
+    assert list(made.__dict__) == list(ScenarioStep.model_fields)
+    assert made.__pydantic_fields_set__ == public.__pydantic_fields_set__
+    assert made.__pydantic_extra__ == public.__pydantic_extra__
+    assert made.__pydantic_private__ == public.__pydantic_private__
+    slots = [s for cls in type(public).__mro__ for s in getattr(cls, "__slots__", ())]
+    for slot in slots:  # every slot pydantic's model has, set alike
+        assert getattr(made, slot, None) == getattr(public, slot, None), slot
+    assert made == public
+    assert made.model_dump() == public.model_dump()

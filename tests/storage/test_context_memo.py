@@ -64,7 +64,7 @@ def test_an_execution_context_and_none_are_remembered_by_identity() -> None:
     buf = ConversationBuffer(scope="global")
     ctx = ExecutionContext(session_id="s")
     assert buf.append(_user("1"), ctx).resolved_scope_id == ""
-    assert buf._memo is not None and buf._memo[0] is ctx
+    assert buf._memo is not None and buf._memo.key is ctx
     assert buf.append(_user("2"), ctx).count == 2
     assert buf.append(_user("3")).count == 3  # no context: the global scope still resolves
     session = ConversationBuffer()
