@@ -479,6 +479,7 @@ FOOTPRINTS: dict[str, tuple[str, set[str], dict[str, str]]] = {
             "flowdrop_core/storage/ordered_rows.py": "the row layout SQLite and Postgres share",
             "flowdrop_core/storage/redis_store.py": "its pool's default is chosen to match Postgres's",
             "benchmarks/async_bench.py": "the many-workers benchmark runs every server backend",
+            "flowdrop_core/integrations/openai_agents.py": "its docstring names the stores it runs on",
         },
     ),
 }
