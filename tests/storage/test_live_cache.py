@@ -99,7 +99,7 @@ def test_unserialized_append_uses_the_cache_with_a_conditional_write(
 
 def test_another_instance_write_is_seen(store: Store) -> None:
     mine = ConversationBuffer(store=store)
-    theirs = ConversationBuffer(store=store)
+    theirs = ConversationBuffer(store=store, tier="admin")  # it clears (MEM-15)
     mine.append(user("a"), CTX)
     theirs.append(user("b"), CTX)
     assert contents(mine.append(user("c"), CTX).messages) == ["a", "b", "c"]
@@ -275,7 +275,7 @@ def test_cached_results_match_the_pure_engine(seed: int, tmp_path: Path) -> None
     rng = random.Random(seed)
     store: Store = SQLiteStore(tmp_path / "db.sqlite3") if seed % 4 == 3 else MemoryStore()
     window = rng.choice([0, 0, 3, 7])
-    buf = ConversationBuffer(store=store, max_messages=window)
+    buf = ConversationBuffer(store=store, max_messages=window, tier="admin")  # it clears
     other = ConversationBuffer(store=store, max_messages=5)
     expected: list[dict[str, Any]] = []
     next_call = [0]
