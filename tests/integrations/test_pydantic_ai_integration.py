@@ -166,3 +166,76 @@ def test_pydantic_ais_own_synthesized_return_is_a_placeholder() -> None:
     out = gr_mem_history(history)
     assert len(out) == 4
     assert [getattr(p, "content", None) for p in out[2].parts] == ["Found 3 cats", "anything?"]
+
+
+def test_each_request_report_counts_its_new_entries_by_hand() -> None:
+    """MEM-14 per model request on a real run: appended counts new entries, not the history.
+
+    Entries are the parts that pair and the turns: a user prompt, a response,
+    a tool return. Hand count, request by request:
+    1. the prompt: count 1, appended 1;
+    2. the response calling c1 and c1's return: count 3, appended 2;
+    3. the same call again and its second return (a model retry): both dropped
+       (MEM-2, MEM-1): count 3, appended 0;
+    then a second run on the first's history:
+    4. the first run's final answer and the new prompt: count 5, appended 2.
+    """
+    processor = GRMemHistory()
+    agent, sent = _agent([ProcessHistory(processor)])
+    first = agent.run_sync("find cats")
+    agent.run_sync("and dogs?", message_history=first.all_messages())
+    got = [(r.count, r.appended, r.appended_any) for r in processor.reports]
+    assert got == [(1, 1, True), (3, 2, True), (3, 0, False), (5, 2, True)]
+    assert [str(e.kind) for e in processor.reports[2].events] == [
+        "duplicate_turn",
+        "duplicate_result",
+    ]
+    # What the model was sent equals the one-pass processor's view of the same history.
+    for messages in sent:
+        assert messages == gr_mem_history(messages)
+    assert max(len(_returns(s)) for s in sent) == 1
+
+
+def _shape(messages: list[Any]) -> list[Any]:
+    """Messages as what a model reads (a placeholder's timestamp is when it was made)."""
+    return [
+        (
+            type(m).__name__,
+            [
+                (type(p).__name__, getattr(p, "content", None), getattr(p, "tool_call_id", None))
+                for p in m.parts
+            ],
+        )
+        for m in messages
+    ]
+
+
+def test_the_live_processor_matches_one_pass_on_every_request() -> None:
+    """Heals, late returns and duplicates on a growing history: chained output == one pass."""
+    processor = GRMemHistory()
+    history: list[Any] = []
+    steps: list[list[Any]] = [
+        [ModelRequest(parts=[UserPromptPart("q1")])],
+        [
+            ModelResponse(
+                parts=[
+                    ToolCallPart("s", {}, tool_call_id="a"),
+                    ToolCallPart("s", {}, tool_call_id="b"),
+                ]
+            )
+        ],
+        [ModelRequest(parts=[ToolReturnPart("s", "ra", tool_call_id="a")])],
+        [ModelRequest(parts=[ToolReturnPart("s", "ra again", tool_call_id="a")])],
+        [ModelResponse(parts=[TextPart("done")]), ModelRequest(parts=[UserPromptPart("q2")])],
+        [ModelRequest(parts=[ToolReturnPart("s", "rb late", tool_call_id="b")])],
+        [ModelResponse(parts=[TextPart("ok")]), ModelRequest(parts=[UserPromptPart("q3")])],
+    ]
+    appended = []
+    for step in steps:
+        expected = gr_mem_history([*history, *step])
+        history = processor([*history, *step])
+        assert _shape(history) == _shape(expected)
+        assert processor.last_result is not None
+        appended.append(processor.last_result.appended)
+    assert appended == [1, 1, 1, 0, 2, 0, 2]  # the late return replaced its placeholder (MEM-10)
+    assert _returns(history, "b")[0].content == "rb late"
