@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import pytest
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import ProcessHistory
+from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -18,7 +21,12 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from flowdrop_core.integrations.pydantic_ai import GRMemHistory, gr_mem_capability, gr_mem_history
+from flowdrop_core.integrations.pydantic_ai import (
+    GRMemHistory,
+    gr_mem_capability,
+    gr_mem_history,
+    gr_mem_repair,
+)
 from flowdrop_core.messages import PLACEHOLDER_CONTENT
 
 
@@ -239,3 +247,53 @@ def test_the_live_processor_matches_one_pass_on_every_request() -> None:
         appended.append(processor.last_result.appended)
     assert appended == [1, 1, 1, 0, 2, 0, 2]  # the late return replaced its placeholder (MEM-10)
     assert _returns(history, "b")[0].content == "rb late"
+
+
+def test_a_run_cancelled_mid_tool_can_be_continued_with_gr_mem_repair() -> None:
+    """An app saves the history at each step; the run is cancelled while its tool runs.
+
+    pydantic-ai refuses the saved history with a new prompt (``UserError``:
+    unprocessed tool calls) before any capability runs; ``gr_mem_repair``
+    closes the open call with a healed placeholder and the next run goes
+    through, the model seeing the call answered.
+    """
+    started = asyncio.Event()
+    sent: list[list[Any]] = []
+
+    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        sent.append(list(messages))
+        if len(sent) == 1:
+            return ModelResponse(parts=[ToolCallPart("search", {"q": "cats"}, tool_call_id="c1")])
+        return ModelResponse(parts=[TextPart("2 dogs")])
+
+    agent: Agent[None, str] = Agent(FunctionModel(model), capabilities=[gr_mem_capability()])
+
+    @agent.tool_plain
+    async def search(q: str) -> str:
+        started.set()
+        await asyncio.sleep(60)
+        return f"Found 3 {q}"
+
+    saved: list[Any] = []
+
+    async def first_run() -> None:
+        async with agent.iter("find cats") as run:
+            async for _node in run:
+                saved[:] = run.ctx.state.message_history  # the app persists each step
+
+    async def main() -> Any:
+        task = asyncio.create_task(first_run())
+        await started.wait()
+        task.cancel()  # the user pressed stop mid-tool
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert isinstance(saved[-1], ModelResponse)  # the call, with no return
+        with pytest.raises(UserError, match="unprocessed tool calls"):
+            await agent.run("and dogs?", message_history=list(saved))
+        return await agent.run("and dogs?", message_history=gr_mem_repair(saved))
+
+    result = asyncio.run(main())
+    assert result.output == "2 dogs"
+    (placeholder,) = _returns(sent[-1])
+    assert placeholder.content == PLACEHOLDER_CONTENT
+    assert placeholder.outcome == "interrupted"
