@@ -19,9 +19,12 @@ the history:
 
 Every other part (system prompts, instructions, native tool parts,
 thinking, text) and every message left unchanged is passed on as the same
-object. Use it as ``Agent(..., history_processors=[gr_mem_history])`` or
-as the capability :func:`gr_mem_capability`; ``GRMemHistory(on_result=...)``
-also hands each run's MEM-14 report to a callback.
+object. Use it as the capability :func:`gr_mem_capability` (or
+``ProcessHistory(GRMemHistory())``): :class:`GRMemHistory` keeps the engine
+buffer of the history it returned, so a request costs in proportion to its
+new messages, and keeps each request's MEM-14 report. :func:`gr_mem_history`
+is the stateless one-pass form; :func:`gr_mem_repair` makes the history of
+a run cancelled mid-tool acceptable to a new run.
 """
 
 from __future__ import annotations

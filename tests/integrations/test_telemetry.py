@@ -125,3 +125,32 @@ def test_a_heal_is_counted_and_named_with_its_rule(
     )
     after = _sums()
     assert after.get("gr_mem.heals", 0) - before.get("gr_mem.heals", 0) == 1
+
+
+def test_agents_add_items_and_pydantic_ai_requests_report_on_the_span(
+    tracer: tuple[Any, InMemorySpanExporter],
+) -> None:
+    """The other two integrations: source-tagged events with their own MEM-14 figures."""
+    import asyncio
+
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+    from flowdrop_core.integrations.openai_agents import GRMemSession
+    from flowdrop_core.integrations.pydantic_ai import GRMemHistory
+
+    t, exporter = tracer
+    session = GRMemSession("otel")
+    out = {"type": "function_call_output", "call_id": "c1", "output": "x"}
+    call = {"type": "function_call", "call_id": "c1", "name": "s", "arguments": "{}"}
+    processor = GRMemHistory()
+    with t.start_as_current_span("step"):
+        asyncio.run(session.add_items([call, out, dict(out)]))
+        history = processor([ModelRequest(parts=[UserPromptPart("hi")])])
+        processor([*history, ModelRequest(parts=[UserPromptPart("again")])])
+    (span,) = exporter.get_finished_spans()
+    got = [dict(e.attributes or {}) for e in span.events]
+    assert got == [
+        {**_append(2, 2, ["duplicate_result"], ["MEM-1"]), "gr_mem.append.source": "openai_agents"},
+        {**_append(1, 1, [], []), "gr_mem.append.source": "pydantic_ai"},
+        {**_append(2, 1, [], []), "gr_mem.append.source": "pydantic_ai"},
+    ]
