@@ -68,7 +68,8 @@ def _sums() -> dict[str, int]:
     for rm in data.resource_metrics if data else ():
         for sm in rm.scope_metrics:
             for metric in sm.metrics:
-                out[metric.name] = sum(p.value for p in metric.data.data_points)  # type: ignore[union-attr]
+                points: Any = metric.data.data_points
+                out[metric.name] = int(sum(p.value for p in points))
     return out
 
 
