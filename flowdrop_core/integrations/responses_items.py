@@ -214,6 +214,8 @@ def provider_items(rows: Sequence[Mapping[str, Any]]) -> tuple[list[Any], list[F
     its call, an unanswered call gets an interrupted output of its type, and
     system (developer) messages come first. Kept items are the stored ones.
     """
+    if _already_valid(rows):  # one cheap pass: the common case, nothing to repair
+        return rows_to_items(rows), []
     report = normalize_report(rows)
     if not report.findings:
         return rows_to_items(rows), []
@@ -251,3 +253,44 @@ def provider_items(rows: Sequence[Mapping[str, Any]]) -> tuple[list[Any], list[F
             row = {**row, "metadata": meta}
         out.extend(row_to_item(row, types))
     return out, list(report.findings)
+
+
+def _already_valid(rows: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether MEM-5 would find nothing to repair (conservative: unsure means no).
+
+    System messages first; every call declared once with a string id by an
+    assistant row, answered exactly once after it; no empty assistant turn.
+    """
+    declared: set[str] = set()
+    answered: set[str] = set()
+    others = False
+    for row in rows:
+        role = row.get("role")
+        meta = row.get("metadata")
+        if not isinstance(meta, Mapping) or "tool_calls" in row or "tool_call_id" in row:
+            return False
+        if role == "system":
+            if others or "tool_calls" in meta:
+                return False
+            continue
+        others = True
+        if role == "tool":
+            cid = meta.get("tool_call_id")
+            if not isinstance(cid, str) or not cid or cid not in declared or cid in answered:
+                return False
+            answered.add(cid)
+        elif role == "assistant":
+            calls = meta.get("tool_calls")
+            if calls:
+                for call in calls:
+                    cid = call.get("id") if isinstance(call, Mapping) else None
+                    if not isinstance(cid, str) or not cid or cid in declared:
+                        return False
+                    declared.add(cid)
+            else:
+                content = row.get("content")
+                if not content or (isinstance(content, str) and not content.strip()):
+                    return False
+        elif role != "user" or "tool_calls" in meta:
+            return False
+    return len(answered) == len(declared)

@@ -280,3 +280,37 @@ def test_get_items_reports_what_it_repaired() -> None:
     assert asyncio.run(main()) == [{"role": "user", "content": "hi"}]
     assert [(f.kind, f.tool_call_id) for f in session.last_findings] == [("orphan_result", "zz")]
     assert len(asyncio.run(session.stored_items())) == 2
+
+
+def test_the_quick_validity_pass_never_skips_a_repair() -> None:
+    """provider_items' shortcut: whenever it says "nothing to repair", MEM-5 finds nothing."""
+    import random
+
+    from flowdrop_core.integrations.responses_items import _already_valid
+    from flowdrop_core.provider import normalize_report
+
+    rng = random.Random(7)
+    kinds = ["user", "assistant", "system", "call", "output", "reasoning", "empty"]
+    shortcuts = 0
+    for _ in range(3000):
+        items: list[Any] = []
+        for _ in range(rng.randint(0, 8)):
+            kind = rng.choice(kinds)
+            cid = rng.choice(["a", "b", "c"])
+            if kind in ("user", "assistant", "system"):
+                items.append({"role": kind, "content": rng.choice(["hi", "", " "])})
+            elif kind == "call":
+                items.append(
+                    {"type": "function_call", "call_id": cid, "name": "f", "arguments": "{}"}
+                )
+            elif kind == "output":
+                items.append({"type": "function_call_output", "call_id": cid, "output": "x"})
+            elif kind == "reasoning":
+                items.append({"type": "reasoning", "id": "r", "summary": []})
+            else:
+                items.append({"role": "assistant", "content": []})
+        rows = items_to_rows(items)
+        if _already_valid(rows):
+            shortcuts += 1
+            assert normalize_report(rows).findings == [], items
+    assert shortcuts > 100  # the shortcut was exercised
