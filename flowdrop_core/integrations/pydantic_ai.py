@@ -227,15 +227,16 @@ _DROPS = frozenset({EventKind.DUPLICATE_RESULT, EventKind.DUPLICATE_TURN})
 class _Live:
     """The history a processor returned last, with the engine buffer it came from."""
 
-    __slots__ = ("buffer", "names", "out")
+    __slots__ = ("buffer", "names", "out", "size")
 
     def __init__(self, out: list[Any], buffer: Buffer, names: dict[str, str]) -> None:
         self.out, self.buffer, self.names = out, buffer, names
+        self.size = len(out)  # a caller growing the returned list makes this entry unusable
 
     def prefix_of(self, messages: list[Any]) -> bool:
         """Whether ``messages`` starts with this very history (the same objects, in order)."""
-        n = len(self.out)
-        if len(messages) < n or (n and messages[n - 1] is not self.out[-1]):
+        n = self.size
+        if len(self.out) != n or len(messages) < n or (n and messages[n - 1] is not self.out[-1]):
             return False
         return messages[:n] == self.out  # C speed: identical objects compare by identity first
 
