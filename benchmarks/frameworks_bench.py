@@ -45,7 +45,7 @@ from pydantic_ai.messages import (
 
 from flowdrop_core.integrations.langgraph import gr_mem_messages
 from flowdrop_core.integrations.openai_agents import GRMemSession
-from flowdrop_core.integrations.pydantic_ai import GRMemHistory
+from flowdrop_core.integrations.pydantic_ai import GRMemHistory, gr_mem_history
 from flowdrop_core.storage import SQLiteStore
 
 
@@ -152,12 +152,9 @@ def pa_steps(n: int, start: int = 0) -> list[list[Any]]:
 
 
 def pa_history(n: int) -> list[Any]:
-    """A history of about ``n`` messages, as the processor left it request after request."""
-    proc = GRMemHistory()
+    """A history of about ``n`` messages, as the processor leaves it (one pass: the same result)."""
     history: list[Any] = [ModelRequest(parts=[UserPromptPart("question 0")])]
-    for step in pa_steps(n):
-        history = proc([*history, *step])
-    return history
+    return gr_mem_history([*history, *(m for step in pa_steps(n) for m in step)])
 
 
 def pydantic_ai(sizes: tuple[int, ...], rounds: int = 3) -> None:
