@@ -313,27 +313,29 @@ def _apply_new(
     """The new messages appended to the live buffer; O(new) unless a decision reaches back.
 
     Plain appends and dropped duplicates change only the new messages; a heal
-    or a late return replacing a placeholder may change an earlier message,
-    so the history is then read again (one pass). The report is the append's
-    either way: it counts the request's new entries (MEM-14).
+    (MEM-3) puts its placeholder at the front of the request right after the
+    response that declared the call, found walking back from the end. A late
+    return replacing a placeholder (MEM-10), or a heal with no request after
+    its response, reads the history again (one pass). The report is the
+    append's either way: it counts the request's new entries (MEM-14).
     """
-    n = len(live.out)
-    new = messages[n:]
-    rows = _rows(new, offset=n)
+    n = live.size
+    rows = _rows(messages[n:], offset=n)
     buf, names = live.buffer, live.names
     names.update(_names(rows))
     result = buf.append(rows)
     dropped: set[tuple[int, int | None]] = set()
+    heals: list[str] = []
     for ev in result.events:
         if ev.kind in _KEEP_AS_IS:
             continue
         if ev.kind in _DROPS and ev.incoming_index is not None:
             dropped.add(rows[ev.incoming_index][_REF])
-            continue
-        # The buffer's earlier references point into earlier lists: read this one afresh.
-        out, _, buf, names = _apply_full(messages)
-        return out, result, buf, names
-    if not dropped:
+        elif ev.kind == EventKind.PLACEHOLDER_INSERTED and ev.tool_call_id is not None:
+            heals.append(str(ev.tool_call_id))
+        else:
+            return _reread(messages, result)
+    if not dropped and not heals:
         return messages, result, buf, names
     out = messages[:n]
     for mi in range(n, len(messages)):
@@ -345,6 +347,33 @@ def _apply_new(
             out.append(msg)
         elif parts:
             out.append(dataclasses.replace(msg, parts=parts))
+    fill: dict[int, list[Any]] = {}
+    for cid in heals:
+        k = _declared_at(out, cid)
+        if k is None or k + 1 >= len(out) or not isinstance(out[k + 1], _m.ModelRequest):
+            return _reread(messages, result)
+        fill.setdefault(k + 1, []).append(_placeholder(cid, names.get(cid, "")))
+    for k, placeholders in fill.items():
+        out[k] = dataclasses.replace(out[k], parts=[*placeholders, *out[k].parts])
+    return out, result, buf, names
+
+
+def _declared_at(messages: list[Any], cid: str) -> int | None:
+    """The index of the latest response declaring call ``cid`` (searched from the end)."""
+    for k in range(len(messages) - 1, -1, -1):
+        msg = messages[k]
+        if isinstance(msg, _m.ModelResponse) and any(
+            isinstance(p, _m.ToolCallPart) and p.tool_call_id == cid for p in msg.parts
+        ):
+            return k
+    return None
+
+
+def _reread(
+    messages: list[Any], result: AppendResult
+) -> tuple[list[Any], AppendResult, Buffer, dict[str, str]]:
+    """The history read afresh (the buffer's references point into earlier lists); same report."""
+    out, _, buf, names = _apply_full(messages)
     return out, result, buf, names
 
 

@@ -297,3 +297,38 @@ def test_a_run_cancelled_mid_tool_can_be_continued_with_gr_mem_repair() -> None:
     (placeholder,) = _returns(sent[-1])
     assert placeholder.content == PLACEHOLDER_CONTENT
     assert placeholder.outcome == "interrupted"
+
+
+def test_the_live_processor_matches_one_pass_on_random_conversations() -> None:
+    """Seeded random agent loops (re-sent returns, re-sent calls, open calls, late returns)."""
+    import random
+
+    rng = random.Random(11)
+    for _ in range(60):
+        processor = GRMemHistory()
+        history: list[Any] = [ModelRequest(parts=[UserPromptPart("q")])]
+        history = processor(history)
+        issued: list[str] = []
+        for k in range(rng.randint(1, 12)):
+            ids = [f"c{k}-{j}" for j in range(rng.randint(1, 2))]
+            if issued and rng.random() < 0.15:
+                ids = [rng.choice(issued)]  # the model re-sends a call (MEM-2)
+            issued += ids
+            calls = [ToolCallPart("s", {}, tool_call_id=c) for c in ids]
+            returns: list[Any] = []
+            for c in ids:
+                if rng.random() < 0.2:
+                    continue  # never answered (healed at the next prompt)
+                returns.append(ToolReturnPart("s", f"r {c}", tool_call_id=c))
+                if rng.random() < 0.3:
+                    returns.append(ToolReturnPart("s", "again", tool_call_id=c))
+            if issued and rng.random() < 0.2:  # a late return for an earlier call (MEM-10)
+                returns.append(ToolReturnPart("s", "late", tool_call_id=rng.choice(issued)))
+            steps = [
+                [ModelResponse(parts=calls), ModelRequest(parts=returns or [UserPromptPart("?")])],
+                [ModelResponse(parts=[TextPart("a")]), ModelRequest(parts=[UserPromptPart("q")])],
+            ]
+            for step in steps:
+                expected = gr_mem_history([*history, *step])
+                history = processor([*history, *step])
+                assert _shape(history) == _shape(expected)
