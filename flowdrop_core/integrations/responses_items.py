@@ -214,8 +214,11 @@ def provider_items(rows: Sequence[Mapping[str, Any]]) -> tuple[list[Any], list[F
     its call, an unanswered call gets an interrupted output of its type, and
     system (developer) messages come first. Kept items are the stored ones.
     """
-    if _already_valid(rows):  # one cheap pass: the common case, nothing to repair
+    unanswered = _unanswered_only(rows)  # one cheap pass: the common cases
+    if unanswered is not None and not unanswered:
         return rows_to_items(rows), []
+    if unanswered is not None:  # only open calls: each gets its output right after it
+        return _close_calls(rows, unanswered)
     report = normalize_report(rows)
     if not report.findings:
         return rows_to_items(rows), []
@@ -255,11 +258,12 @@ def provider_items(rows: Sequence[Mapping[str, Any]]) -> tuple[list[Any], list[F
     return out, list(report.findings)
 
 
-def _already_valid(rows: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether MEM-5 would find nothing to repair (conservative: unsure means no).
+def _unanswered_only(rows: Sequence[Mapping[str, Any]]) -> set[str] | None:
+    """The calls left unanswered, when that is all MEM-5 would repair; else ``None``.
 
-    System messages first; every call declared once with a string id by an
-    assistant row, answered exactly once after it; no empty assistant turn.
+    Conservative (unsure means ``None``, the full repair): system messages
+    first; every call declared once with a string id by an assistant row,
+    answered at most once after it; no empty assistant turn.
     """
     declared: set[str] = set()
     answered: set[str] = set()
@@ -268,16 +272,16 @@ def _already_valid(rows: Sequence[Mapping[str, Any]]) -> bool:
         role = row.get("role")
         meta = row.get("metadata")
         if not isinstance(meta, Mapping) or "tool_calls" in row or "tool_call_id" in row:
-            return False
+            return None
         if role == "system":
             if others or "tool_calls" in meta:
-                return False
+                return None
             continue
         others = True
         if role == "tool":
             cid = meta.get("tool_call_id")
             if not isinstance(cid, str) or not cid or cid not in declared or cid in answered:
-                return False
+                return None
             answered.add(cid)
         elif role == "assistant":
             calls = meta.get("tool_calls")
@@ -285,12 +289,43 @@ def _already_valid(rows: Sequence[Mapping[str, Any]]) -> bool:
                 for call in calls:
                     cid = call.get("id") if isinstance(call, Mapping) else None
                     if not isinstance(cid, str) or not cid or cid in declared:
-                        return False
+                        return None
                     declared.add(cid)
             else:
                 content = row.get("content")
                 if not content or (isinstance(content, str) and not content.strip()):
-                    return False
+                    return None
         elif role != "user" or "tool_calls" in meta:
-            return False
-    return len(answered) == len(declared)
+            return None
+    return declared - answered
+
+
+def _already_valid(rows: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether MEM-5 would find nothing to repair (conservative)."""
+    return _unanswered_only(rows) == set()
+
+
+def _close_calls(
+    rows: Sequence[Mapping[str, Any]], unanswered: set[str]
+) -> tuple[list[Any], list[Finding]]:
+    """The stored items with an interrupted output right after each open call (MEM-5)."""
+    types = _call_types(rows)
+    out: list[Any] = []
+    findings: list[Finding] = []
+    for k, row in enumerate(rows):
+        out.extend(row_to_item(row, types))
+        for call in (row.get("metadata") or {}).get("tool_calls") or ():
+            cid = call.get("id")
+            if cid in unanswered:
+                kind = OUTPUT_OF.get(types.get(cid, "function_call"), "function_call_output")
+                out.append({"type": kind, "call_id": cid, "output": PLACEHOLDER_CONTENT})
+                findings.append(
+                    Finding(
+                        index=k,
+                        kind="unanswered_call",
+                        tool_call_id=cid,
+                        message=f"call {cid!r} has no result; a synthetic interrupted result "
+                        "was placed right after its turn",
+                    )
+                )
+    return out, findings

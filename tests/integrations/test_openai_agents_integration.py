@@ -286,7 +286,11 @@ def test_the_quick_validity_pass_never_skips_a_repair() -> None:
     """provider_items' shortcut: whenever it says "nothing to repair", MEM-5 finds nothing."""
     import random
 
-    from flowdrop_core.integrations.responses_items import _already_valid
+    from flowdrop_core.integrations.responses_items import (
+        _already_valid,
+        _unanswered_only,
+        provider_items,
+    )
     from flowdrop_core.provider import normalize_report
 
     rng = random.Random(7)
@@ -313,4 +317,12 @@ def test_the_quick_validity_pass_never_skips_a_repair() -> None:
         if _already_valid(rows):
             shortcuts += 1
             assert normalize_report(rows).findings == [], items
+        open_calls = _unanswered_only(rows)
+        if open_calls:  # only open calls: the shortcut closes exactly those MEM-5 closes
+            report = normalize_report(rows)
+            assert {f.kind for f in report.findings} == {"unanswered_call"}, items
+            assert {f.tool_call_id for f in report.findings} == open_calls
+            got, findings = provider_items(rows)
+            assert [f.tool_call_id for f in findings] == [f.tool_call_id for f in report.findings]
+            assert _orphans(got) == [] and len(got) == len(report.messages)
     assert shortcuts > 100  # the shortcut was exercised
