@@ -41,6 +41,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from flowdrop_core import telemetry
 from flowdrop_core.engine import AppendResult, Buffer
 from flowdrop_core.events import Event, EventKind
 from flowdrop_core.integrations import require
@@ -326,6 +327,8 @@ class _Merge:
             ids = self._ids
         out.report = self.report()
         _cache_put(out, self.buffer, ids)
+        if telemetry.ENABLED:
+            telemetry.emit("langgraph", out.report)
         return out
 
     def report(self) -> ReducerReport:

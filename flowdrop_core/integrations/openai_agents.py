@@ -14,6 +14,13 @@ session are serialized and written compare-and-set (MEM-12), across tasks,
 threads, processes and machines sharing the store; ``journal=N`` keeps the
 store's append journal for the inspector.
 
+``get_items`` returns what a provider accepts (the MEM-5 view of
+:func:`.responses_items.provider_items`: an orphan output left by a
+cancelled run is not sent, an open call gets an interrupted output) while
+the store keeps what happened (``stored_items``). Every ``add_items``'s
+MEM-14 report is kept in :attr:`GRMemSession.reports` (and put on the
+current OpenTelemetry span with the ``otel`` extra).
+
 Items round-trip without loss through :mod:`.responses_items`. Store I/O
 goes through the buffer's async API (``aappend``, ``aread``: the store's
 bounded executor, one worker per pooled connection), so the event loop never
@@ -23,12 +30,20 @@ pool.
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from typing import Any
 
+from flowdrop_core import telemetry
 from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
 from flowdrop_core.ids import usable_id
 from flowdrop_core.integrations import require
-from flowdrop_core.integrations.responses_items import items_to_rows, rows_to_items
+from flowdrop_core.integrations.responses_items import (
+    items_to_rows,
+    provider_items,
+    rows_to_items,
+)
+from flowdrop_core.provider import Finding
 from flowdrop_core.storage import Delta, Op, RevisionConflict, Store
 from flowdrop_core.storage.aio import run_in_store
 from flowdrop_core.tiers import Tier, require_tier
@@ -47,8 +62,10 @@ class GRMemSession:
     :class:`~flowdrop_core.storage.redis_store.RedisStore` to share it. The
     history lives in the ``session`` scope under ``key``; ``max_messages``
     is the window (0: none) and ``journal`` the number of append records kept
-    per session (0: off). :attr:`last_result` is the MEM-14 report of the
-    latest ``add_items``. ``tier`` (:mod:`flowdrop_core.tiers`) defaults to
+    per session (0: off). :attr:`reports` holds the MEM-14 report of each
+    of this object's latest ``keep_reports`` ``add_items`` calls, oldest first
+    (:attr:`last_result` the newest); :attr:`last_findings` what the latest
+    ``get_items`` repaired. ``tier`` (:mod:`flowdrop_core.tiers`) defaults to
     ``admin``: the SDK's ``pop_item`` and ``clear_session`` are explicit
     edits by the session's owner, which MEM-15 allows at that tier; open it
     at ``drive`` to make them raise ``TierDenied``, or ``view`` to only read.
@@ -64,6 +81,7 @@ class GRMemSession:
         journal: int = 0,
         lock_timeout: float = 5.0,
         session_settings: Any = None,
+        keep_reports: int = 100,
         tier: Tier | str = Tier.ADMIN,
     ) -> None:
         if usable_id(session_id) is None:
@@ -86,7 +104,14 @@ class GRMemSession:
             tier=tier,
         )
         self._context = {"session_id": session_id}
-        self.last_result: ScopedAppendResult | None = None
+        self.reports: deque[ScopedAppendResult] = deque(maxlen=max(1, keep_reports))
+        self._reports_guard = threading.Lock()
+        self.last_findings: list[Finding] = []
+
+    @property
+    def last_result(self) -> ScopedAppendResult | None:
+        """The MEM-14 report of the latest ``add_items`` (``None`` before the first)."""
+        return self.reports[-1] if self.reports else None
 
     @property
     def store(self) -> Store:
@@ -97,8 +122,22 @@ class GRMemSession:
         return self.buffer.messages(self._context)
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
-        """The history as Responses input items, oldest first; the latest ``limit`` when given."""
+        """What a provider accepts (MEM-5), oldest first, over the latest ``limit`` stored items.
+
+        The runner sends these to the model: an output whose call was never
+        stored (a run cancelled mid-tool, its output added later) or a second
+        output is left out, and a call with no output gets an interrupted one.
+        :attr:`last_findings` lists what was repaired; the store is unchanged.
+        """
         limit = _settings.resolve_session_limit(limit, self.session_settings)
+        rows = await self.buffer.amessages(self._context)
+        if limit is not None:
+            rows = rows[-limit:] if limit > 0 else []
+        items, self.last_findings = provider_items(rows)
+        return items
+
+    async def stored_items(self, limit: int | None = None) -> list[Any]:
+        """The items as stored (what happened), oldest first; the latest ``limit`` when given."""
         items = rows_to_items(await self.buffer.amessages(self._context))
         if limit is None:
             return items
@@ -107,16 +146,22 @@ class GRMemSession:
     def add_items_sync(self, items: list[Any]) -> ScopedAppendResult:
         """One GR-MEM append of ``items`` (the blocking form of :meth:`add_items`)."""
         rows = items_to_rows(items)  # a malformed item raises here: nothing is written
-        result = self.buffer.append(rows, self._context)
-        self.last_result = result
-        return result
+        return self._reported(self.buffer.append(rows, self._context))
 
     async def add_items(self, items: list[Any]) -> None:
         """Append ``items`` under GR-MEM: duplicates dropped, unanswered calls healed."""
         if not items:
             return
         rows = items_to_rows(list(items))  # a malformed item raises here: nothing is written
-        self.last_result = await self.buffer.aappend(rows, self._context)
+        self._reported(await self.buffer.aappend(rows, self._context))
+
+    def _reported(self, result: ScopedAppendResult) -> ScopedAppendResult:
+        """Keep ``result`` among :attr:`reports` and put it on the current span."""
+        with self._reports_guard:
+            self.reports.append(result)
+        if telemetry.ENABLED:
+            telemetry.emit("openai_agents", result)
+        return result
 
     def pop_item_sync(self) -> Any | None:
         """Remove and return the newest item, under the slot lock, written compare-and-set.

@@ -34,8 +34,16 @@ from flowdrop_core.messages import (
     InvalidMessagesError,
     MessageProblem,
 )
+from flowdrop_core.provider import Finding, normalize_report
 
-__all__ = ["ITEM_KEY", "item_to_row", "items_to_rows", "row_to_item", "rows_to_items"]
+__all__ = [
+    "ITEM_KEY",
+    "item_to_row",
+    "items_to_rows",
+    "provider_items",
+    "row_to_item",
+    "rows_to_items",
+]
 
 #: The key of a stored row that holds the whole Responses item.
 ITEM_KEY = "responses_item"
@@ -194,3 +202,130 @@ def rows_to_items(rows: Sequence[Mapping[str, Any]]) -> list[Any]:
     """Rows back as Responses input items, in order (placeholders typed after their calls)."""
     types = _call_types(rows)
     return [item for row in rows for item in row_to_item(row, types)]
+
+
+def provider_items(rows: Sequence[Mapping[str, Any]]) -> tuple[list[Any], list[Finding]]:
+    """MEM-5 on stored rows: the Responses input a provider accepts, and every repair made.
+
+    With nothing to repair the items are exactly the stored ones, in order.
+    Otherwise the repair of :func:`~flowdrop_core.provider.normalize_report`
+    is applied to the items themselves: an orphan or duplicate output and a
+    re-declared call are left out, each output follows the item that declared
+    its call, an unanswered call gets an interrupted output of its type, and
+    system (developer) messages come first. Kept items are the stored ones.
+    """
+    unanswered = _unanswered_only(rows)  # one cheap pass: the common cases
+    if unanswered is not None and not unanswered:
+        return rows_to_items(rows), []
+    if unanswered is not None:  # only open calls: each gets its output right after it
+        return _close_calls(rows, unanswered)
+    report = normalize_report(rows)
+    if not report.findings:
+        return rows_to_items(rows), []
+    types = _call_types(rows)
+    dropped = {f.index for f in report.findings if f.dropped and f.call_index is None}
+    kept = [k for k in range(len(rows)) if k not in dropped]
+    kept.sort(key=lambda k: rows[k].get("role") != "system")  # stable: system first (MEM-5)
+    results: dict[str, int] = {}
+    order: list[int] = []
+    for k in kept:
+        if rows[k].get("role") == "tool":
+            cid = (rows[k].get("metadata") or {}).get("tool_call_id", rows[k].get("tool_call_id"))
+            results.setdefault(str(cid), k)
+        else:
+            order.append(k)
+    out: list[Any] = []
+    walk = iter(order)
+    for flat in report.messages:
+        if flat["role"] == "tool":
+            cid = str(flat["tool_call_id"])
+            found = results.get(cid)
+            if found is not None:
+                out.extend(row_to_item(rows[found], types))
+            else:
+                kind = OUTPUT_OF.get(types.get(cid, "function_call"), "function_call_output")
+                out.append({"type": kind, "call_id": cid, "output": PLACEHOLDER_CONTENT})
+            continue
+        row = rows[next(walk)]
+        ids = [str(c["id"]) for c in flat.get("tool_calls") or ()]
+        calls = (row.get("metadata") or {}).get("tool_calls", row.get("tool_calls")) or ()
+        have = [str(c.get("id")) for c in calls if isinstance(c, Mapping)]
+        if have != ids and row.get(ITEM_KEY) is None:  # a plain row declaring several calls
+            meta = dict(row.get("metadata") or {})
+            meta["tool_calls"] = [c for c in calls if str(c.get("id")) in ids]
+            row = {**row, "metadata": meta}
+        out.extend(row_to_item(row, types))
+    return out, list(report.findings)
+
+
+def _unanswered_only(rows: Sequence[Mapping[str, Any]]) -> set[str] | None:
+    """The calls left unanswered, when that is all MEM-5 would repair; else ``None``.
+
+    Conservative (unsure means ``None``, the full repair): system messages
+    first; every call declared once with a string id by an assistant row,
+    answered at most once after it; no empty assistant turn.
+    """
+    declared: set[str] = set()
+    answered: set[str] = set()
+    others = False
+    for row in rows:
+        role = row.get("role")
+        meta = row.get("metadata")
+        if not isinstance(meta, Mapping) or "tool_calls" in row or "tool_call_id" in row:
+            return None
+        if role == "system":
+            if others or "tool_calls" in meta:
+                return None
+            continue
+        others = True
+        if role == "tool":
+            cid = meta.get("tool_call_id")
+            if not isinstance(cid, str) or not cid or cid not in declared or cid in answered:
+                return None
+            answered.add(cid)
+        elif role == "assistant":
+            calls = meta.get("tool_calls")
+            if calls:
+                for call in calls:
+                    cid = call.get("id") if isinstance(call, Mapping) else None
+                    if not isinstance(cid, str) or not cid or cid in declared:
+                        return None
+                    declared.add(cid)
+            else:
+                content = row.get("content")
+                if not content or (isinstance(content, str) and not content.strip()):
+                    return None
+        elif role != "user" or "tool_calls" in meta:
+            return None
+    return declared - answered
+
+
+def _already_valid(rows: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether MEM-5 would find nothing to repair (conservative)."""
+    return _unanswered_only(rows) == set()
+
+
+def _close_calls(
+    rows: Sequence[Mapping[str, Any]], unanswered: set[str]
+) -> tuple[list[Any], list[Finding]]:
+    """The stored items with an interrupted output right after each open call (MEM-5)."""
+    types = _call_types(rows)
+    out: list[Any] = []
+    findings: list[Finding] = []
+    for k, row in enumerate(rows):
+        out.extend(row_to_item(row, types))
+        for call in (row.get("metadata") or {}).get("tool_calls") or ():
+            cid = call.get("id")
+            if cid in unanswered:
+                kind = OUTPUT_OF.get(types.get(cid, "function_call"), "function_call_output")
+                out.append({"type": kind, "call_id": cid, "output": PLACEHOLDER_CONTENT})
+                findings.append(
+                    Finding(
+                        index=k,
+                        kind="unanswered_call",
+                        tool_call_id=cid,
+                        message=f"call {cid!r} has no result; a synthetic interrupted result "
+                        "was placed right after its turn",
+                    )
+                )
+    return out, findings

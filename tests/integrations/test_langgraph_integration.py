@@ -33,6 +33,7 @@ from flowdrop_core.integrations.langgraph import (
     ReducerJournal,
     gr_mem_messages,
     gr_mem_reducer,
+    last_report,
     message_to_row,
     provider_view,
     row_to_message,
@@ -442,3 +443,32 @@ def test_each_thread_reads_its_own_reports_while_threads_run_at_once() -> None:
         assert [f["appended"] for f in finals[thread]] == [0] * 5
         assert [f["count"] for f in finals[thread]] == [3 * k + 3 for k in range(5)]
         assert {d["rule"] for f in finals[thread] for d in f["decisions"]} == {"MEM-1"}
+
+
+def test_create_agent_with_a_gr_mem_state_schema_reports_each_update() -> None:
+    """LangChain v1 ``create_agent(state_schema=...)``: the messages channel uses gr_mem_messages."""
+    from langchain.agents import AgentState
+
+    class GRAgentState(AgentState):  # type: ignore[type-arg]
+        messages: Annotated[list[AnyMessage], gr_mem_messages]
+
+    model = _ToolFakeModel(
+        messages=iter([AIMessage("", id="a1", tool_calls=[CALL]), AIMessage("3 cats", id="a2")])
+    )
+    agent = create_agent(model, tools=[search], state_schema=GRAgentState)
+    out = agent.invoke({"messages": [HumanMessage("find cats", id="h1")]})
+    assert [type(m).__name__ for m in out["messages"]] == [
+        "HumanMessage",
+        "AIMessage",
+        "ToolMessage",
+        "AIMessage",
+    ]
+    report = last_report(out["messages"])
+    assert report is not None
+    assert report.to_dict() == {
+        "count": 4,
+        "appended": 1,
+        "appended_any": True,
+        "rewritten": False,
+        "decisions": [{"kind": "appended", "rule": "MEM-14"}],
+    }

@@ -218,3 +218,124 @@ def test_pop_and_clear_are_edits_the_drive_tier_may_not_make() -> None:
     with pytest.raises(TierDenied, match="MEM-15: clear needs the admin tier"):
         asyncio.run(session.clear_session())
     assert len(asyncio.run(session.get_items())) == 1
+
+
+def _orphans(items: list[Any]) -> list[Any]:
+    """Outputs whose call the model was not sent before them (a provider answers 400)."""
+    declared: set[str] = set()
+    bad = []
+    for item in items:
+        if item.get("type") == "function_call":
+            declared.add(item["call_id"])
+        elif item.get("type") == "function_call_output" and item["call_id"] not in declared:
+            bad.append(item)
+    return bad
+
+
+async def _cancelled_mid_tool_then_continued(session: Any) -> list[Any]:
+    """A streamed run cancelled while its tool runs; the tool's output stored late; next turn."""
+    started, release = asyncio.Event(), asyncio.Event()
+
+    @function_tool
+    async def slow_search(q: str) -> str:
+        """Search slowly."""
+        started.set()
+        await release.wait()
+        return f"Found 3 {q}"
+
+    model = ScriptedModel(
+        [
+            [function_call("slow_search", {"q": "cats"}, call_id="c1")],
+            [assistant_message("dogs: 2")],
+        ]
+    )
+    agent = Agent(name="finder", model=model, tools=[slow_search])
+    result = Runner.run_streamed(agent, "find cats", session=session)
+    async for event in result.stream_events():
+        if event.type == "run_item_stream_event" and event.name == "tool_called":
+            await started.wait()
+            result.cancel()  # the user pressed stop mid-tool
+    # The tool finished anyway and the app stored its output.
+    await session.add_items([{"type": "function_call_output", "call_id": "c1", "output": "late"}])
+    await Runner.run(agent, "and dogs?", session=session)
+    return list(model.calls[-1].input)
+
+
+def test_a_streamed_run_cancelled_mid_tool_then_continued_sends_no_orphan(store: Store) -> None:
+    """The SDK's session sends the late output with no call (a 400); GRMemSession does not."""
+    sent = asyncio.run(_cancelled_mid_tool_then_continued(SQLiteSession("cancel")))
+    assert len(_orphans(sent)) == 1  # the failure, reproduced with the SDK's own session
+    session = GRMemSession("cancel", store=store)
+    sent = asyncio.run(_cancelled_mid_tool_then_continued(session))
+    assert _orphans(sent) == []
+    assert [i.get("content") for i in sent] == ["find cats", "and dogs?"]
+    assert [f.kind for f in session.last_findings] == ["orphan_result"]
+    stored = asyncio.run(session.stored_items())  # storage keeps what happened
+    assert [i.get("type", i.get("role")) for i in stored] == [
+        "user",
+        "function_call_output",
+        "user",
+        "message",
+    ]
+    # One report per add_items, each MEM-14: the orphan output was a new entry.
+    assert [(r.count, r.appended) for r in session.reports] == [(1, 1), (2, 1), (3, 1), (4, 1)]
+
+
+def test_get_items_reports_what_it_repaired() -> None:
+    """get_items is the MEM-5 view; last_findings names the orphan it left out."""
+    session = GRMemSession("view")
+
+    async def main() -> list[Any]:
+        await session.add_items([{"role": "user", "content": "hi"}])
+        await session.add_items([{"type": "function_call_output", "call_id": "zz", "output": "x"}])
+        return await session.get_items()
+
+    assert asyncio.run(main()) == [{"role": "user", "content": "hi"}]
+    assert [(f.kind, f.tool_call_id) for f in session.last_findings] == [("orphan_result", "zz")]
+    assert len(asyncio.run(session.stored_items())) == 2
+
+
+def test_the_quick_validity_pass_never_skips_a_repair() -> None:
+    """provider_items' shortcut: whenever it says "nothing to repair", MEM-5 finds nothing."""
+    import random
+
+    from flowdrop_core.integrations.responses_items import (
+        _already_valid,
+        _unanswered_only,
+        provider_items,
+    )
+    from flowdrop_core.provider import normalize_report
+
+    rng = random.Random(7)
+    kinds = ["user", "assistant", "system", "call", "output", "reasoning", "empty"]
+    shortcuts = 0
+    for _ in range(3000):
+        items: list[Any] = []
+        for _ in range(rng.randint(0, 8)):
+            kind = rng.choice(kinds)
+            cid = rng.choice(["a", "b", "c"])
+            if kind in ("user", "assistant", "system"):
+                items.append({"role": kind, "content": rng.choice(["hi", "", " "])})
+            elif kind == "call":
+                items.append(
+                    {"type": "function_call", "call_id": cid, "name": "f", "arguments": "{}"}
+                )
+            elif kind == "output":
+                items.append({"type": "function_call_output", "call_id": cid, "output": "x"})
+            elif kind == "reasoning":
+                items.append({"type": "reasoning", "id": "r", "summary": []})
+            else:
+                items.append({"role": "assistant", "content": []})
+        rows = items_to_rows(items)
+        if _already_valid(rows):
+            shortcuts += 1
+            assert normalize_report(rows).findings == [], items
+        open_calls = _unanswered_only(rows)
+        if open_calls:  # only open calls: the shortcut closes exactly those MEM-5 closes
+            report = normalize_report(rows)
+            assert {f.kind for f in report.findings} == {"unanswered_call"}, items
+            assert {f.tool_call_id for f in report.findings} == open_calls
+            got, findings = provider_items(rows)
+            assert [f.tool_call_id for f in findings] == [f.tool_call_id for f in report.findings]
+            assert _orphans(got) == [] and len(got) == len(report.messages)
+    assert shortcuts > 100  # the shortcut was exercised

@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "agents", "pydantic_ai")
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "agents", "pydantic_ai", "opentelemetry")
 
 BLOCK = textwrap.dedent(
     f"""
@@ -95,3 +95,17 @@ def test_an_agents_file_is_read_without_the_sdk(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[('s', 1, True)]"
+
+
+def test_telemetry_is_off_without_opentelemetry() -> None:
+    """Without the ``otel`` extra the module imports, says it is off, and emits nothing."""
+    done = run(
+        """
+        from flowdrop_core import telemetry
+        from flowdrop_core.engine import Buffer
+        telemetry.emit("test", Buffer().append([{"role": "user", "content": "hi"}]))
+        print(telemetry.ENABLED)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
