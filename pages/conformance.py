@@ -124,7 +124,7 @@ if uploaded is not None:
         differ = [row["rule"] for row in rows if not row["same"]]
         st.info(
             md(
-                f"{theirs.implementation}: "
+                f"Uploaded standing of {theirs.implementation} (theirs): "
                 + ", ".join(f"{n} {status}" for status, n in theirs.totals.items() if n)
                 + (f". Differs from ours on {', '.join(differ)}." if differ else ". Same as ours.")
             ),
@@ -134,7 +134,7 @@ if uploaded is not None:
             rows,
             hide_index=True,
             width="stretch",
-            alt="Each rule's status here and in the uploaded standing",
+            alt="Each rule's status here (ours) and in the uploaded standing (theirs)",
         )
         for r in theirs.rules:
             failed = [e for e in r.examples if not e.passed]

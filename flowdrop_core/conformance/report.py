@@ -305,7 +305,11 @@ def read_standing(text: str, source: str = "standing") -> ConformanceReport:
 
 
 def compare_standings(ours: ConformanceReport, theirs: ConformanceReport) -> list[dict[str, Any]]:
-    """One row per rule MEM-1..MEM-16: each side's status and examples passed, and whether they differ."""
+    """One row per rule MEM-1..MEM-16: each side's status and examples passed, and whether they differ.
+
+    The columns are fixed (``ours``, ``ours examples``, ``theirs``, ``theirs
+    examples``, ``same``): two implementations may well carry the same name.
+    """
 
     def cell(report: ConformanceReport) -> dict[str, tuple[str, str]]:
         return {
@@ -321,10 +325,10 @@ def compare_standings(ours: ConformanceReport, theirs: ConformanceReport) -> lis
     return [
         {
             "rule": rule,
-            ours.implementation: mine.get(rule, absent)[0],
-            f"{ours.implementation} examples": mine.get(rule, absent)[1],
-            theirs.implementation: other.get(rule, absent)[0],
-            f"{theirs.implementation} examples": other.get(rule, absent)[1],
+            "ours": mine.get(rule, absent)[0],
+            "ours examples": mine.get(rule, absent)[1],
+            "theirs": other.get(rule, absent)[0],
+            "theirs examples": other.get(rule, absent)[1],
             "same": mine.get(rule, absent)[0] == other.get(rule, absent)[0],
         }
         for rule in RULES

@@ -180,7 +180,7 @@ def test_an_uploaded_standing_is_shown_beside_ours_rule_by_rule() -> None:
     table = at.dataframe[1].value
     assert list(table["rule"]) == [f"MEM-{n}" for n in range(1, 17)]
     mem5 = table[table["rule"] == "MEM-5"].iloc[0]
-    assert (mem5["flowdrop-buffer-inspector"], mem5["their-buffer"], mem5["same"]) == (
+    assert (mem5["ours"], mem5["theirs"], mem5["same"]) == (
         "pass",
         "fail",
         False,
