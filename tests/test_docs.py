@@ -27,8 +27,10 @@ import glob
 import io
 import re
 import shlex
+import sys
 import tokenize
 import tomllib
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -375,9 +377,21 @@ NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, to
 def run_python_block(block: Block) -> None:
     """Run the block statement by statement; an expression's comment that shows a value is checked."""
     tree = ast.parse(block.text, block.where)
-    comments = comments_after(block)
-    namespace: dict[str, Any] = {"__name__": "__docs__"}
+    # A module of its own, so code that resolves type hints through sys.modules (a
+    # LangGraph state schema, a TypedDict) finds the block's names, as in a user's file.
+    module = types.ModuleType("__docs__")
+    namespace: dict[str, Any] = module.__dict__
     flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    sys.modules["__docs__"] = module
+    try:
+        _run_statements(block, tree, namespace, flags)
+    finally:
+        del sys.modules["__docs__"]
+
+
+def _run_statements(block: Block, tree: ast.Module, namespace: dict[str, Any], flags: int) -> None:
+    """Each statement of ``tree`` in ``namespace``; a shown value is checked."""
+    comments = comments_after(block)
     for stmt in tree.body:
         if isinstance(stmt, ast.Expr):
             code = compile(ast.Expression(stmt.value), block.where, "eval", flags=flags)
