@@ -54,10 +54,10 @@ from flowdrop_core.framework_stores.base import (
     gr_mem_view,
     health,
     read_back,
-    require_writable,
     restore_file,
     rows_scenario,
     scratch_copy,
+    settle_repair,
     tables,
 )
 from flowdrop_core.integrations.responses_items import (
@@ -656,22 +656,9 @@ class AgentsSessionFile:
         transaction (a session that changed since the plan is refused), and the
         SDK's own reader must return exactly the planned items.
         """
-        require_writable(self, "a repair")
-        if plan is None:
-            plan = self.plan_repair(thread_id)
-        if plan.refused:
-            raise FrameworkStoreError(
-                f"{self.path}: repair of {thread_id!r} refused: {plan.refused}"
-            )
-        if not plan.changes:
-            return RepairReport(
-                thread_id,
-                None,
-                plan.before,
-                plan.after,
-                plan.events,
-                remaining=health(self.rows(thread_id)),
-            )
+        plan, nothing = settle_repair(self, thread_id, plan)
+        if nothing is not None:
+            return nothing
         thread = self._read(thread_id)
         before_sdk = self._sdk_state(thread)
         backup = backup_file(self.conn, self.path)

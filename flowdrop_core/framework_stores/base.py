@@ -34,6 +34,7 @@ __all__ = [
     "restore_file",
     "rows_scenario",
     "scratch_copy",
+    "settle_repair",
     "tables",
 ]
 
@@ -332,3 +333,31 @@ def require_writable(store: Any, what: str) -> None:
             f"{store.path}: opened read-only; {what} needs the write switch "
             "(writable=True, --write, or Allow writes on the Store page)"
         )
+
+
+def settle_repair(
+    store: Any, thread_id: str, plan: RepairPlan | None
+) -> tuple[RepairPlan, RepairReport | None]:
+    """The plan a repair carries out, or its report when there is nothing to write.
+
+    Every kind of file starts a repair the same way (MEM-15: an administrative
+    act that changes only what it reports): the file must be open writable,
+    a refused plan raises before any change, and an empty plan writes nothing,
+    not even a backup.
+    """
+    require_writable(store, "a repair")
+    if plan is None:
+        plan = store.plan_repair(thread_id)
+    if plan.refused:
+        raise FrameworkStoreError(f"{store.path}: repair of {thread_id!r} refused: {plan.refused}")
+    if plan.changes:
+        return plan, None
+    report = RepairReport(
+        thread_id,
+        None,
+        plan.before,
+        plan.after,
+        plan.events,
+        remaining=health(store.rows(thread_id)),
+    )
+    return plan, report

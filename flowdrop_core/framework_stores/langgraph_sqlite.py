@@ -33,10 +33,10 @@ from flowdrop_core.framework_stores.base import (
     gr_mem_view,
     health,
     read_back,
-    require_writable,
     restore_file,
     rows_scenario,
     scratch_copy,
+    settle_repair,
     tables,
 )
 from flowdrop_core.integrations import require
@@ -191,22 +191,9 @@ class LangGraphCheckpointFile:
         file up as it opens it); anything other than the planned messages
         restores the backup.
         """
-        require_writable(self, "a repair")
-        if plan is None:
-            plan = self.plan_repair(thread_id)
-        if plan.refused:
-            raise FrameworkStoreError(
-                f"{self.path}: repair of {thread_id!r} refused: {plan.refused}"
-            )
-        if not plan.changes:
-            return RepairReport(
-                thread_id,
-                None,
-                plan.before,
-                plan.after,
-                plan.events,
-                remaining=health(self.rows(thread_id)),
-            )
+        plan, nothing = settle_repair(self, thread_id, plan)
+        if nothing is not None:
+            return nothing
         from langgraph.checkpoint.base import copy_checkpoint
         from langgraph.checkpoint.base.id import uuid6
 
