@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -555,3 +557,19 @@ ASSISTANT = {"role": "assistant", "parts": [{"type": "text", "content": "yo"}]}
 
 def request(*messages: dict[str, Any]) -> dict[str, Any]:
     return {"model": "gpt-4o", "messages": list(messages)}
+
+
+def corpus_report() -> ModuleType:
+    """``scripts/corpus_report.py`` loaded as a module (the fresh-corpus tests classify with it)."""
+    module = sys.modules.get("corpus_report")
+    if module is not None:
+        return module
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location(
+        "corpus_report", root / "scripts" / "corpus_report.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["corpus_report"] = module
+    spec.loader.exec_module(module)
+    return module

@@ -11,29 +11,16 @@ SWE-agent trajectory). See ``docs/recordings.md``.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from import_helpers import corpus_report
 
 ROOT = Path(__file__).resolve().parents[2]
 FRESH3 = ROOT / "sample_data" / "fresh3"
 
 
-def _report() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "corpus_report", ROOT / "scripts" / "corpus_report.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["corpus_report"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-report = _report()
+report = corpus_report()
 
 #: file -> (class, number of messages imported)
 EXPECTED: dict[str, tuple[str, int]] = {

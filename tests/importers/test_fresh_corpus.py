@@ -10,13 +10,11 @@ recording gets fails here. When a reader improves a file, update its pin
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from import_helpers import corpus_report
 
 from flowdrop_core.importers import ImportedConversation
 
@@ -24,18 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FRESH = ROOT / "sample_data" / "fresh"
 
 
-def _report() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "corpus_report", ROOT / "scripts" / "corpus_report.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["corpus_report"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-report = _report()
+report = corpus_report()
 
 #: file -> (class, number of messages imported)
 EXPECTED: dict[str, tuple[str, int]] = {
