@@ -112,17 +112,12 @@ def run_streamlit_process(
             proc.kill()
 
 
-@contextlib.contextmanager
-def serve(env: dict[str, str] | None = None) -> Iterator[str]:
-    """A freshly started ``streamlit run app.py`` on a free port; its URL once healthy.
-
-    ``env`` adds to the environment (the operator's configuration, e.g. its stores).
-    """
-    port = free_port()
-    argv = [
+def streamlit_argv(script: str, port: int, *options: str) -> list[str]:
+    """``streamlit run SCRIPT`` headless on loopback at ``port``, no usage stats, plus ``options``."""
+    return [
         streamlit_executable(),
         "run",
-        "app.py",
+        script,
         "--server.headless",
         "true",
         "--server.port",
@@ -131,7 +126,18 @@ def serve(env: dict[str, str] | None = None) -> Iterator[str]:
         "127.0.0.1",
         "--browser.gatherUsageStats",
         "false",
+        *options,
     ]
+
+
+@contextlib.contextmanager
+def serve(env: dict[str, str] | None = None) -> Iterator[str]:
+    """A freshly started ``streamlit run app.py`` on a free port; its URL once healthy.
+
+    ``env`` adds to the environment (the operator's configuration, e.g. its stores).
+    """
+    port = free_port()
+    argv = streamlit_argv("app.py", port)
     with run_streamlit(argv, port, {**os.environ, **(env or {})}) as url:
         yield url
 

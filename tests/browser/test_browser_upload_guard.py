@@ -32,7 +32,7 @@ from serving import (
     require_browser,
     run_streamlit_process,
     settle,
-    streamlit_executable,
+    streamlit_argv,
 )
 
 TOKEN = "team-secret-42"
@@ -101,21 +101,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWDROP_")}
     env.update(FLOWDROP_TOKEN=TOKEN, FLOWDROP_STORE_PATHS="1", FLOWDROP_STORES=f"team={store}")
-    argv = [
-        streamlit_executable(),
-        "run",
-        SCRIPT,
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.disconnectedSessionTTL",
-        str(TTL),
-    ]
+    argv = streamlit_argv(SCRIPT, port, "--server.disconnectedSessionTTL", str(TTL))
     with run_streamlit_process(argv, port, env) as (url, proc):
         yield url, proc.pid
 
@@ -217,19 +203,7 @@ def test_a_token_without_the_guard_runs_no_page(browser: Any) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWDROP_")}
     env["FLOWDROP_TOKEN"] = TOKEN
-    argv = [
-        streamlit_executable(),
-        "run",
-        "app.py",  # the app without serve.py's upload guard
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--browser.gatherUsageStats",
-        "false",
-    ]
+    argv = streamlit_argv("app.py", port)  # the app without serve.py's upload guard
     with run_streamlit_process(argv, port, env) as (url, _), new_page(browser, 1280, 900) as page:
         page.goto(url)
         settle(page)
