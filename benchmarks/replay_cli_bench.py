@@ -39,10 +39,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from gen_long_conversation import generate, render  # noqa: E402
 
+from flowdrop_core.cli import _replay as replay_cli  # noqa: E402
 from flowdrop_core.cli import build_parser  # noqa: E402
-from flowdrop_core.cli import replay as replay_cli  # noqa: E402
-from flowdrop_core.cli.loading import check_messages, load_source  # noqa: E402
-from flowdrop_core.cli.output import visible  # noqa: E402
+from flowdrop_core.cli._loading import check_messages, load_source  # noqa: E402
+from flowdrop_core.cli._output import visible  # noqa: E402
 
 TARGET_S = 3.0
 

@@ -10,11 +10,13 @@ MEM-6/7/8/13), :mod:`~flowdrop_core.storage` and
 :mod:`~flowdrop_core.conversation` (stored, serialized appends, MEM-12),
 :mod:`~flowdrop_core.replay` (timelines), plus the provider view
 (:mod:`~flowdrop_core.provider`, MEM-5) and text to message (MEM-16).
-Every error raised on purpose is a :class:`FlowdropError` (:mod:`~flowdrop_core.errors`).
+Every error raised on purpose is a :class:`FlowdropError` (:mod:`~flowdrop_core._errors`).
 """
 
 from typing import TYPE_CHECKING, Any
 
+from flowdrop_core._errors import FlowdropError
+from flowdrop_core._ids import usable_id
 from flowdrop_core.context import (
     ExecutionContext,
     Scope,
@@ -29,9 +31,7 @@ from flowdrop_core.conversation import (
     read_memory,
 )
 from flowdrop_core.engine import AppendResult, Buffer, append_messages
-from flowdrop_core.errors import FlowdropError
 from flowdrop_core.events import Event, EventKind, apply_events
-from flowdrop_core.ids import usable_id
 from flowdrop_core.messages import InvalidMessagesError, Message, ToolCall, read_call_id
 from flowdrop_core.provider import Finding, NormalizeReport, lint, normalize, normalize_report
 from flowdrop_core.storage import MemoryStore, SQLiteStore, StorageError, Store

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from flowdrop_core.errors import FlowdropError
+from flowdrop_core._errors import FlowdropError
 
 __all__ = ["UNWIRED", "AssemblyError", "assemble_messages"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from flowdrop_core.ids import read_id, shown_value, usable_id
+from flowdrop_core._ids import read_id, shown_value, usable_id
 
 __all__ = [
     "IDENTITY_SCOPES",
@@ -56,7 +56,7 @@ class ExecutionContext(BaseModel):
     """Who and what an append runs for.
 
     Values are kept exactly as the caller passed them (``Any``): whether an id
-    is usable is decided by :func:`flowdrop_core.ids.usable_id` at resolution
+    is usable is decided by :func:`flowdrop_core._ids.usable_id` at resolution
     time (MEM-6), never by coercion at validation time, so ``0`` stays ``0``
     and is refused instead of quietly becoming ``"0"`` or ``None``. Unknown
     keys are ignored, because a runtime's context usually carries more than
@@ -128,7 +128,7 @@ def resolve_scope(
     - ``global`` resolves to ``""``; ``workflow`` / ``pipeline`` / ``execution``
       to the context's matching id, else ``""`` (an unusable id counts as
       absent there: those scopes are shared buckets and never refuse).
-    Every id is read by :func:`flowdrop_core.ids.read_id` (trimmed, NFKC,
+    Every id is read by :func:`flowdrop_core._ids.read_id` (trimmed, NFKC,
     invisible-only and zero-like spellings refused, number spellings
     canonical), so a refusal says why the id is not one.
 

@@ -47,6 +47,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
+from flowdrop_core._results import LazyValue, PlainResult
 from flowdrop_core.context import (
     ExecutionContext,
     Scope,
@@ -57,9 +58,8 @@ from flowdrop_core.context import (
 )
 from flowdrop_core.engine import AppendResult, Buffer, check_window
 from flowdrop_core.events import Event, EventKind
-from flowdrop_core.journal.recorder import start as journal_start
+from flowdrop_core.journal._recorder import start as journal_start
 from flowdrop_core.messages import InvalidMessagesError
-from flowdrop_core.results import LazyValue, PlainResult
 from flowdrop_core.storage import (
     Delta,
     LiveValue,
@@ -74,8 +74,8 @@ from flowdrop_core.storage import (
     delta_from_events,
     slot_label,
 )
-from flowdrop_core.storage.aio import run_in_store
-from flowdrop_core.storage.base import fork_generation
+from flowdrop_core.storage._aio import run_in_store
+from flowdrop_core.storage._base import fork_generation
 from flowdrop_core.tiers import Tier, as_tier, require_tier
 
 __all__ = [
@@ -368,7 +368,7 @@ class MemoryReadResult(PlainResult):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MemoryReadResult:
         """A read result from :meth:`to_dict` (validated; a bad field is a ``ValueError``)."""
-        from flowdrop_core.result_schema import read_result
+        from flowdrop_core._result_schema import read_result
 
         return cls(**read_result(cls, data))
 
@@ -913,7 +913,7 @@ class ConversationBuffer:
         scope returns at once, no store call); the append itself (the MEM-12
         lock, the compare-and-set write, the journal record and the MEM-14
         report) is :meth:`append`'s own, run on the store's bounded executor
-        (:mod:`flowdrop_core.storage.aio`), so both paths always agree.
+        (:mod:`flowdrop_core.storage._aio`), so both paths always agree.
         """
         if not self._drives:
             require_tier(self.tier, Tier.DRIVE, "append")  # MEM-9: viewing is not driving

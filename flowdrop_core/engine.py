@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import islice
 from typing import Any, ClassVar, Self
 
+from flowdrop_core._results import LazyValue, PlainResult
 from flowdrop_core.events import EFFECTS, ENTRY, KIND, POSITION, Event, EventKind
 from flowdrop_core.messages import (
     PLACEHOLDER_CONTENT,
@@ -41,7 +42,6 @@ from flowdrop_core.messages import (
     read_messages,
     read_row,
 )
-from flowdrop_core.results import LazyValue, PlainResult
 
 __all__ = ["AppendResult", "Buffer", "append_messages", "as_batch", "check_window"]
 
@@ -273,7 +273,7 @@ class AppendResult(PlainResult):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """A result read back from :meth:`to_dict` (validated; a bad field is a ``ValueError``)."""
-        from flowdrop_core.result_schema import read_result
+        from flowdrop_core._result_schema import read_result
 
         return cls(**read_result(cls, data))
 

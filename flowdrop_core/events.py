@@ -115,7 +115,7 @@ assert Event._fields == (  # the names above follow the fields' order
 
 #: What a kind does to the buffer: insert ``entry`` at ``position``, replace the
 #: entry there, or delete it (the store operation of the same name, see
-#: :mod:`flowdrop_core.storage.delta`). ``None``: the buffer is unchanged.
+#: :mod:`flowdrop_core.storage._delta`). ``None``: the buffer is unchanged.
 Change = Literal["insert", "replace", "delete"]
 #: The count of a step a kind adds one to (MEM-14: count after = before +
 #: appended + inserted - evicted; replaced and dropped say why an incoming

@@ -27,8 +27,8 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from flowdrop_core.errors import FlowdropError
-from flowdrop_core.ids import usable_id
+from flowdrop_core._errors import FlowdropError
+from flowdrop_core._ids import usable_id
 from flowdrop_core.nesting import MAX_MESSAGE_DEPTH, deeper_than
 
 __all__ = [
@@ -313,7 +313,7 @@ def _call_ids(raw_calls: list[Any]) -> tuple[str, ...] | None:
     :func:`read_message` then reads the message, its nesting depth included,
     while the common call, three levels deep, needs no walk. Its id is
     usually a plain ASCII name (``call_abc123``), which
-    :func:`~flowdrop_core.ids.usable_id` returns as it is (not a number
+    :func:`~flowdrop_core._ids.usable_id` returns as it is (not a number
     spelling, nothing to trim or normalize), so that case is answered here
     without the two calls; any other id goes through :func:`read_call_id`
     (MEM-11).
@@ -356,7 +356,7 @@ def read_row(msg: Any) -> list[Any] | str:
     stored row with a plain ``metadata`` dict) is handled here, anything else,
     including every invalid message, by that pair. The engine calls it once per
     appended message. MEM-11 ids are read by :func:`read_call_id` and
-    :func:`~flowdrop_core.ids.usable_id`, as everywhere, except the commonest
+    :func:`~flowdrop_core._ids.usable_id`, as everywhere, except the commonest
     spelling, a plain ASCII name, which those two return unchanged and which is
     taken as it is here (see :func:`_call_ids`).
     """

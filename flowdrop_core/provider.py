@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from flowdrop_core.ids import usable_id
+from flowdrop_core._ids import usable_id
 from flowdrop_core.messages import PLACEHOLDER_CONTENT, ROLES, read_call_function, read_call_id
 
 __all__ = ["Finding", "NormalizeReport", "lint", "normalize", "normalize_report"]

@@ -24,10 +24,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from flowdrop_core._errors import FlowdropError
 from flowdrop_core.context import ExecutionContext, ScopeResolution, as_context
 from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
 from flowdrop_core.engine import as_batch
-from flowdrop_core.errors import FlowdropError
 from flowdrop_core.events import EFFECTS, Event, apply_in_place, tally_parts
 from flowdrop_core.importers import ImportedConversation
 from flowdrop_core.messages import InvalidMessagesError, read_messages, read_row

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from flowdrop_core.errors import FlowdropError
+from flowdrop_core._errors import FlowdropError
 from flowdrop_core.text import text_to_message
 from flowdrop_core.verdicts import Verdict
 

@@ -4,7 +4,7 @@ The library behind the inspector's Store page and ``flowdrop-buffer store``.
 :func:`open_browser` connects to a SQLite file, a Redis URL or a Postgres
 URL (the client library of the one used is imported only then). The browser
 itself knows no backend: listing and journal come from the store
-(:class:`~flowdrop_core.storage.base.JournalStore`). A browser is
+(:class:`~flowdrop_core.storage._base.JournalStore`). A browser is
 **read-only** unless opened with ``writable=True``: a SQLite file is then
 opened read-only at the file level, and every write method raises
 :class:`ReadOnlyError` before touching anything.
@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flowdrop_core._errors import FlowdropError
 from flowdrop_core.context import Scope
 from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
-from flowdrop_core.errors import FlowdropError
 from flowdrop_core.journal import JournalRecord, journal_for
 from flowdrop_core.journal.replay import JournalReplay, journal_scenario, replay_journal
 from flowdrop_core.scenario import Scenario
 from flowdrop_core.storage import Slot, SQLiteStore, StorageError, Store
-from flowdrop_core.storage.base import mask_url
+from flowdrop_core.storage._base import mask_url
 from flowdrop_core.storage.urls import plain_store_url
 
 __all__ = [

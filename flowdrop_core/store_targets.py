@@ -20,7 +20,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from flowdrop_core.errors import FlowdropError
+from flowdrop_core._errors import FlowdropError
 from flowdrop_core.storage.urls import mask_url
 
 __all__ = [

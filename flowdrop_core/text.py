@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowdrop_core.ids import usable_id
+from flowdrop_core._ids import usable_id
 from flowdrop_core.messages import ROLES, content_is_empty
 
 __all__ = ["text_to_message"]
@@ -18,7 +18,7 @@ def text_to_message(
     MEM-16: a role outside ``user/assistant/system/tool`` (or none, or any
     value that is not a string: a list, an object, a number) becomes
     ``user``; a tool call id is kept only on role ``tool``, read by
-    :func:`~flowdrop_core.ids.usable_id` (trimmed, canonical) and dropped when
+    :func:`~flowdrop_core._ids.usable_id` (trimmed, canonical) and dropped when
     it is not an id (blank, ``"0"``, invisible-only, ``False``, a list ...);
     empty content (``None`` or blank) yields no message.
 

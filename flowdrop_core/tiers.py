@@ -19,8 +19,8 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
-from flowdrop_core.errors import FlowdropError
-from flowdrop_core.ids import usable_id
+from flowdrop_core._errors import FlowdropError
+from flowdrop_core._ids import usable_id
 
 __all__ = ["Tier", "TierDenied", "as_tier", "owns", "require_tier"]
 

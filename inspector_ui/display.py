@@ -273,7 +273,7 @@ def entry_call_ids(entry: Any) -> str:
 
     Ids are read the way the engine reads them (MEM-11): a call's id by
     :func:`~flowdrop_core.messages.read_call_id`, a result's by
-    :func:`~flowdrop_core.ids.usable_id`; an id that is not usable is shown as given,
+    :func:`~flowdrop_core._ids.usable_id`; an id that is not usable is shown as given,
     marked ``(not an id, MEM-11)``, so ``"0"`` reads as itself, not as ``?``.
     """
     if not isinstance(entry, Mapping):

@@ -37,7 +37,7 @@ Usage (``make mutate`` runs the first form; results go to
     python scripts/mutate.py --resume --limit 100      # the next 100 not yet run
     python scripts/mutate.py --resume --rerun-survivors --confirm   # after new tests
     python scripts/mutate.py --report                  # summarize the results file
-    python scripts/mutate.py --list --files flowdrop_core/ids.py
+    python scripts/mutate.py --list --files flowdrop_core/_ids.py
 
 During a run the property tests read ``FLOWDROP_EXAMPLES_SCALE`` (set to
 ``--examples-scale``, default 0.3) and run derandomized, so a surviving
@@ -74,7 +74,7 @@ FILES = [
     "flowdrop_core/context.py",
     "flowdrop_core/messages.py",
     "flowdrop_core/provider.py",
-    "flowdrop_core/ids.py",
+    "flowdrop_core/_ids.py",
     "flowdrop_core/importers",
 ]
 

@@ -241,111 +241,17 @@ def test_redis_store_without_redis_is_a_clear_error() -> None:
 
 # -- the public API ----------------------------------------------------------------------------
 
-#: Modules no user imports by name, each with why: ``scripts/mark_internal.py`` renames exactly
-#: these to a leading underscore (a module whose name starts with one is internal too). A module
-#: neither listed nor underscored is public: its ``__all__`` is written in ``tests/public_api.txt``.
-INTERNAL: dict[str, str] = {
-    **dict.fromkeys(
-        [
-            "flowdrop_core.conformance.report",
-            "flowdrop_core.errors",
-            "flowdrop_core.framework_stores.registry",
-            "flowdrop_core.journal.backends",
-            "flowdrop_core.journal.record",
-            "flowdrop_core.storage.base",
-            "flowdrop_core.storage.delta",
-            "flowdrop_core.storage.memory",
-            "flowdrop_core.storage.sqlite",
-        ],
-        "every name it exports is re-exported by its package, which is the API",
-    ),
-    **dict.fromkeys(
-        [
-            "flowdrop_core.cli.check",
-            "flowdrop_core.cli.conformance",
-            "flowdrop_core.cli.doctor",
-            "flowdrop_core.cli.framework_store",
-            "flowdrop_core.cli.inspect",
-            "flowdrop_core.cli.lint",
-            "flowdrop_core.cli.loading",
-            "flowdrop_core.cli.normalize",
-            "flowdrop_core.cli.options",
-            "flowdrop_core.cli.output",
-            "flowdrop_core.cli.replay",
-            "flowdrop_core.cli.store",
-        ],
-        "a command of the command line or a part they share: the API is the command",
-    ),
-    **dict.fromkeys(
-        [
-            "flowdrop_core.importers.anthropic",
-            "flowdrop_core.importers.bedrock",
-            "flowdrop_core.importers.chatml",
-            "flowdrop_core.importers.claude_code",
-            "flowdrop_core.importers.codex",
-            "flowdrop_core.importers.cohere",
-            "flowdrop_core.importers.gemini",
-            "flowdrop_core.importers.gemini_cli",
-            "flowdrop_core.importers.gemini_cli_jsonl",
-            "flowdrop_core.importers.glaive",
-            "flowdrop_core.importers.hermes",
-            "flowdrop_core.importers.jsonl",
-            "flowdrop_core.importers.langchain",
-            "flowdrop_core.importers.langfuse",
-            "flowdrop_core.importers.mini_swe_agent",
-            "flowdrop_core.importers.openai_chat",
-            "flowdrop_core.importers.openai_responses",
-            "flowdrop_core.importers.openinference",
-            "flowdrop_core.importers.pi",
-            "flowdrop_core.importers.otel",
-            "flowdrop_core.importers.otel_legacy",
-            "flowdrop_core.importers.pydantic_ai",
-            "flowdrop_core.importers.recording",
-            "flowdrop_core.importers.responses_log",
-            "flowdrop_core.importers.scenario_file",
-            "flowdrop_core.importers.sharegpt",
-            "flowdrop_core.importers.swe_agent",
-            "flowdrop_core.importers.vercel_ai",
-            "flowdrop_core.importers.xlam",
-        ],
-        "an import format, reached through the registry (flowdrop_core.importers)",
-    ),
-    **dict.fromkeys(
-        [
-            "flowdrop_core.importers.base",
-            "flowdrop_core.importers.claims",
-            "flowdrop_core.importers.detect",
-            "flowdrop_core.importers.registry",
-        ],
-        "what the formats share: their output, claims and detection, behind flowdrop_core.importers",
-    ),
-    **dict.fromkeys(
-        [
-            "flowdrop_core.framework_stores.agents_sqlite",
-            "flowdrop_core.framework_stores.base",
-            "flowdrop_core.framework_stores.langgraph_sqlite",
-        ],
-        "a framework file kind, reached through flowdrop_core.framework_stores",
-    ),
-    "flowdrop_core.integrations.responses_items": "the Agents SDK session's item conversion",
-    "flowdrop_core.journal.recorder": "how ConversationBuffer writes its journal records",
-    "flowdrop_core.storage.ordered_rows": "the row layout the SQL backends share",
-    "flowdrop_core.storage.aio": "the executor behind the async API; ConversationBuffer.aappend is the API",
-    "flowdrop_core.storage.readonly": "how the SQLite store and the framework readers open a file read-only",
-    "flowdrop_core.ids": "how messages and the engine read call ids",
-    "flowdrop_core.result_schema": "the JSON shapes behind the results' to_dict",
-    "flowdrop_core.results": "the base classes of the result types flowdrop_core exports",
-}
-
 #: Run as ``python -m flowdrop_core``; neither API nor internal.
 ENTRY_POINTS = frozenset({"flowdrop_core.__main__"})
 
 
 def is_internal(name: str) -> bool:
-    """Listed in :data:`INTERNAL`, or named so: a part starting with ``_`` (``_internal``, ``_x``)."""
-    return name in INTERNAL or any(
-        part.startswith("_") for part in name.split(".") if part != "__main__"
-    )
+    """Named so: a part starting with ``_`` (``flowdrop_core.storage._sqlite``, ``_internal``).
+
+    A module neither underscored nor an entry point is public: its ``__all__`` is written in
+    ``tests/public_api.txt``. An internal module's docstring says which public name is its API.
+    """
+    return any(part.startswith("_") for part in name.split(".") if part != "__main__")
 
 
 PUBLIC = sorted(n for n in MODULES if not is_internal(n) and n not in ENTRY_POINTS)
@@ -375,8 +281,6 @@ def written_api() -> dict[str, list[str]]:
 
 
 def test_every_module_is_public_or_internal() -> None:
-    unknown = sorted(set(INTERNAL) - set(MODULES))
-    assert not unknown, f"INTERNAL names modules that do not exist: {unknown}"
     internal = {n for n in MODULES if is_internal(n)}
     assert set(PUBLIC) | internal | ENTRY_POINTS == set(MODULES)
     assert not set(PUBLIC) & internal
@@ -447,44 +351,13 @@ if __name__ == "__main__":
     print(f"wrote {PUBLIC_API.relative_to(ROOT)}: {len(PUBLIC)} public modules")
 
 
-def test_the_rename_script_plans_exactly_the_internal_modules() -> None:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import mark_internal
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
-    renames = mark_internal.plan(ROOT)
-    assert {r.old for r in renames} == set(INTERNAL)
-    assert all((ROOT / r.old_path).is_file() and not (ROOT / r.new_path).exists() for r in renames)
-    source = textwrap.dedent(
-        """\
-        from flowdrop_core.cli import check, COMMANDS, store as st
-        from flowdrop_core.cli.output import PROG
-        import flowdrop_core.importers.claims
-        from flowdrop_core.conformance import RULES
-        x = "flowdrop_core.storage.base.mask_url"
-        # see flowdrop_core/importers/registry.py, importers/claims.py and storage/base.py
-        """
-    )
-    assert mark_internal.rewrite(source, renames) == textwrap.dedent(
-        """\
-        from flowdrop_core.cli import _check as check, COMMANDS, _store as st
-        from flowdrop_core.cli._output import PROG
-        import flowdrop_core.importers._claims
-        from flowdrop_core.conformance import RULES
-        x = "flowdrop_core.storage._base.mask_url"
-        # see flowdrop_core/importers/_registry.py, importers/_claims.py and storage/_base.py
-        """
-    )
-
-
 #: The layers that act on what a decision kind does: each reads ``events.EFFECTS``
 #: instead of naming kinds. Allowed: kinds a module makes (an event it records)
 #: and the one finding about a single kind (the health report's result without id).
 EFFECT_READERS: dict[str, frozenset[str]] = {
     "flowdrop_core.events": frozenset(),
     "flowdrop_core.replay": frozenset(),
-    "flowdrop_core.storage.delta": frozenset(),
+    "flowdrop_core.storage._delta": frozenset(),
     "flowdrop_core.verdicts": frozenset(),
     "flowdrop_core.inspect.rows": frozenset(),
     "flowdrop_core.inspect.lifecycle": frozenset(),

@@ -13,7 +13,7 @@
 - Every file CONTRIBUTING's recipes name exists, each recipe names every
   place the newest member of its kind touched (the format ``xlam``, the store
   ``postgres``), and the format recipe agrees with the how-to of
-  ``importers/registry.py``.
+  ``importers/_registry.py``.
 - The store URL schemes README names are the ones ``storage/urls.py``
   accepts, and no text names the stores as "SQLite or Redis" alone.
 """
@@ -480,17 +480,17 @@ SCOPE = (
 FOOTPRINTS: dict[str, tuple[str, set[str], dict[str, str]]] = {
     "A new import format": (
         "xlam",
-        {"flowdrop_core/importers/xlam.py"},
+        {"flowdrop_core/importers/_xlam.py"},
         {},
     ),
     "A new store backend": (
         "postgres",
         {"flowdrop_core/storage/postgres.py", "tests/postgres_server.py"},
         {
-            "flowdrop_core/journal/backends.py": "its docstring lists where backends keep journals",
-            "flowdrop_core/storage/base.py": "docstrings of mask_url and Store.kind",
-            "flowdrop_core/storage/sqlite.py": "a comment on the SQL it shares",
-            "flowdrop_core/storage/ordered_rows.py": "the row layout SQLite and Postgres share",
+            "flowdrop_core/journal/_backends.py": "its docstring lists where backends keep journals",
+            "flowdrop_core/storage/_base.py": "docstrings of mask_url and Store.kind",
+            "flowdrop_core/storage/_sqlite.py": "a comment on the SQL it shares",
+            "flowdrop_core/storage/_ordered_rows.py": "the row layout SQLite and Postgres share",
             "flowdrop_core/storage/redis_store.py": "its pool's default is chosen to match Postgres's",
             "benchmarks/async_bench.py": "the many-workers benchmark runs every server backend",
             "flowdrop_core/integrations/openai_agents.py": "its docstring names the stores it runs on",
@@ -524,11 +524,11 @@ def test_a_recipe_names_every_place_its_newest_member_touched(title: str) -> Non
 
 
 def test_the_format_recipe_agrees_with_the_registry_how_to() -> None:
-    doc = (ROOT / "flowdrop_core/importers/registry.py").read_text(encoding="utf-8")
+    doc = (ROOT / "flowdrop_core/importers/_registry.py").read_text(encoding="utf-8")
     how_to = doc.split("How to add a format", 1)[1].split('"""', 1)[0]
     recipe = recipes()["A new import format"]
     names = set(re.findall(r"``([\w./<>]+)``", how_to))
     named = {n for n in names if "/" in n or "." in n}
     assert "jsonl.RUN_FORMATS" in named
     missing = sorted(n for n in named if (n if "/" in n else n.rsplit(".", 1)[-1]) not in recipe)
-    assert not missing, f"importers/registry.py's how-to names what the recipe does not: {missing}"
+    assert not missing, f"importers/_registry.py's how-to names what the recipe does not: {missing}"

@@ -2,29 +2,29 @@
 
 Every subcommand is a thin layer over the library, one module each:
 
-- :mod:`~flowdrop_core.cli.replay` ``replay PATH``: the timeline of a scenario
+- :mod:`~flowdrop_core.cli._replay` ``replay PATH``: the timeline of a scenario
   or a recorded conversation, one row (or JSON line) per append, MEM-14 rows
   marked.
-- :mod:`~flowdrop_core.cli.check` ``check PATH...``: each scenario step against
+- :mod:`~flowdrop_core.cli._check` ``check PATH...``: each scenario step against
   its ``expect``; every mismatch, then ``N passed, M failed``.
-- :mod:`~flowdrop_core.cli.normalize` ``normalize PATH``: the MEM-5 provider
+- :mod:`~flowdrop_core.cli._normalize` ``normalize PATH``: the MEM-5 provider
   view and every entry it dropped, with where it came from.
-- :mod:`~flowdrop_core.cli.lint` ``lint PATH``: what a provider would reject,
+- :mod:`~flowdrop_core.cli._lint` ``lint PATH``: what a provider would reject,
   with locations.
-- :mod:`~flowdrop_core.cli.doctor` ``doctor PATH``: what is wrong with a
+- :mod:`~flowdrop_core.cli._doctor` ``doctor PATH``: what is wrong with a
   recording, where (message index and step), and what GR-MEM did about it.
-- :mod:`~flowdrop_core.cli.store` ``store STORE``: browse a SQLite, Redis or Postgres
+- :mod:`~flowdrop_core.cli._store` ``store STORE``: browse a SQLite, Redis or Postgres
   store, show a slot, replay its journal.
-- :mod:`~flowdrop_core.cli.conformance` ``conformance``: this implementation's
+- :mod:`~flowdrop_core.cli._conformance` ``conformance``: this implementation's
   standing against every GR-MEM rule, as Markdown or JSON.
-- :mod:`~flowdrop_core.cli.inspect` ``inspect``: start the Streamlit inspector
+- :mod:`~flowdrop_core.cli._inspect` ``inspect``: start the Streamlit inspector
   (the extra ``inspector``; Streamlit is never imported by the command line).
 
 ``--version`` prints the package's version (``flowdrop_core.__version__``).
 
-Shared parts: :mod:`~flowdrop_core.cli.loading` (reading the input file),
-:mod:`~flowdrop_core.cli.options` (option types) and
-:mod:`~flowdrop_core.cli.output` (all printing, escaped the same way for every
+Shared parts: :mod:`~flowdrop_core.cli._loading` (reading the input file),
+:mod:`~flowdrop_core.cli._options` (option types) and
+:mod:`~flowdrop_core.cli._output` (all printing, escaped the same way for every
 command, and the errors).
 
 Adding a command is adding a module with ``NAME``, ``register(subparsers)``
@@ -49,18 +49,36 @@ from typing import Any, Protocol
 
 from flowdrop_core import __version__
 from flowdrop_core.cli import (
-    check,
-    conformance,
-    doctor,
-    inspect,
-    lint,
-    normalize,
-    options,
-    output,
-    replay,
-    store,
+    _check as check,
 )
-from flowdrop_core.cli.output import INTERNAL_ERROR, PROG, CliError, Progress
+from flowdrop_core.cli import (
+    _conformance as conformance,
+)
+from flowdrop_core.cli import (
+    _doctor as doctor,
+)
+from flowdrop_core.cli import (
+    _inspect as inspect,
+)
+from flowdrop_core.cli import (
+    _lint as lint,
+)
+from flowdrop_core.cli import (
+    _normalize as normalize,
+)
+from flowdrop_core.cli import (
+    _options as options,
+)
+from flowdrop_core.cli import (
+    _output as output,
+)
+from flowdrop_core.cli import (
+    _replay as replay,
+)
+from flowdrop_core.cli import (
+    _store as store,
+)
+from flowdrop_core.cli._output import INTERNAL_ERROR, PROG, CliError, Progress
 
 __all__ = [
     "COMMANDS",
@@ -164,7 +182,7 @@ def console_main() -> None:
     """The ``flowdrop-buffer`` program (and ``python -m flowdrop_core``): :func:`main`, then exit.
 
     When the command left its objects for the process's end
-    (:func:`~flowdrop_core.cli.output.leave_to_exit`: a replay on the memory
+    (:func:`~flowdrop_core.cli._output.leave_to_exit`: a replay on the memory
     store), its output is flushed and the process ends at once
     (``os._exit``), skipping the teardown of what it built (0.3 s of a
     100,000-message replay); if the flush fails, the exit is the ordinary

@@ -1,6 +1,6 @@
 """Conformance to GR-MEM: our standing, the language-neutral kit, and a runner for any implementation.
 
-- :mod:`~flowdrop_core.conformance.report`: the standing, rule by rule, as data, JSON and Markdown;
+- :mod:`~flowdrop_core.conformance._report`: the standing, rule by rule, as data, JSON and Markdown;
 - :mod:`~flowdrop_core.conformance.kit`: the examples as JSON cases, one file per rule;
 - :mod:`~flowdrop_core.conformance.protocol`: the JSON Lines protocol an adapter speaks;
 - :mod:`~flowdrop_core.conformance.runner`: runs the kit in process or against a command;
@@ -10,7 +10,7 @@
 
 from collections.abc import Iterable
 
-from flowdrop_core.conformance.report import (
+from flowdrop_core.conformance._report import (
     DECISIONS,
     IMPLEMENTED,
     RULES,

@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from flowdrop_core.conformance.report import RULES
+from flowdrop_core.conformance._report import RULES
 from flowdrop_core.replay import RULE_SUMMARIES, replay
 from flowdrop_core.scenario import Scenario, step_context
 

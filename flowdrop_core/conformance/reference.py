@@ -15,9 +15,9 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from flowdrop_core._errors import FlowdropError
 from flowdrop_core.assembly import UNWIRED, assemble_messages
 from flowdrop_core.conversation import ConversationBuffer
-from flowdrop_core.errors import FlowdropError
 from flowdrop_core.events import EventKind
 from flowdrop_core.provider import normalize
 from flowdrop_core.replay import Timeline

@@ -21,10 +21,10 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from flowdrop_core._errors import FlowdropError
+from flowdrop_core.conformance._report import ConformanceReport, ExampleResult, standing_of
 from flowdrop_core.conformance.protocol import mismatches
 from flowdrop_core.conformance.reference import ReferenceImplementation
-from flowdrop_core.conformance.report import ConformanceReport, ExampleResult, standing_of
-from flowdrop_core.errors import FlowdropError
 
 __all__ = ["AdapterError", "InProcess", "Subprocess", "Transport", "run_kit"]
 

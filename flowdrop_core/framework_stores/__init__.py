@@ -22,12 +22,12 @@ framework's own reader, restoring the backup on any difference.
 Health is the inspector's health report of the conversation
 (:func:`flowdrop_core.inspect.health.health` over its replay). A read-only
 open changes no byte and creates no file
-(:func:`flowdrop_core.storage.readonly.open_readonly`).
+(:func:`flowdrop_core.storage._readonly.open_readonly`).
 """
 
 from __future__ import annotations
 
-from flowdrop_core.framework_stores.base import (
+from flowdrop_core.framework_stores._base import (
     Change,
     FrameworkStore,
     FrameworkStoreError,
@@ -39,7 +39,7 @@ from flowdrop_core.framework_stores.base import (
     health,
     rows_scenario,
 )
-from flowdrop_core.framework_stores.registry import detect, open_framework_store, sniff
+from flowdrop_core.framework_stores._registry import detect, open_framework_store, sniff
 
 __all__ = [
     "Change",

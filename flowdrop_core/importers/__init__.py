@@ -16,15 +16,9 @@ are; ``strict=True`` rejects orphan results. See ``docs/formats.md``.
 
 from __future__ import annotations
 
-from flowdrop_core.importers.base import ERROR_PREFIX, ImportNote
-from flowdrop_core.importers.claims import Claim, Miss
-from flowdrop_core.importers.paste import (
-    InputProblem,
-    PastedInput,
-    parse_pasted,
-    parse_pasted_with_notes,
-)
-from flowdrop_core.importers.registry import (
+from flowdrop_core.importers._base import ERROR_PREFIX, ImportNote
+from flowdrop_core.importers._claims import Claim, Miss
+from flowdrop_core.importers._registry import (
     FORMATS,
     REGISTRY,
     ConversationFormatError,
@@ -36,6 +30,12 @@ from flowdrop_core.importers.registry import (
     loads_or_problem,
     parse_conversation,
     parse_conversations,
+)
+from flowdrop_core.importers.paste import (
+    InputProblem,
+    PastedInput,
+    parse_pasted,
+    parse_pasted_with_notes,
 )
 
 __all__ = [

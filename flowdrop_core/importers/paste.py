@@ -13,9 +13,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from flowdrop_core.errors import FlowdropError
-from flowdrop_core.importers.base import CONTENT_KEYS, ImportNote
-from flowdrop_core.importers.registry import (
+from flowdrop_core._errors import FlowdropError
+from flowdrop_core.importers._base import CONTENT_KEYS, ImportNote
+from flowdrop_core.importers._registry import (
     ConversationFormatError,
     loads_or_problem,
     parse_conversation,

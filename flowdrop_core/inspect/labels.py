@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from flowdrop_core.ids import usable_id
+from flowdrop_core._ids import usable_id
 from flowdrop_core.messages import content_is_empty, read_call_function, read_call_id
 
 __all__ = [

@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from flowdrop_core._ids import usable_id
 from flowdrop_core.events import EFFECTS, Event, LifeStep
-from flowdrop_core.ids import usable_id
 from flowdrop_core.messages import _call_ids, read_call_id
 from flowdrop_core.replay import StepRecord, Timeline
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from flowdrop_core.errors import FlowdropError
+from flowdrop_core._errors import FlowdropError
 from flowdrop_core.scenario import ScenarioConfig, ScenarioStep
 
 __all__ = [

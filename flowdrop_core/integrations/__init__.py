@@ -9,7 +9,7 @@
   :class:`~flowdrop_core.conversation.ConversationBuffer` on any store.
 - :mod:`flowdrop_core.integrations.pydantic_ai` (extra ``pydantic-ai``): a
   history processor (and capability) applying GR-MEM to ``list[ModelMessage]``.
-- :mod:`flowdrop_core.integrations.responses_items` (no extra): Responses
+- :mod:`flowdrop_core.integrations._responses_items` (no extra): Responses
   input items to GR-MEM rows and back, without loss; the Agents SDK session
   and the ``SQLiteSession`` store reader share it.
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from flowdrop_core.errors import FlowdropError as _FlowdropError
+from flowdrop_core._errors import FlowdropError as _FlowdropError
 
 __all__ = ["FrameworkMissingError", "require"]
 

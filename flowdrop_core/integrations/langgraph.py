@@ -543,7 +543,7 @@ class ReducerJournal:
 
     def _record(self, report: ReducerReport, merge: _Merge) -> None:
         from flowdrop_core.journal import CHECKPOINT_EVERY, JournalRecord, journal_for
-        from flowdrop_core.storage.base import JournalWrite
+        from flowdrop_core.storage._base import JournalWrite
 
         assert self.store is not None
         from flowdrop_core.storage import Delta, JournalConflict, RevisionConflict

@@ -35,17 +35,17 @@ from collections import deque
 from typing import Any
 
 from flowdrop_core import telemetry
+from flowdrop_core._ids import usable_id
 from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
-from flowdrop_core.ids import usable_id
 from flowdrop_core.integrations import require
-from flowdrop_core.integrations.responses_items import (
+from flowdrop_core.integrations._responses_items import (
     items_to_rows,
     provider_items,
     rows_to_items,
 )
 from flowdrop_core.provider import Finding
 from flowdrop_core.storage import Delta, Op, RevisionConflict, Store
-from flowdrop_core.storage.aio import run_in_store
+from flowdrop_core.storage._aio import run_in_store
 from flowdrop_core.tiers import Tier, require_tier
 
 _settings = require("agents.memory.session_settings", "openai-agents")

@@ -4,8 +4,8 @@
 incoming messages, its context, the MEM-14 report, the events and the
 revisions) in the store's journal, keeping the newest ``N`` per slot:
 
-- :mod:`~flowdrop_core.journal.record`: one record, and the checkpoint rule;
-- :mod:`~flowdrop_core.journal.backends`: :func:`journal_for`, the reader of
+- :mod:`~flowdrop_core.journal._record`: one record, and the checkpoint rule;
+- :mod:`~flowdrop_core.journal._backends`: :func:`journal_for`, the reader of
   any store's journal (each backend keeps its own, written atomically with
   the change it records);
 - :mod:`~flowdrop_core.journal.replay`: the journal as a scenario ``check``
@@ -13,8 +13,8 @@ revisions) in the store's journal, keeping the newest ``N`` per slot:
   top of :mod:`flowdrop_core.replay`, which sits on the buffer that records).
 """
 
-from flowdrop_core.journal.backends import Journal, journal_for
-from flowdrop_core.journal.record import CHECKPOINT_EVERY, JournalRecord, events_from_dicts
+from flowdrop_core.journal._backends import Journal, journal_for
+from flowdrop_core.journal._record import CHECKPOINT_EVERY, JournalRecord, events_from_dicts
 
 __all__ = [
     "CHECKPOINT_EVERY",

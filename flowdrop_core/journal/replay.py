@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from flowdrop_core.journal.record import JournalRecord
+from flowdrop_core.journal._record import JournalRecord
 from flowdrop_core.replay import CheckResult, Timeline, check, replay
 from flowdrop_core.scenario import Expectation, Scenario, ScenarioConfig, ScenarioStep
 

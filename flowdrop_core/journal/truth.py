@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from flowdrop_core.journal.record import JournalRecord
+from flowdrop_core.journal._record import JournalRecord
 
 __all__ = ["JournalGap", "journal_gap"]
 

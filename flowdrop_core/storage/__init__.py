@@ -2,15 +2,15 @@
 
 One protocol, several backends (a small registry of modules):
 
-- :mod:`~flowdrop_core.storage.base`: the :class:`Store` protocol, revisions,
+- :mod:`~flowdrop_core.storage._base`: the :class:`Store` protocol, revisions,
   conditional writes (:class:`RevisionConflict`), deltas (:class:`Delta`,
   :class:`Op`) and errors. Standard library only, so a backend imports it
   without pulling another backend in.
-- :mod:`~flowdrop_core.storage.delta`: the one function turning an append's
+- :mod:`~flowdrop_core.storage._delta`: the one function turning an append's
   events into a delta (:func:`delta_from_events`).
-- :mod:`~flowdrop_core.storage.memory`: :class:`MemoryStore`, process-local,
+- :mod:`~flowdrop_core.storage._memory`: :class:`MemoryStore`, process-local,
   the default for tests and the playground.
-- :mod:`~flowdrop_core.storage.sqlite`: :class:`SQLiteStore`, a real SQLite
+- :mod:`~flowdrop_core.storage._sqlite`: :class:`SQLiteStore`, a real SQLite
   file in WAL mode with one row per entry, the embedded default for anything
   that must survive a restart.
 - :mod:`~flowdrop_core.storage.redis_store`: :class:`RedisStore`, shared by
@@ -24,7 +24,7 @@ Every backend also owns its append journal and its listing
 
 ``lock()`` is the MEM-12 slot lock; every write can be conditional on the
 revision it read (compare and set), which is what makes an unserialized
-append safe: see :mod:`flowdrop_core.storage.base` and ``STORE-PROTOCOL`` in
+append safe: see :mod:`flowdrop_core.storage._base` and ``STORE-PROTOCOL`` in
 the README.
 """
 
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from flowdrop_core.storage.base import (
+from flowdrop_core.storage._base import (
     ANY,
     Delta,
     JournalConflict,
@@ -54,9 +54,9 @@ from flowdrop_core.storage.base import (
     new_revision,
     slot_label,
 )
-from flowdrop_core.storage.delta import delta_from_events
-from flowdrop_core.storage.memory import MemoryStore
-from flowdrop_core.storage.sqlite import DB_ENV, SQLiteStore, default_db_path
+from flowdrop_core.storage._delta import delta_from_events
+from flowdrop_core.storage._memory import MemoryStore
+from flowdrop_core.storage._sqlite import DB_ENV, SQLiteStore, default_db_path
 
 if TYPE_CHECKING:
     from flowdrop_core.storage.postgres import PostgresStore

@@ -33,7 +33,7 @@ from typing import Any
 
 from flowdrop_core.conversation import ConversationBuffer
 from flowdrop_core.journal import journal_for
-from flowdrop_core.storage.base import (
+from flowdrop_core.storage._base import (
     Delta,
     JournalConflict,
     JournalStore,

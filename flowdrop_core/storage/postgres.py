@@ -2,7 +2,7 @@
 
 The store a team that outgrew SQLite usually already runs. It follows the
 :class:`~flowdrop_core.storage.Store` protocol of the other backends and keeps
-the append journal (:class:`~flowdrop_core.storage.base.JournalStore`).
+the append journal (:class:`~flowdrop_core.storage._base.JournalStore`).
 psycopg 3 is an optional extra (``pip install flowdrop-buffer-inspector[postgres]``),
 imported only when this module is.
 
@@ -65,7 +65,7 @@ from typing import Any
 import psycopg
 from psycopg import errors as pg_errors
 
-from flowdrop_core.storage.base import (
+from flowdrop_core.storage._base import (
     ANY,
     Delta,
     Expected,
@@ -89,7 +89,7 @@ from flowdrop_core.storage.base import (
     time_problem,
     write_landed,
 )
-from flowdrop_core.storage.ordered_rows import (
+from flowdrop_core.storage._ordered_rows import (
     OrderedRows,
     RowSQL,
     add_journal_row,

@@ -61,7 +61,7 @@ import redis
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from flowdrop_core.storage.base import (
+from flowdrop_core.storage._base import (
     ANY,
     Delta,
     Expected,
@@ -434,7 +434,7 @@ class RedisStore:
     docstring); ``check_policy=False`` skips only the refusal of an evicting
     policy at connect (to read what is left on such a server): writes are
     still refused under it. The URL's password is never shown:
-    :func:`~flowdrop_core.storage.base.mask_url`.
+    :func:`~flowdrop_core.storage._base.mask_url`.
 
     Connections: the store opens at most ``max_connections`` (default
     :data:`DEFAULT_MAX_CONNECTIONS`) per process however many threads or

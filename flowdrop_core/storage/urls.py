@@ -14,12 +14,12 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from flowdrop_core.errors import FlowdropError
-from flowdrop_core.storage.base import mask_url
+from flowdrop_core._errors import FlowdropError
+from flowdrop_core.storage._base import mask_url
 
 __all__ = ["MASK", "UnsafeUrlError", "mask_url", "plain_redis_url", "plain_store_url"]
 
-#: What a password is shown as (by :func:`~flowdrop_core.storage.base.mask_url`).
+#: What a password is shown as (by :func:`~flowdrop_core.storage._base.mask_url`).
 MASK = "***"
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from flowdrop_core.cli import main, output
+from flowdrop_core.cli import _output as output
+from flowdrop_core.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG = ROOT / "sample_data" / "long_conversation.jsonl"  # 5,002 messages, this project's generator

@@ -22,7 +22,8 @@ from types import ModuleType
 import pytest
 
 import flowdrop_core
-from flowdrop_core.cli import build_parser, inspect, main
+from flowdrop_core.cli import _inspect as inspect
+from flowdrop_core.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 #: PEP 440's public version form (what pip and a wheel's file name accept).
@@ -100,7 +101,7 @@ def test_inspect_refuses_a_bad_port(bad: str, capsys: pytest.CaptureFixture[str]
 def test_the_command_line_never_imports_streamlit() -> None:
     code = (
         "import sys; from flowdrop_core.cli import build_parser; build_parser(); "
-        "import flowdrop_core.cli.inspect; "
+        "import flowdrop_core.cli._inspect; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('streamlit', 'pandas')))"
     )
     out = subprocess.run(

@@ -1,4 +1,4 @@
-"""Every command escapes terminal control characters the same way (``flowdrop_core.cli.output``).
+"""Every command escapes terminal control characters the same way (``flowdrop_core.cli._output``).
 
 A stored or recorded message can hold a bidi override (U+202E), a one-byte
 CSI (U+009B) or ESC: ``store`` printed them raw while ``replay`` escaped
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from flowdrop_core.cli import main
-from flowdrop_core.cli.output import visible, visible_json
+from flowdrop_core.cli._output import visible, visible_json
 from flowdrop_core.storage import SQLiteStore
 
 HOSTILE = "safe\u202eevil\x9b31m\x1b[2Jend"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from store_fixture import make_store_file
 
-import flowdrop_core.cli.loading as loading
+import flowdrop_core.cli._loading as loading
 from flowdrop_core.cli import main
 from flowdrop_core.storage import SQLiteStore, StorageError
 from flowdrop_core.store_browser import open_browser
@@ -86,7 +86,7 @@ def test_a_recursive_view_named_slot_is_refused_at_once(tmp_path: Path) -> None:
 
 
 def test_a_slow_listing_is_stopped(tmp_path: Path, monkeypatch) -> None:
-    import flowdrop_core.storage.sqlite as sqlite_mod
+    import flowdrop_core.storage._sqlite as sqlite_mod
 
     path = make_store_file(tmp_path / "many.sqlite3")
     conn = sqlite3.connect(path)
@@ -247,7 +247,7 @@ def test_a_virtual_table_is_refused(tmp_path: Path, capsys) -> None:
 def test_rows_and_characters_of_a_read_are_bounded(
     tmp_path: Path, monkeypatch, capsys, limit: str, value: int, args: list[str], message: str
 ) -> None:
-    import flowdrop_core.storage.sqlite as sqlite_mod
+    import flowdrop_core.storage._sqlite as sqlite_mod
 
     path = make_store_file(tmp_path / "store.sqlite3")  # the demo slot: 4 entries, 8 records
     monkeypatch.setattr(sqlite_mod, limit, value)
@@ -257,7 +257,7 @@ def test_rows_and_characters_of_a_read_are_bounded(
 
 
 def test_a_read_stops_at_the_character_bound(tmp_path: Path, monkeypatch) -> None:
-    import flowdrop_core.storage.sqlite as sqlite_mod
+    import flowdrop_core.storage._sqlite as sqlite_mod
 
     path = _store_with(
         tmp_path,
@@ -273,7 +273,7 @@ def test_a_read_stops_at_the_character_bound(tmp_path: Path, monkeypatch) -> Non
 
 
 def test_a_slow_read_is_stopped(tmp_path: Path, monkeypatch, capsys) -> None:
-    import flowdrop_core.storage.sqlite as sqlite_mod
+    import flowdrop_core.storage._sqlite as sqlite_mod
 
     path = _store_with(
         tmp_path,

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from flowdrop_core._errors import FlowdropError
 from flowdrop_core.assembly import UNWIRED, AssemblyError, assemble_messages
 from flowdrop_core.conversation import ConversationBuffer
-from flowdrop_core.errors import FlowdropError
 from flowdrop_core.storage import MemoryStore
 from flowdrop_core.tiers import Tier, TierDenied, as_tier, owns
 

@@ -32,7 +32,7 @@ from flowdrop_core.inspect.decisions import decision_cells
 from flowdrop_core.inspect.lifecycle import lifecycle
 from flowdrop_core.inspect.rows import count_parts
 from flowdrop_core.replay import StepRecord, new_timeline
-from flowdrop_core.storage.delta import delta_from_events
+from flowdrop_core.storage._delta import delta_from_events
 from flowdrop_core.verdicts import step_verdict
 
 

@@ -1,7 +1,7 @@
 """One error tree: every error the library raises on purpose is a ``FlowdropError``.
 
 Each keeps the builtin base it had, so callers catching ``ValueError`` still
-work, and the tree drawn in ``flowdrop_core.errors`` names every subclass.
+work, and the tree drawn in ``flowdrop_core._errors`` names every subclass.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ import pkgutil
 import pytest
 
 import flowdrop_core
-from flowdrop_core import FlowdropError, errors
+from flowdrop_core import FlowdropError
+from flowdrop_core import _errors as errors
 from flowdrop_core.cli import CliError
-from flowdrop_core.importers.base import Problem
+from flowdrop_core.importers._base import Problem
+from flowdrop_core.importers._registry import ConversationFormatError
 from flowdrop_core.importers.paste import InputProblem
-from flowdrop_core.importers.registry import ConversationFormatError
 from flowdrop_core.inspect.session_url import SessionUrlError
 from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.replay import ReplayError
@@ -85,7 +86,7 @@ def test_the_tree_in_the_docstring_names_every_subclass() -> None:
     }
     assert names >= {cls.__name__ for cls, _ in BUILTIN_BASES}
     missing = sorted(name for name in names if f"── {name} " not in doc)
-    assert not missing, f"not drawn in flowdrop_core.errors: {missing}"
+    assert not missing, f"not drawn in flowdrop_core._errors: {missing}"
 
 
 def test_flowdrop_error_is_exported() -> None:

@@ -25,9 +25,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from flowdrop_core._ids import read_id, usable_id
 from flowdrop_core.cli import INTERNAL_ERROR, main
 from flowdrop_core.context import ScopeResolution, resolve_scope
-from flowdrop_core.ids import read_id, usable_id
 from flowdrop_core.importers import ConversationFormatError, parse_conversation
 from flowdrop_core.importers.paste import InputProblem, parse_pasted
 from flowdrop_core.scenario import SCOPES, Scenario, ScenarioError, parse_scenario

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from flowdrop_core import AppendResult, append_messages
+from flowdrop_core._ids import read_id, usable_id
 from flowdrop_core.cli import INTERNAL_ERROR, main
 from flowdrop_core.context import resolve_scope
-from flowdrop_core.ids import read_id, usable_id
 from flowdrop_core.importers import ConversationFormatError, parse_conversation
 from flowdrop_core.importers.paste import InputProblem, parse_pasted
 from flowdrop_core.scenario import (

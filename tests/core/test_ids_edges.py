@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from flowdrop_core.ids import NO_ID_VALUES, id_problem, read_id, shown_value, usable_id
+from flowdrop_core._ids import NO_ID_VALUES, id_problem, read_id, shown_value, usable_id
 
 REFUSED: list[tuple[Any, str]] = [
     (float("inf"), "it is not a finite number"),

@@ -16,7 +16,7 @@ from flowdrop_core import (
     ScopedAppendResult,
     read_memory,
 )
-from flowdrop_core.result_schema import (
+from flowdrop_core._result_schema import (
     AppendResultDict,
     MemoryReadResultDict,
     ScopedAppendResultDict,

@@ -425,13 +425,13 @@ def test_a_resolution_names_the_field_its_id_came_from(
 )
 def test_an_unusable_id_says_why(value: object, problem: str) -> None:
     """The reason a refusal or an import note shows for an id that is not one (MEM-6, MEM-11)."""
-    from flowdrop_core.ids import read_id
+    from flowdrop_core._ids import read_id
 
     assert (read_id(value).id, read_id(value).problem) == (None, problem)
 
 
 def test_a_long_value_is_shown_cut_to_its_limit() -> None:
-    from flowdrop_core.ids import shown_value
+    from flowdrop_core._ids import shown_value
 
     shown = shown_value("x" * 300)
     assert len(shown) == 40 and shown.endswith("…")

@@ -30,7 +30,7 @@ from flowdrop_core.importers import (
     loads_or_problem,
     parse_conversation,
 )
-from flowdrop_core.importers.base import Out, Problem, as_text, json_text, last_call, parts_text
+from flowdrop_core.importers._base import Out, Problem, as_text, json_text, last_call, parts_text
 
 
 def test_scenario_buffer_then_steps() -> None:

@@ -22,7 +22,8 @@ from import_helpers import (
     use_edge,
 )
 
-from flowdrop_core.importers import Miss, bedrock
+from flowdrop_core.importers import Miss
+from flowdrop_core.importers import _bedrock as bedrock
 
 
 def test_bedrock_system_blocks_join_and_cache_points_are_skipped() -> None:

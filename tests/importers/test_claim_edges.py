@@ -12,8 +12,14 @@ from typing import Any
 
 import pytest
 
-from flowdrop_core.importers import ConversationFormatError, claude_code, parse_conversation
-from flowdrop_core.importers.claims import Claim, Miss
+from flowdrop_core.importers import (
+    ConversationFormatError,
+    parse_conversation,
+)
+from flowdrop_core.importers import (
+    _claude_code as claude_code,
+)
+from flowdrop_core.importers._claims import Claim, Miss
 
 
 def _lines(events: list[dict[str, Any]]) -> list[tuple[int, Any]]:

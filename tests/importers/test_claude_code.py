@@ -105,8 +105,8 @@ def test_a_file_with_no_session_event_is_not_claude_code() -> None:
 
 def test_claude_code_gives_up_on_a_file_that_opens_with_no_session_event() -> None:
     """Detection reads a chat JSONL once as a session: past 20 unreadable lines it stops."""
-    from flowdrop_core.importers import claude_code
-    from flowdrop_core.importers.base import Out, Problem
+    from flowdrop_core.importers import _claude_code as claude_code
+    from flowdrop_core.importers._base import Out, Problem
 
     chat = [json.dumps({"role": "user", "content": f"m{i}"}) for i in range(25)]
     session_event = json.dumps(

@@ -13,11 +13,13 @@ import pytest
 from flowdrop_core.importers import (
     ConversationFormatError,
     ImportedConversation,
-    codex,
     load_conversation,
     parse_conversation,
 )
-from flowdrop_core.importers.claims import Claim, Miss, lines_of
+from flowdrop_core.importers import (
+    _codex as codex,
+)
+from flowdrop_core.importers._claims import Claim, Miss, lines_of
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 

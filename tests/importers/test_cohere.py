@@ -13,11 +13,13 @@ import pytest
 from flowdrop_core.importers import (
     ConversationFormatError,
     ImportedConversation,
-    cohere,
     load_conversation,
     parse_conversation,
 )
-from flowdrop_core.importers.claims import Claim, Miss
+from flowdrop_core.importers import (
+    _cohere as cohere,
+)
+from flowdrop_core.importers._claims import Claim, Miss
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 

@@ -211,7 +211,7 @@ def test_new_formats_are_claimed_by_their_reader_alone(name: str) -> None:
     trajectory's submission, Claude Code lines without pi's tree)."""
     from import_helpers import SAMPLES
 
-    from flowdrop_core.importers.claims import Claim, lines_of
+    from flowdrop_core.importers._claims import Claim, lines_of
 
     text = (SAMPLES / name).read_text(encoding="utf-8")
     try:

@@ -30,8 +30,10 @@ from flowdrop_core.importers import (
     REGISTRY,
     ConversationFormatError,
     Miss,
-    gemini,
     load_conversation,
+)
+from flowdrop_core.importers import (
+    _gemini as gemini,
 )
 
 
@@ -323,7 +325,7 @@ def test_gemini_claims_says_what_a_near_document_lacks(
 
 def test_gemini_a_request_needs_no_part_with_a_gemini_key() -> None:
     """A bare list needs a part carrying a Gemini key; a request's ``contents`` do not."""
-    from flowdrop_core.importers.claims import Claim
+    from flowdrop_core.importers._claims import Claim
 
     contents = [{"role": "user", "parts": [{"foo": 1}]}]
     assert isinstance(gemini.claims(contents), Miss)

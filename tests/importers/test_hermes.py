@@ -13,12 +13,16 @@ import pytest
 from flowdrop_core.importers import (
     ConversationFormatError,
     ImportedConversation,
-    chatml,
-    hermes,
     load_conversation,
     parse_conversation,
 )
-from flowdrop_core.importers.claims import Claim, Miss
+from flowdrop_core.importers import (
+    _chatml as chatml,
+)
+from flowdrop_core.importers import (
+    _hermes as hermes,
+)
+from flowdrop_core.importers._claims import Claim, Miss
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 

@@ -9,14 +9,16 @@ from import_helpers import DEEP, HUGE_INT, SAMPLES, call_main, error_of
 
 from flowdrop_core.importers import (
     ConversationFormatError,
-    jsonl,
     load_conversation,
     load_conversations,
     parse_conversation,
     parse_conversations,
 )
-from flowdrop_core.importers.base import Out
-from flowdrop_core.importers.claims import Miss, lines_of
+from flowdrop_core.importers import (
+    _jsonl as jsonl,
+)
+from flowdrop_core.importers._base import Out
+from flowdrop_core.importers._claims import Miss, lines_of
 from flowdrop_core.provider import normalize_report
 
 

@@ -30,8 +30,10 @@ from flowdrop_core.importers import (
     REGISTRY,
     Claim,
     Miss,
-    langchain,
     parse_conversation,
+)
+from flowdrop_core.importers import (
+    _langchain as langchain,
 )
 
 

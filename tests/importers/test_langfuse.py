@@ -25,10 +25,12 @@ from import_helpers import (
 
 from flowdrop_core.importers import (
     ConversationFormatError,
-    langfuse,
     parse_conversation,
 )
-from flowdrop_core.importers.claims import Miss
+from flowdrop_core.importers import (
+    _langfuse as langfuse,
+)
+from flowdrop_core.importers._claims import Miss
 
 
 def test_langfuse_trace_holding_its_own_observations() -> None:

@@ -31,11 +31,13 @@ from flowdrop_core.importers import (
     Claim,
     ConversationFormatError,
     Miss,
-    openai_chat,
     parse_conversation,
 )
-from flowdrop_core.importers.base import Out, PendingCalls, Problem
-from flowdrop_core.importers.openai_chat import chat_message, message_miss, plain_message
+from flowdrop_core.importers import (
+    _openai_chat as openai_chat,
+)
+from flowdrop_core.importers._base import Out, PendingCalls, Problem
+from flowdrop_core.importers._openai_chat import chat_message, message_miss, plain_message
 
 
 def test_openai_chat_request_body() -> None:

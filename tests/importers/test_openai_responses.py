@@ -23,10 +23,12 @@ from import_helpers import (
 from flowdrop_core.importers import (
     ConversationFormatError,
     ImportNote,
-    openai_responses,
     parse_conversation,
 )
-from flowdrop_core.importers.base import Out
+from flowdrop_core.importers import (
+    _openai_responses as openai_responses,
+)
+from flowdrop_core.importers._base import Out
 
 
 def test_openai_responses_folds_consecutive_calls() -> None:

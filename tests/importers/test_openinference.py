@@ -15,10 +15,12 @@ from flowdrop_core.importers import (
     ConversationFormatError,
     ImportedConversation,
     load_conversation,
-    openinference,
     parse_conversation,
 )
-from flowdrop_core.importers.claims import Claim, Miss
+from flowdrop_core.importers import (
+    _openinference as openinference,
+)
+from flowdrop_core.importers._claims import Claim, Miss
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 

@@ -27,8 +27,10 @@ from flowdrop_core.importers import (
     Claim,
     ConversationFormatError,
     Miss,
-    otel,
     parse_conversation,
+)
+from flowdrop_core.importers import (
+    _otel as otel,
 )
 
 
@@ -393,8 +395,16 @@ def test_the_deprecated_signature_is_the_whole_value_attributes_only() -> None:
     execution span (the real fixture, no conversation) is claimed by neither and refused."""
     from pathlib import Path
 
-    from flowdrop_core.importers import load_conversation, otel, otel_legacy
-    from flowdrop_core.importers.claims import Claim, Miss
+    from flowdrop_core.importers import (
+        _otel as otel,
+    )
+    from flowdrop_core.importers import (
+        _otel_legacy as otel_legacy,
+    )
+    from flowdrop_core.importers import (
+        load_conversation,
+    )
+    from flowdrop_core.importers._claims import Claim, Miss
 
     assert isinstance(otel.claims({"gen_ai.prompt": "[]"}), Claim)
     assert isinstance(otel.claims({"attributes": {"gen_ai.completion": "x"}}), Claim)

@@ -14,10 +14,12 @@ from flowdrop_core.importers import (
     ConversationFormatError,
     ImportedConversation,
     load_conversation,
-    otel_legacy,
     parse_conversation,
 )
-from flowdrop_core.importers.claims import Claim, Miss
+from flowdrop_core.importers import (
+    _otel_legacy as otel_legacy,
+)
+from flowdrop_core.importers._claims import Claim, Miss
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 

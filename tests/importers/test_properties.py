@@ -31,7 +31,7 @@ from flowdrop_core.importers import (
     parse_conversation,
     parse_conversations,
 )
-from flowdrop_core.importers.claims import lines_of
+from flowdrop_core.importers._claims import lines_of
 
 Event = tuple[Any, ...]
 

@@ -15,9 +15,11 @@ from flowdrop_core.importers import (
     ImportedConversation,
     load_conversation,
     parse_conversation,
-    responses_log,
 )
-from flowdrop_core.importers.claims import Claim, Miss
+from flowdrop_core.importers import (
+    _responses_log as responses_log,
+)
+from flowdrop_core.importers._claims import Claim, Miss
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 

@@ -15,9 +15,11 @@ from flowdrop_core.importers import (
     ImportedConversation,
     load_conversation,
     parse_conversation,
-    xlam,
 )
-from flowdrop_core.importers.claims import Claim, Miss
+from flowdrop_core.importers import (
+    _xlam as xlam,
+)
+from flowdrop_core.importers._claims import Claim, Miss
 
 FRESH = Path(__file__).resolve().parents[2] / "sample_data" / "fresh"
 

@@ -11,7 +11,7 @@ import pytest
 
 from flowdrop_core.integrations.openai_agents import GRMemSession
 from flowdrop_core.storage import SQLiteStore
-from flowdrop_core.storage.aio import async_workers
+from flowdrop_core.storage._aio import async_workers
 
 
 def test_a_hundred_sessions_use_the_stores_bounded_workers_not_a_thread_per_call(

@@ -16,8 +16,8 @@ from agents import Agent, Runner, SQLiteSession, function_tool, set_tracing_disa
 from agents.memory import Session
 from agents.testing import ScriptedModel, assistant_message, function_call
 
+from flowdrop_core.integrations._responses_items import items_to_rows, rows_to_items
 from flowdrop_core.integrations.openai_agents import GRMemSession
-from flowdrop_core.integrations.responses_items import items_to_rows, rows_to_items
 from flowdrop_core.messages import PLACEHOLDER_CONTENT, InvalidMessagesError
 from flowdrop_core.storage import Store
 
@@ -299,7 +299,7 @@ def test_the_quick_validity_pass_never_skips_a_repair() -> None:
     """provider_items' shortcut: whenever it says "nothing to repair", MEM-5 finds nothing."""
     import random
 
-    from flowdrop_core.integrations.responses_items import (
+    from flowdrop_core.integrations._responses_items import (
         _already_valid,
         _unanswered_only,
         provider_items,

@@ -40,7 +40,7 @@ def test_the_library_and_the_readers_import_without_any_framework() -> None:
     done = run(
         """
         import flowdrop_core, flowdrop_core.integrations, flowdrop_core.framework_stores
-        import flowdrop_core.integrations.responses_items, flowdrop_core.cli
+        import flowdrop_core.integrations._responses_items, flowdrop_core.cli
         print("ok")
         """
     )

@@ -9,7 +9,7 @@ import pytest
 
 from flowdrop_core.conversation import ConversationBuffer
 from flowdrop_core.journal import journal_for
-from flowdrop_core.journal.record import JournalRecord
+from flowdrop_core.journal._record import JournalRecord
 from flowdrop_core.journal.replay import journal_scenario, replay_journal
 from flowdrop_core.storage import MemoryStore, SQLiteStore, StorageError
 

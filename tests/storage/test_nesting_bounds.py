@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from flowdrop_core._errors import FlowdropError
 from flowdrop_core.conversation import ConversationBuffer
-from flowdrop_core.errors import FlowdropError
 from flowdrop_core.journal import journal_for
 from flowdrop_core.messages import InvalidMessagesError, read_message
 from flowdrop_core.nesting import MAX_ENTRY_DEPTH, MAX_MESSAGE_DEPTH

@@ -23,7 +23,7 @@ from flowdrop_core.conversation import ConversationBuffer
 from flowdrop_core.journal import journal_for
 from flowdrop_core.journal.replay import replay_journal
 from flowdrop_core.storage import StorageError
-from flowdrop_core.storage.base import mask_url
+from flowdrop_core.storage._base import mask_url
 from flowdrop_core.storage.redis_store import RedisStore, slot_keys
 from flowdrop_core.store_browser import open_browser
 

@@ -1,0 +1,95 @@
+"""``flowdrop-buffer doctor PATH``: what is wrong with a recording, where, and what GR-MEM did.
+
+The recording is replayed (one append per message unless ``--per turn``)
+and its health report printed (:func:`flowdrop_core.inspect.health.health`):
+per finding its kind and rule, the message index in the recording (0-based,
+with where in the file), the replay step (1-based), the call id and GR-MEM's
+action. Exit 1 when a provider would reject the recording as it is. With
+``--json``, one object: ``{"findings": [{"kind", "rule", "index", "step",
+"call_id", "action", "message"}], "provider_rejects": bool}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from flowdrop_core.cli._loading import check_messages, load_source
+from flowdrop_core.cli._options import EPILOG, FORMAT_HELP, non_negative_int
+from flowdrop_core.cli._output import INPUT_ERRORS, CliError, in_file, plural, say, say_json
+from flowdrop_core.cli._replay import build_replay
+from flowdrop_core.inspect.health import health
+from flowdrop_core.replay import replay
+
+__all__ = ["NAME", "register", "run"]
+
+NAME = "doctor"
+
+
+def register(subparsers: Any) -> None:
+    """Add ``doctor`` to the command line's subparsers."""
+    doc = subparsers.add_parser(
+        "doctor",
+        help="what is wrong with a recording, where, and what GR-MEM did about it "
+        "(exit 1 when a provider would reject it)",
+        description="Replay PATH and report every finding: what a provider would reject in "
+        "the recording as it is (re-sent results, unanswered calls, orphan and id-less "
+        "results, duplicate turns, results after the next turn) and what the buffer GR-MEM "
+        "builds still holds (a result the window left orphaned). Each finding gives the "
+        "message index in the recording (0-based), the replay step (1-based), the call id "
+        "and what GR-MEM did (dropped, healed, replaced, evicted, nothing). Exit 1 when a "
+        "provider would reject the recording.",
+        epilog=EPILOG,
+    )
+    doc.add_argument("path", metavar="PATH")
+    doc.add_argument("--format", metavar="F", help=FORMAT_HELP)
+    doc.add_argument(
+        "--per",
+        choices=("message", "turn"),
+        help="recorded conversations: one append per message (default) or per recorded turn",
+    )
+    doc.add_argument(
+        "--max-messages",
+        type=non_negative_int,
+        metavar="N",
+        help="window; 0: none (a window can leave results orphaned in the buffer)",
+    )
+    doc.add_argument(
+        "--json",
+        action="store_true",
+        help='one JSON object: {"findings": [...], "provider_rejects": bool}',
+    )
+    doc.set_defaults(
+        handler=run, scope=None, key=None, session_id=None, user_id=None, session_owner_id=None
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """``doctor PATH``: the health report; exit 1 when a provider would reject the recording."""
+    source = load_source(args.path, args.format)
+    check_messages(source.path, source.entries, source.origins)
+    scenario, origins = build_replay(source, args)
+    try:
+        timeline = replay(scenario, origins=origins)
+    except INPUT_ERRORS as exc:
+        raise CliError(in_file(args.path, exc)) from None
+    report = health(timeline)
+    status = 1 if report.provider_rejects else 0
+    if args.json:
+        say_json(json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False))
+        return status
+    for f in report.findings:
+        cid = f" [{f.call_id}]" if f.call_id else ""
+        did = "GR-MEM did nothing" if f.action == "nothing" else f"GR-MEM {f.action}"
+        say(f"{source.path}: {f.where}: {f.kind}{cid} ({f.rule}): {did}: {f.message}")
+    verdict = (
+        "a provider would reject the recording as it is"
+        if report.provider_rejects
+        else "a provider accepts the recording as it is"
+    )
+    count = plural(len(report.findings), "finding") if report.findings else "no findings"
+    say(
+        f"{count} in {plural(report.messages, 'message')}, {plural(report.steps, 'step')}: {verdict}"
+    )
+    return status
