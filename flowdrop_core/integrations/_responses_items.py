@@ -18,7 +18,9 @@ statuses). What GR-MEM reads is the pairing:
 
 A healed placeholder comes back as the output item its call expects
 (``function_call_output`` for a function call, ``custom_tool_call_output``
-for a custom tool call, ...) carrying the interrupted text.
+for a custom tool call, ...) carrying the interrupted text; an output item
+that carries exactly that text is read back as a placeholder (MEM-10: a late
+real result replaces it), whoever stored it.
 """
 
 from __future__ import annotations
@@ -120,12 +122,10 @@ def item_to_row(item: Any, index: int = 0, where: str = "items") -> dict[str, An
         output = item.get("output")
         if output is not None and not isinstance(output, str | list | dict):
             output = json.dumps(output)
-        return {
-            "role": "tool",
-            "content": output,
-            "metadata": {"tool_call_id": call_id},
-            ITEM_KEY: kept,
-        }
+        meta: dict[str, Any] = {"tool_call_id": call_id}
+        if output == PLACEHOLDER_CONTENT:  # written by a heal: a late real result replaces it
+            meta["healed"] = True
+        return {"role": "tool", "content": output, "metadata": meta, ITEM_KEY: kept}
     if kind == "reasoning":
         text = _summary(item)
         content = f"[reasoning] {text}" if text else "[reasoning]"

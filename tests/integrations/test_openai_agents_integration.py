@@ -160,6 +160,34 @@ def test_healing_and_late_output(store: Store) -> None:
     assert items[2]["output"] == "late"
 
 
+def test_a_stored_interrupted_output_is_a_placeholder_a_late_result_replaces(
+    store: Store,
+) -> None:
+    """MEM-10 on items another GR-MEM writer (or a saved MEM-5 view) already healed.
+
+    The interrupted output is the placeholder, not a real result: the late real
+    output replaces it in place instead of being dropped as a second result.
+    """
+    session = GRMemSession("stored-heal", store=store)
+
+    async def main() -> list[Any]:
+        await session.add_items(
+            [
+                {"role": "user", "content": "search"},
+                {"type": "function_call", "call_id": "c1", "name": "search", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": PLACEHOLDER_CONTENT},
+                {"role": "user", "content": "anything?"},
+            ]
+        )
+        await session.add_items([{"type": "function_call_output", "call_id": "c1", "output": "3"}])
+        return await session.get_items()
+
+    items = asyncio.run(main())
+    assert [i.get("output") for i in _outputs(items)] == ["3"]
+    assert items.index(_outputs(items)[0]) == 2
+    assert len(items) == 4
+
+
 def test_pop_and_clear(store: Store) -> None:
     session = GRMemSession("pop", store=store)
 
