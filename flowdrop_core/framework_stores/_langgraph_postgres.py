@@ -63,7 +63,7 @@ def visible_tables(conn: Any) -> dict[str, set[str]]:
 
 def is_checkpointer(found: dict[str, set[str]]) -> bool:
     """Whether the tables are ``PostgresSaver``'s."""
-    return found.get("checkpoints", set()) >= CHECKPOINT_COLUMNS and POSTGRES_TABLES <= set(found)
+    return found.get("checkpoints", set()) >= CHECKPOINT_COLUMNS and set(found) >= POSTGRES_TABLES
 
 
 def _tuple_row() -> Any:
