@@ -30,6 +30,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from flowdrop_core.framework_stores._agents_sqlite import (
     MESSAGE_COLUMNS,
@@ -70,6 +71,8 @@ def engine_urls(target: str) -> tuple[Any, Any]:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
+    if any(ord(c) < 32 or ord(c) == 127 for c in unquote(target.strip())):
+        raise FrameworkStoreError(f"{mask_url(target)!r}: the URL holds control characters")
     try:
         url = make_url(target.strip())
     except ArgumentError as exc:
@@ -78,6 +81,7 @@ def engine_urls(target: str) -> tuple[Any, Any]:
     if backend == "sqlite":
         if not url.database or url.database == ":memory:":
             raise FrameworkStoreError(f"{mask_url(target)}: names no SQLite file")
+        url = url.set(query={})  # sqlite3 options (uri=true, mode=rw) are not a visitor's to set
         return url.set(drivername="sqlite"), url.set(drivername="sqlite+aiosqlite")
     if backend == "postgresql":
         driver = url.get_driver_name()

@@ -37,6 +37,7 @@ from flowdrop_core.framework_stores._langgraph_sqlite import (
     CHECKPOINT_COLUMNS,
     LangGraphCheckpointFile,
 )
+from flowdrop_core.storage.urls import mask_url
 
 __all__ = ["detect", "open_framework_store", "sniff"]
 
@@ -105,7 +106,7 @@ def open_framework_store(path: str | Path, *, writable: bool = False) -> Framewo
         return LangGraphCheckpointFile(p, writable=writable)
     if "://" in str(path):
         raise FrameworkStoreError(
-            f"{path}: no framework tables there (LangGraph PostgresSaver: checkpoints, "
+            f"{mask_url(str(path))}: no framework tables there (LangGraph PostgresSaver: checkpoints, "
             "checkpoint_blobs, checkpoint_writes; OpenAI Agents SQLAlchemySession: "
             "agent_sessions / agent_messages)"
         )

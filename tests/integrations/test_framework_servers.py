@@ -56,8 +56,9 @@ def _digest(url: str, tables: tuple[str, ...]) -> dict[str, Any]:
     """Every row of the tables, as text (what 'nothing changed' is checked against)."""
     with psycopg.connect(url) as conn:
         return {
-            t: conn.execute(f"SELECT md5(string_agg(x::text, '|' ORDER BY x::text)) FROM {t} x")
-            .fetchone()
+            t: conn.execute(
+                f"SELECT md5(string_agg(x::text, '|' ORDER BY x::text)) FROM {t} x"
+            ).fetchone()
             for t in tables
         }
 
