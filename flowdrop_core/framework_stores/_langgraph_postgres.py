@@ -72,14 +72,18 @@ def _tuple_row() -> Any:
     return tuple_row
 
 
-def connect_server(url: str, *, read_only: bool) -> Any:
+def connect_server(url: str, *, read_only: bool, timeout: int = 10) -> Any:
     """A psycopg connection as ``PostgresSaver`` wants it (dict rows), ``READ ONLY`` unless told."""
     psycopg = require("psycopg", "postgres")
     from psycopg.rows import dict_row
 
     try:
         conn = psycopg.connect(
-            url, autocommit=False, prepare_threshold=0, row_factory=dict_row, connect_timeout=10
+            url,
+            autocommit=False,
+            prepare_threshold=0,
+            row_factory=dict_row,
+            connect_timeout=timeout,
         )
     except psycopg.Error as exc:
         raise FrameworkStoreError(f"{mask_url(url)}: cannot connect ({exc})") from exc

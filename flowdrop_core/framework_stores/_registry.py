@@ -46,7 +46,7 @@ _LIBPQ = ("postgresql://", "postgres://")
 
 def _server_kind(url: str) -> str | None:
     """The framework whose tables a ``postgresql://`` URL's search path shows (read only)."""
-    conn = connect_server(url, read_only=True)
+    conn = connect_server(url, read_only=True, timeout=5)  # a failure: the store says why
     try:
         found = visible_tables(conn)
     finally:

@@ -123,7 +123,7 @@ def test_a_checkpointer_repair_is_read_back_by_postgres_saver_and_the_graph_runs
     store.close()
     assert counts() == {**before, "t1": before["t1"] + 1}  # one checkpoint more, nothing else
     with PostgresSaver.from_conn_string(url) as saver:
-        config = {"configurable": {"thread_id": "t1"}}
+        config: Any = {"configurable": {"thread_id": "t1"}}
         latest = saver.get_tuple(config)
         assert latest is not None
         assert [m.type for m in latest.checkpoint["channel_values"]["messages"]] == [
