@@ -47,9 +47,16 @@ from flowdrop_core.framework_stores._base import (
     settle_repair,
 )
 from flowdrop_core.integrations import require
-from flowdrop_core.storage.urls import mask_url
+from flowdrop_core.storage.urls import mask_url as _mask_url
 
 __all__ = ["SQLALCHEMY_SCHEMES", "AgentsSQLAlchemySession", "engine_urls", "is_sqlalchemy_url"]
+
+
+def mask_url(url: str) -> str:
+    """The URL as shown: a password masked (a ``sqlite:///`` URL has none; kept as typed)."""
+    text = url.strip()
+    return text if text.lower().startswith("sqlite") else _mask_url(text)
+
 
 #: URL schemes only SQLAlchemy takes (a plain ``postgresql://`` is decided by its tables).
 SQLALCHEMY_SCHEMES = ("sqlite", "sqlite+pysqlite", "sqlite+aiosqlite")

@@ -174,6 +174,7 @@ def test_a_sqlalchemy_session_on_a_sqlite_url_reads_repairs_and_the_sdk_reads_it
     assert detect(url) == "openai-agents-sqlalchemy"
     before = folder_state(tmp_path)
     store = open_framework_store(url)
+    assert store.path == url  # shown as typed
     info = {t.id: t for t in store.threads()}
     assert {k: v.kinds() for k, v in info.items()} == {
         "retried": {"duplicate_result": 1},
@@ -292,3 +293,13 @@ def test_the_store_command_opens_a_checkpointer_url(
     code = main(["store", langgraph_db, "--thread", "t1", "--repair"])
     captured = capsys.readouterr()
     assert code == 2 and "t1: 2 changes to write:" in captured.out and "--write" in captured.err
+
+
+@pytest.mark.parametrize("scheme", ["postgresql", "postgresql+psycopg"])
+def test_a_server_that_does_not_answer_is_a_clear_error_without_the_password(scheme: str) -> None:
+    from server_process import free_port
+
+    url = f"{scheme}://flowdrop:s3cret@127.0.0.1:{free_port()}/db"
+    with pytest.raises(FrameworkStoreError) as info:
+        open_framework_store(url) if "+" in scheme else detect(url)
+    assert "s3cret" not in str(info.value) and "***" in str(info.value)
