@@ -27,7 +27,12 @@ from inspector_ui.plain import md
 
 __all__ = ["show_framework_store"]
 
-LABELS = {"openai-agents": "OpenAI Agents SQLiteSession", "langgraph": "LangGraph checkpoint"}
+LABELS = {
+    "openai-agents": "OpenAI Agents SQLiteSession file",
+    "langgraph": "LangGraph checkpoint file",
+    "openai-agents-sqlalchemy": "OpenAI Agents SQLAlchemySession tables",
+    "langgraph-postgres": "LangGraph PostgresSaver checkpointer",
+}
 
 
 def _table(infos: list[ThreadInfo], word: str) -> None:
@@ -113,10 +118,10 @@ def show_framework_store(target: str, writable: bool) -> None:
         st.error(f"Cannot open the file:\n\n{md(exc)}", icon=":material/error:")
         return
     try:
-        word = "session" if store.kind == "openai-agents" else "thread"
+        word = "session" if store.kind.startswith("openai-agents") else "thread"
         infos = store.threads()
         st.caption(
-            f"{LABELS[store.kind]} file, {len(infos)} {word}(s), "
+            f"{LABELS[store.kind]}, {len(infos)} {word}(s), "
             f"{'writable' if writable else 'read-only'}."
         )
         _table(infos, word)

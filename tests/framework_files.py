@@ -265,3 +265,97 @@ def interrupted_graph_file(path: Path) -> Path:
     graph.invoke({"messages": [HumanMessage("find cats")]}, {"configurable": {"thread_id": "t"}})
     conn.close()
     return path
+
+
+def database(server_url: str, name: str) -> str:
+    """A fresh database on the test server (dropped first if left over): its URL."""
+    import psycopg
+
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return server_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+def langgraph_postgres(url: str) -> str:
+    """A ``PostgresSaver`` checkpointer written by the real graph and ``update_state``.
+
+    - ``t1``: the tool node ran twice (a re-fired result);
+    - ``t2``: a leading orphan result (what ``trim_messages`` can leave);
+    - ``t3``: a call left unanswered, then a user turn (a dangling call).
+    """
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(url) as saver:
+        saver.setup()
+        graph = graph_of(saver)  # type: ignore[arg-type]
+        graph.invoke(
+            {"messages": [HumanMessage("find cats")]}, {"configurable": {"thread_id": "t1"}}
+        )
+        graph.update_state(
+            {"configurable": {"thread_id": "t2"}},
+            {"messages": [ToolMessage("stale", tool_call_id="gone"), HumanMessage("hi")]},
+        )
+        graph.update_state(
+            {"configurable": {"thread_id": "t3"}},
+            {
+                "messages": [
+                    HumanMessage("grep", id="h1"),
+                    AIMessage("", id="ai-g", tool_calls=[{"id": "g1", "name": "grep", "args": {}}]),
+                    HumanMessage("anything?", id="h2"),
+                ]
+            },
+        )
+    return url
+
+
+def agents_sqlalchemy(url: str) -> str:
+    """``SQLAlchemySession`` tables written by the SDK (``add_items``, ``Runner.run``).
+
+    - ``retried``: a tool result stored twice (a re-fired result);
+    - ``interrupted``: a call left unanswered, then a user turn;
+    - ``parallel``: two calls at once, clean.
+    """
+    from agents.extensions.memory import SQLAlchemySession
+
+    async def write() -> None:
+        def session(name: str) -> SQLAlchemySession:
+            return SQLAlchemySession.from_url(name, url=url, create_tables=True)
+
+        retried = session("retried")
+        await retried.add_items(
+            [
+                {"role": "user", "content": "find cats"},
+                {"type": "function_call", "call_id": "c1", "name": "search", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "Found 3 cats"},
+            ]
+        )
+        await retried.add_items(
+            [{"type": "function_call_output", "call_id": "c1", "output": "Found 3 cats"}]
+        )
+        interrupted = session("interrupted")
+        await interrupted.add_items(
+            [
+                {"role": "user", "content": "grep"},
+                {"type": "function_call", "call_id": "g1", "name": "grep", "arguments": "{}"},
+                {"role": "user", "content": "anything?"},
+            ]
+        )
+        parallel = session("parallel")
+        model = ScriptedModel(
+            [
+                [
+                    function_call("weather", {"city": "Paris"}, call_id="p1"),
+                    function_call("weather", {"city": "Rome"}, call_id="p2"),
+                ],
+                [assistant_message("sunny in both")],
+            ]
+        )
+        await Runner.run(
+            Agent(name="a", model=model, tools=[weather]), "weather?", session=parallel
+        )
+        for s in (retried, interrupted, parallel):
+            await s._engine.dispose()
+
+    asyncio.run(write())
+    return url

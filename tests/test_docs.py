@@ -494,6 +494,12 @@ FOOTPRINTS: dict[str, tuple[str, set[str], dict[str, str]]] = {
             "flowdrop_core/storage/redis_store.py": "its pool's default is chosen to match Postgres's",
             "benchmarks/async_bench.py": "the many-workers benchmark runs every server backend",
             "flowdrop_core/integrations/openai_agents.py": "its docstring names the stores it runs on",
+            "flowdrop_core/framework_stores/_langgraph_postgres.py": "LangGraph's PostgresSaver tables",
+            "flowdrop_core/framework_stores/_agents_sqlalchemy.py": "SQLAlchemySession on Postgres",
+            "flowdrop_core/framework_stores/_registry.py": "a framework's tables vs PostgresStore",
+            "flowdrop_core/cli/_framework_store.py": "the label of a Postgres checkpointer",
+            "inspector_ui/framework_store.py": "the label of a Postgres checkpointer",
+            "tests/framework_files.py": "writes the framework stores on the test Postgres",
         },
     ),
 }

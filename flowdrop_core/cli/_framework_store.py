@@ -22,7 +22,12 @@ from flowdrop_core.framework_stores import FrameworkStore, ThreadInfo, open_fram
 
 __all__ = ["add_arguments", "framework_kind", "run"]
 
-LABELS = {"openai-agents": "OpenAI Agents SQLiteSession", "langgraph": "LangGraph checkpoint"}
+LABELS = {
+    "openai-agents": "OpenAI Agents SQLiteSession file",
+    "langgraph": "LangGraph checkpoint file",
+    "openai-agents-sqlalchemy": "OpenAI Agents SQLAlchemySession tables",
+    "langgraph-postgres": "LangGraph PostgresSaver checkpointer",
+}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -77,8 +82,8 @@ def _list(store: FrameworkStore, args: argparse.Namespace) -> int:
             say("  ".join(f"{c:<{w}}" for c, w in zip(row, widths, strict=True)).rstrip())
             if n == 0:
                 say("  ".join("-" * w for w in widths))
-        word = "session" if store.kind == "openai-agents" else "thread"
-        say(f"{plural(len(infos), word)} in {store.path} ({LABELS[store.kind]} file)")
+        word = "session" if store.kind.startswith("openai-agents") else "thread"
+        say(f"{plural(len(infos), word)} in {store.path} ({LABELS[store.kind]})")
     return 0 if all(i.healthy for i in infos) else 1
 
 

@@ -36,7 +36,9 @@ saves the journal as a scenario file 'check' accepts. The store is opened read-o
 --append and --clear also need --write.
 
 A framework's own SQLite file (an OpenAI Agents SQLiteSession file, a LangGraph
-SqliteSaver checkpoint file) is recognised: its sessions or threads are listed with
+SqliteSaver checkpoint file), and by URL a LangGraph PostgresSaver checkpointer or an
+Agents SQLAlchemySession table (docs/frameworks.md), is recognised: its sessions or
+threads are listed with
 their health; --thread ID shows one (--timeline replays it), --repair --write writes
 the GR-MEM view back after backing the file up.
 """

@@ -1,12 +1,20 @@
 """The stores agent frameworks write themselves, read by the inspector (read-only by default).
 
-Two files are covered, one module each:
+Two files and two server stores are covered, one module each:
 
-- :mod:`.agents_sqlite`: an OpenAI Agents SDK ``SQLiteSession`` or
+- :mod:`._agents_sqlite`: an OpenAI Agents SDK ``SQLiteSession`` or
   ``AdvancedSQLiteSession`` file (``agent_sessions`` / ``agent_messages``,
   ``message_structure``): one conversation per session id (and branch);
-- :mod:`.langgraph_sqlite`: a LangGraph ``SqliteSaver`` checkpoint file
-  (``checkpoints`` / ``writes``): each thread's latest ``messages``.
+- :mod:`._langgraph_sqlite`: a LangGraph ``SqliteSaver`` checkpoint file
+  (``checkpoints`` / ``writes``): each thread's latest ``messages``;
+- :mod:`._langgraph_postgres`: a LangGraph ``PostgresSaver`` checkpointer,
+  by ``postgresql://`` URL;
+- :mod:`._agents_sqlalchemy`: an Agents ``SQLAlchemySession`` table pair, by
+  SQLAlchemy URL (SQLite or Postgres).
+
+:func:`detect` tells them apart (a URL by its form and the tables its
+search path shows; see :mod:`._registry`). On a server a repair is one
+transaction, read back by the framework's reader before the commit.
 
 Each reader lists its conversations (:class:`ThreadInfo`, with their
 health), gives one as GR-MEM rows (which keep the framework's own items or

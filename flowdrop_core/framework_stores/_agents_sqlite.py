@@ -212,6 +212,8 @@ class AgentsSessionFile:
     """The sessions of one Agents SDK session file (read-only unless ``writable``)."""
 
     kind = "openai-agents"
+    #: The order the SDK's session reads a session's rows in.
+    order = "id"
 
     def __init__(self, path: str | Path, *, writable: bool = False) -> None:
         self.path = Path(path)
@@ -321,7 +323,7 @@ class AgentsSessionFile:
         if branch is None:
             listed = self.conn.execute(
                 f'SELECT id, message_data FROM "{self.messages_table}" '
-                "WHERE session_id = ? ORDER BY id",
+                f"WHERE session_id = ? ORDER BY {self.order}",
                 (session,),
             ).fetchall()
             raw: list[tuple[Any, ...]] = [

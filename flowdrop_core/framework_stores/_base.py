@@ -151,9 +151,10 @@ class RepairReport:
                 f"nothing written; {len(self.remaining)} finding(s) left"
             )
         done = ", ".join(f"{k} x{n}" for k, n in sorted(self.events.items())) or "rows changed"
+        kept = f"backup {self.backup}" if self.backup else "one transaction, no backup needed"
         return (
             f"{self.thread_id}: {self.before} -> {self.after} entries ({done}); "
-            f"{plural_changes(len(self.changes))} written; backup {self.backup}; "
+            f"{plural_changes(len(self.changes))} written; {kept}; "
             f"{self.readback}; {len(self.remaining)} finding(s) left"
         )
 
@@ -162,8 +163,12 @@ class FrameworkStore(Protocol):
     """A framework's own store, as the inspector reads it."""
 
     kind: str
-    path: Path
     writable: bool
+
+    @property
+    def path(self) -> Path | str:
+        """The file, or the server's URL with its password masked."""
+        ...
 
     def threads(self) -> list[ThreadInfo]:
         """Every conversation with its health, in the store's order."""

@@ -102,12 +102,8 @@ class LangGraphCheckpointFile:
 
     def threads(self) -> list[ThreadInfo]:
         """Every thread of the root namespace, with its latest checkpoint's health."""
-        listed = self.conn.execute(
-            "SELECT thread_id, MAX(checkpoint_id) FROM checkpoints WHERE checkpoint_ns = '' "
-            "GROUP BY thread_id ORDER BY thread_id"
-        ).fetchall()
         out = []
-        for thread_id, _ in listed:
+        for thread_id in self._thread_ids():
             found = self._latest(thread_id)
             problems: tuple[str, ...] = ()
             try:
@@ -124,6 +120,13 @@ class LangGraphCheckpointFile:
                 )
             )
         return out
+
+    def _thread_ids(self) -> list[str]:
+        """The threads of the root namespace, in id order."""
+        listed = self.conn.execute(
+            "SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = '' ORDER BY thread_id"
+        ).fetchall()
+        return [str(r[0]) for r in listed]
 
     def scenario(self, thread_id: str) -> Scenario:
         """The thread's latest messages as appends, one per message, for the timeline."""
@@ -194,11 +197,6 @@ class LangGraphCheckpointFile:
         plan, nothing = settle_repair(self, thread_id, plan)
         if nothing is not None:
             return nothing
-        from langgraph.checkpoint.base import copy_checkpoint
-        from langgraph.checkpoint.base.id import uuid6
-
-        from flowdrop_core.integrations.langgraph import rows_to_messages
-
         latest = self._latest(thread_id)
         if latest is None or latest.checkpoint["id"] != plan.state:
             raise FrameworkStoreError(
@@ -207,22 +205,9 @@ class LangGraphCheckpointFile:
             )
         backup = backup_file(self.conn, self.path)
         fixed = plan.expected
-        checkpoint = copy_checkpoint(latest.checkpoint)
-        version = self.saver.get_next_version(
-            checkpoint["channel_versions"].get(self.channel), None
+        checkpoint, metadata, version = self._new_checkpoint(
+            latest, plan, {"backup": str(backup), "events": plan.events}
         )
-        checkpoint["id"] = str(uuid6(clock_seq=-1))
-        checkpoint["ts"] = datetime.now(UTC).isoformat()
-        checkpoint["channel_values"][self.channel] = rows_to_messages(fixed)
-        checkpoint["channel_versions"][self.channel] = version
-        checkpoint["updated_channels"] = [self.channel]
-        step = latest.metadata.get("step", -1)
-        metadata = {
-            "source": "update",
-            "step": (step if isinstance(step, int) else -1) + 1,
-            "parents": {},
-            "gr_mem_repair": {"backup": str(backup), "events": plan.events},
-        }
         now = self._latest(thread_id)
         if now is None or now.checkpoint["id"] != latest.checkpoint["id"]:
             raise FrameworkStoreError(
@@ -246,6 +231,37 @@ class LangGraphCheckpointFile:
             changes=plan.changes,
             readback=readback,
         )
+
+    def _new_checkpoint(
+        self, latest: Any, plan: RepairPlan, note: dict[str, Any]
+    ) -> tuple[Any, dict[str, Any], Any]:
+        """The checkpoint a repair puts on top of ``latest`` (as ``update_state`` would).
+
+        Its metadata, and the ``messages`` channel's next version, come with it;
+        ``note`` is kept in the metadata as ``gr_mem_repair``.
+        """
+        from langgraph.checkpoint.base import copy_checkpoint
+        from langgraph.checkpoint.base.id import uuid6
+
+        from flowdrop_core.integrations.langgraph import rows_to_messages
+
+        checkpoint = copy_checkpoint(latest.checkpoint)
+        version = self.saver.get_next_version(
+            checkpoint["channel_versions"].get(self.channel), None
+        )
+        checkpoint["id"] = str(uuid6(clock_seq=-1))
+        checkpoint["ts"] = datetime.now(UTC).isoformat()
+        checkpoint["channel_values"][self.channel] = rows_to_messages(plan.expected)
+        checkpoint["channel_versions"][self.channel] = version
+        checkpoint["updated_channels"] = [self.channel]
+        step = latest.metadata.get("step", -1)
+        metadata = {
+            "source": "update",
+            "step": (step if isinstance(step, int) else -1) + 1,
+            "parents": {},
+            "gr_mem_repair": note,
+        }
+        return checkpoint, metadata, version
 
     def _read_back(
         self, thread_id: str, checkpoint_id: str, fixed: list[dict[str, Any]], backup: Path

@@ -1,9 +1,25 @@
-"""Which framework wrote a file, and the reader for it."""
+"""Which framework wrote a file or a database, and the reader for it.
+
+A SQLite file is told by its tables. A URL:
+
+- ``sqlite:///FILE``, ``sqlite+aiosqlite:///FILE``, ``postgresql+DRIVER://...``
+  (SQLAlchemy's forms, never a FlowDrop store's): an Agents
+  ``SQLAlchemySession`` table pair;
+- ``postgresql://`` / ``postgres://``: by the tables the URL's search path
+  shows: LangGraph's ``PostgresSaver`` tables first, else the Agents tables;
+  neither is FlowDrop's own ``PostgresStore`` (schema ``flowdrop``), which
+  stays what ``store URL`` opens;
+- anything else (``redis://``...) is no framework store.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from flowdrop_core.framework_stores._agents_sqlalchemy import (
+    AgentsSQLAlchemySession,
+    is_sqlalchemy_url,
+)
 from flowdrop_core.framework_stores._agents_sqlite import AgentsSessionFile, find_tables
 from flowdrop_core.framework_stores._base import (
     FrameworkStore,
@@ -11,16 +27,50 @@ from flowdrop_core.framework_stores._base import (
     connect,
     tables,
 )
+from flowdrop_core.framework_stores._langgraph_postgres import (
+    LangGraphPostgresCheckpointer,
+    connect_server,
+    is_checkpointer,
+    visible_tables,
+)
 from flowdrop_core.framework_stores._langgraph_sqlite import (
     CHECKPOINT_COLUMNS,
     LangGraphCheckpointFile,
 )
+from flowdrop_core.storage.urls import mask_url
 
 __all__ = ["detect", "open_framework_store", "sniff"]
 
+_LIBPQ = ("postgresql://", "postgres://")
+
+
+def _server_kind(url: str) -> str | None:
+    """The framework whose tables a ``postgresql://`` URL's search path shows (read only)."""
+    conn = connect_server(url, read_only=True, timeout=5)  # a failure: the store says why
+    try:
+        found = visible_tables(conn)
+    finally:
+        conn.close()
+    if is_checkpointer(found):
+        return "langgraph-postgres"
+    if find_tables(found) is not None:
+        return "openai-agents-sqlalchemy"
+    return None
+
 
 def detect(path: str | Path) -> str | None:
-    """``"openai-agents"``, ``"langgraph"`` or ``None`` (not a framework store this reads)."""
+    """The kind of framework store ``path`` (a file or a URL) is, or ``None``.
+
+    ``"openai-agents"`` or ``"langgraph"`` for a SQLite file,
+    ``"openai-agents-sqlalchemy"`` or ``"langgraph-postgres"`` for a URL.
+    """
+    text = str(path).strip()
+    if is_sqlalchemy_url(text):
+        return "openai-agents-sqlalchemy"
+    if text.lower().startswith(_LIBPQ):
+        return _server_kind(text)
+    if "://" in text:
+        return None
     p = Path(path)
     conn = connect(p, writable=False)
     try:
@@ -35,23 +85,31 @@ def detect(path: str | Path) -> str | None:
 
 
 def sniff(target: str) -> str | None:
-    """:func:`detect` for a connection string: ``None`` for a URL, a missing or other file."""
-    if "://" in target:
-        return None
+    """:func:`detect`, ``None`` for what it cannot open (a FlowDrop store says why itself)."""
     try:
         return detect(target.strip())
-    except FrameworkStoreError:
+    except (FrameworkStoreError, ImportError):
         return None
 
 
 def open_framework_store(path: str | Path, *, writable: bool = False) -> FrameworkStore:
-    """The reader for ``path``'s framework; a file of neither kind is a clear error."""
+    """The reader for ``path``'s framework; anything else is a clear error."""
+    kind = detect(path)
+    if kind == "openai-agents-sqlalchemy":
+        return AgentsSQLAlchemySession(str(path), writable=writable)
+    if kind == "langgraph-postgres":
+        return LangGraphPostgresCheckpointer(str(path), writable=writable)
     p = Path(path)
-    kind = detect(p)
     if kind == "openai-agents":
         return AgentsSessionFile(p, writable=writable)
     if kind == "langgraph":
         return LangGraphCheckpointFile(p, writable=writable)
+    if "://" in str(path):
+        raise FrameworkStoreError(
+            f"{mask_url(str(path))}: no framework tables there (LangGraph PostgresSaver: checkpoints, "
+            "checkpoint_blobs, checkpoint_writes; OpenAI Agents SQLAlchemySession: "
+            "agent_sessions / agent_messages)"
+        )
     raise FrameworkStoreError(
         f"{p}: neither an OpenAI Agents SQLiteSession file (agent_sessions / agent_messages) "
         "nor a LangGraph SqliteSaver file (checkpoints)"

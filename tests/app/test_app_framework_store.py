@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from apptest_helpers import path_entry  # noqa: F401 - autouse: a typed store per test
 from framework_files import agents_file, digest, langgraph_file
@@ -13,7 +14,7 @@ APP = str(ROOT / "app.py")
 TIMEOUT = 90
 
 
-def open_page(target: Path) -> AppTest:
+def open_page(target: Path | str) -> AppTest:
     from inspector_ui.store import TYPE_OWN
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
@@ -59,6 +60,25 @@ def test_langgraph_repair_from_the_page(tmp_path: Path) -> None:
     assert not at.exception, at.exception
     assert any("duplicate_result x1" in s.value.replace("\\", "") for s in at.success)
     assert list(tmp_path.glob("checkpoints.sqlite.bak-*"))
+    at.run()
+    frame = at.dataframe[0].value
+    assert dict(zip(frame["thread"], frame["health"], strict=True))["t1"] == "healthy"
+
+
+def test_a_checkpointer_on_postgres_is_repaired_from_the_page(postgres_server: Any) -> None:
+    from framework_files import database, langgraph_postgres
+
+    url = langgraph_postgres(database(postgres_server.url, "lg_page"))
+    at = open_page(url)
+    assert any("PostgresSaver checkpointer, 3 thread(s), read-only" in c.value for c in at.caption)
+    at.toggle(key="s_write").set_value(True).run()
+    at.selectbox(key="sf_thread").set_value("t1").run()
+    at.session_state["sf_view"] = "Repair"
+    at.run()
+    assert "t1: 2 changes to write:" in "\n".join(c.value for c in at.code)
+    at.button(key="sf_repair").click().run()
+    assert not at.exception, at.exception
+    assert any("one transaction" in s.value for s in at.success)
     at.run()
     frame = at.dataframe[0].value
     assert dict(zip(frame["thread"], frame["health"], strict=True))["t1"] == "healthy"

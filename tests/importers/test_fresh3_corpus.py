@@ -1,11 +1,11 @@
 """The third fresh corpus (coding-agent sessions, trajectories, OTel examples): pinned.
 
-``sample_data/fresh3/`` holds 40 public recordings not in the other sample
+``sample_data/fresh3/`` holds 42 public recordings not in the other sample
 folders (sources in its ``SOURCES.md``). ``scripts/corpus_report.py`` imports
 each one with format detection and classifies it (``lossless``, ``notes``,
 ``error``, ``wrong``); this test pins each file's class and message count, so
 a reader change that alters what a real recording gets fails here. Before the
-readers of this round, 27 of the 40 were refused (every Gemini CLI session and
+readers of this round, 29 of the 42 were refused (every Gemini CLI session and
 SWE-agent trajectory). See ``docs/recordings.md``.
 """
 
@@ -27,6 +27,8 @@ EXPECTED: dict[str, tuple[str, int]] = {
     "claude_code_log_edge_cases.jsonl": ("notes", 11),
     "claude_code_log_session_b.jsonl": ("lossless", 3),
     "claude_code_log_todowrite_examples.jsonl": ("notes", 11),
+    "gemini_cli_logs_ah-ha.json": ("notes", 19),  # two sessions: a note where the second starts
+    "gemini_cli_logs_yesand.json": ("lossless", 4),
     "gemini_cli_session-2025-11-21T20-38-8016034b.json": ("notes", 4),
     "gemini_cli_session-2025-12-03T04-04-ff205d73.json": ("error", 0),
     "gemini_cli_session-2025-12-03T04-27-e0f6ebe9.json": ("notes", 7),
