@@ -50,6 +50,14 @@ EXPECTS = (
 
 #: The record types the CLI writes; only ``user`` and ``gemini`` are conversation.
 TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+
+
+def is_type(value: Any) -> bool:
+    """Whether ``value`` is a record type of :data:`TYPES` (a list or object is not, and
+    cannot be looked up in a set)."""
+    return isinstance(value, str) and value in TYPES
+
+
 SPOKEN = frozenset({"user", "gemini"})
 LOG_KEYS = ("sessionId", "messageId", "type", "message")
 
@@ -70,7 +78,7 @@ def records_miss(records: Any, where: str) -> Miss | None:
     if not isinstance(records, list) or not records:
         return Miss(where, "no 'messages' list of records")
     for k, record in enumerate(records):
-        if not (isinstance(record, dict) and record.get("type") in TYPES and "content" in record):
+        if not (isinstance(record, dict) and is_type(record.get("type")) and "content" in record):
             return Miss(f"{where}[{k}]", "not a record {'type': 'user'|'gemini'|..., 'content'}", k)
     if not any(record["type"] in SPOKEN for record in records):  # every record is the CLI's
         return Miss(where, "no 'user' or 'gemini' record", 100 + len(records))

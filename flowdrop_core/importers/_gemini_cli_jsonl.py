@@ -37,7 +37,7 @@ def _record(value: Any) -> bool:
     return (
         isinstance(value, dict)
         and isinstance(value.get("id"), str)
-        and value.get("type") in gemini_cli.TYPES
+        and gemini_cli.is_type(value.get("type"))
         and "content" in value
     )
 

@@ -161,7 +161,7 @@ def _turn(role: str, value: str, where: str, out: Out, pending: PendingCalls) ->
 
 def _assistant(value: str, where: str, out: Out, pending: PendingCalls) -> None:
     calls: list[dict[str, Any]] = []
-    texts = [CALL.sub("", value).strip()]
+    texts = [CALL.sub("", value).strip("\n")]  # only the tags' line breaks: "T1: " keeps its space
     for k, body in enumerate(CALL.findall(value)):
         parsed = _parse(body)
         at = f"{where}.tool_call[{k}]"
@@ -181,7 +181,7 @@ def _assistant(value: str, where: str, out: Out, pending: PendingCalls) -> None:
                 "function": {"name": parsed["name"], "arguments": arguments_text(arguments)},
             }
         )
-    text = "\n".join(t for t in texts if t)
+    text = "\n".join(t for t in texts if t.strip())
     message: Message = {"role": "assistant", "content": text or (None if calls else "")}
     if calls:
         message["tool_calls"] = calls
