@@ -15,6 +15,7 @@ from flowdrop_core.framework_stores._langgraph_sqlite import (
     CHECKPOINT_COLUMNS,
     LangGraphCheckpointFile,
 )
+from flowdrop_core.tiers import Tier
 
 __all__ = ["detect", "open_framework_store", "sniff"]
 
@@ -44,14 +45,21 @@ def sniff(target: str) -> str | None:
         return None
 
 
-def open_framework_store(path: str | Path, *, writable: bool = False) -> FrameworkStore:
-    """The reader for ``path``'s framework; a file of neither kind is a clear error."""
+def open_framework_store(
+    path: str | Path, *, writable: bool = False, tier: Tier | str | None = None
+) -> FrameworkStore:
+    """The reader for ``path``'s framework; a file of neither kind is a clear error.
+
+    ``tier``: ``view`` (the default; ``writable`` alone is ``drive``, which
+    repairs nothing) or ``admin``, which a repair needs (MEM-15) and which
+    opens the file writable.
+    """
     p = Path(path)
     kind = detect(p)
     if kind == "openai-agents":
-        return AgentsSessionFile(p, writable=writable)
+        return AgentsSessionFile(p, writable=writable, tier=tier)
     if kind == "langgraph":
-        return LangGraphCheckpointFile(p, writable=writable)
+        return LangGraphCheckpointFile(p, writable=writable, tier=tier)
     raise FrameworkStoreError(
         f"{p}: neither an OpenAI Agents SQLiteSession file (agent_sessions / agent_messages) "
         "nor a LangGraph SqliteSaver file (checkpoints)"
