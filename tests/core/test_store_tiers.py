@@ -66,3 +66,62 @@ def test_an_admin_clear_is_recorded_and_the_journal_replays_after_it(store: Stor
     assert str(admin.clear(("session", "nobody", "chat_history"))).startswith(
         "the slot was already empty"
     )
+
+
+def test_an_operator_grants_a_tier_per_store_and_nothing_else_does(tmp_path: Any) -> None:
+    from flowdrop_core.store_targets import StoreTargetsError, configured_targets
+
+    toml = tmp_path / "stores.toml"
+    toml.write_text(
+        '[stores.boss]\ntarget = "/b.sqlite3"\nadmin = true\n'
+        '[stores.rw]\ntarget = "/rw.sqlite3"\nwritable = true\n',
+        encoding="utf-8",
+    )
+    env = {
+        "FLOWDROP_STORES": "team=/t.sqlite3; w=writable:/w.sqlite3; a=admin: /a.sqlite3",
+        "FLOWDROP_STORES_FILE": str(toml),
+        "FLOWDROP_DB": "/db.sqlite3",
+        "FLOWDROP_ADMIN": "1",  # not a grant: only a store's own marking is
+    }
+    got = {t.name: (t.target, t.tier) for t in configured_targets(env)}
+    assert got == {
+        "FLOWDROP_DB": ("/db.sqlite3", Tier.VIEW),
+        "team": ("/t.sqlite3", Tier.VIEW),
+        "w": ("/w.sqlite3", Tier.DRIVE),
+        "a": ("/a.sqlite3", Tier.ADMIN),
+        "boss": ("/b.sqlite3", Tier.ADMIN),
+        "rw": ("/rw.sqlite3", Tier.DRIVE),
+    }
+    assert [t.label() for t in configured_targets(env) if t.name == "a"] == [
+        "a · /a.sqlite3 · admin"
+    ]
+    toml.write_text('[stores.x]\ntarget = "/x"\nadmin = "yes"\n', encoding="utf-8")
+    with pytest.raises(StoreTargetsError, match=r"\[stores.x\]: admin must be true or false"):
+        configured_targets({"FLOWDROP_STORES_FILE": str(toml)})
+
+
+def test_no_attribute_or_environment_raises_a_tier(monkeypatch: pytest.MonkeyPatch) -> None:
+    from flowdrop_core.storage import MemoryStore
+
+    monkeypatch.setenv("FLOWDROP_ADMIN", "1")
+    monkeypatch.setenv("FLOWDROP_TIER", "admin")
+    store = MemoryStore()
+    buf = ConversationBuffer(store=store)
+    buf.append(_user("kept"), {"session_id": "s1"})
+    with pytest.raises(AttributeError):
+        buf.tier = Tier.ADMIN  # type: ignore[misc]
+    with pytest.raises(TierDenied, match="MEM-15: clear needs the admin tier"):
+        buf.clear({"session_id": "s1"})
+    assert StoreBrowser(store).tier is Tier.VIEW
+    assert buf.read({"session_id": "s1"}).count == 1
+
+
+@pytest.mark.parametrize(
+    ("principal", "owner"),
+    [(None, None), ("", ""), ("\u200b", "\u200b"), ("0", 0), ("\u3164", "\u3164"), ([], [])],
+)
+def test_two_absent_identities_never_match_in_any_spelling(principal: Any, owner: Any) -> None:
+    from flowdrop_core.tiers import owns
+
+    assert not owns(principal, owner)
+    assert owns("\uff17", 7)  # one identity in two spellings (NFKC, the number rule) matches
