@@ -482,7 +482,6 @@ class ConversationBuffer:
         self._step = self._live_step  # bound once: a live store calls it on every append
         self._reset_cache()
 
-
     @property
     def tier(self) -> Tier:
         """What the holder may do; fixed at construction (MEM-15: nothing raises it later)."""

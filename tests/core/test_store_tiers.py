@@ -31,7 +31,7 @@ def test_each_tier_does_only_its_own_acts(store: Store) -> None:
     _filled(store)
     viewer, driver = StoreBrowser(store), StoreBrowser(store, writable=True)
     assert (viewer.tier, driver.tier) == (Tier.VIEW, Tier.DRIVE)
-    with pytest.raises(TierDenied, match="MEM-9: an append to slot .* needs the drive tier"):
+    with pytest.raises(TierDenied, match=r"MEM-9: an append to slot .* needs the drive tier"):
         viewer.append(SLOT, _user("hijack"))
     for browser in (viewer, driver):
         with pytest.raises(TierDenied, match=r"MEM-15: clearing slot .* needs the admin tier"):
