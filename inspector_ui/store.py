@@ -315,6 +315,15 @@ def show_journal(browser: StoreBrowser, slot: Slot) -> None:
             icon=":material/history:",
         )
         return
+    if records[-1].action == "clear":  # MEM-15: recorded, and nothing appended since
+        last = records[-1]
+        st.info(
+            f"Record {last.seq}: the slot was cleared at the admin tier"
+            + (f" by {md(last.by)}" if last.by else "")
+            + "; nothing was appended since, so there is nothing to replay.",
+            icon=":material/history:",
+        )
+        return
     try:
         replayed = _replay(browser, browser.target, slot, records[-1].seq)
     except ValueError as exc:

@@ -104,6 +104,9 @@ def test_an_admin_store_clears_after_saying_what_and_records_it(
     )
     record = open_browser(str(path)).records(NOTES)[-1]
     assert (record.action, record.removed, record.by) == ("clear", 2, "the Store page (admin)")
+    at.session_state["s_tab"] = "Journal"
+    at.run()
+    assert any("Record 1: the slot was cleared at the admin tier" in i.value for i in at.info)
 
 
 def test_a_framework_file_is_repaired_only_at_the_admin_tier(
