@@ -461,8 +461,8 @@ class ConversationBuffer:
         tier: Tier | str = Tier.DRIVE,
     ) -> None:
         self.scope = as_scope(scope)
-        self.tier = as_tier(tier)
-        self._drives = self.tier >= Tier.DRIVE  # read on every append: one attribute
+        self._tier = as_tier(tier)
+        self._drives = self._tier >= Tier.DRIVE  # read on every append: one attribute
         self.key = _check_key(key)
         self.max_messages = check_window(max_messages)
         if lock_timeout < 0:
@@ -481,6 +481,11 @@ class ConversationBuffer:
         self._live = _LiveHook(None, None)
         self._step = self._live_step  # bound once: a live store calls it on every append
         self._reset_cache()
+
+    @property
+    def tier(self) -> Tier:
+        """What the holder may do; fixed at construction (MEM-15: nothing raises it later)."""
+        return self._tier
 
     def _reset_cache(self) -> None:
         # slot -> its cached record; a Buffer is only mutated after being taken out.

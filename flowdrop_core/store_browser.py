@@ -4,15 +4,19 @@ The library behind the inspector's Store page and ``flowdrop-buffer store``.
 :func:`open_browser` connects to a SQLite file, a Redis URL or a Postgres
 URL (the client library of the one used is imported only then). The browser
 itself knows no backend: listing and journal come from the store
-(:class:`~flowdrop_core.storage._base.JournalStore`). A browser is
-**read-only** unless opened with ``writable=True``: a SQLite file is then
-opened read-only at the file level, and every write method raises
-:class:`ReadOnlyError` before touching anything.
+(:class:`~flowdrop_core.storage._base.JournalStore`). A browser is opened
+at a tier (:mod:`flowdrop_core.tiers`): ``view`` (the default) only reads,
+and a SQLite file is then opened read-only at the file level; ``drive``
+(``writable=True``) may also append (MEM-9); ``admin``, asked for
+explicitly, may also clear a slot (MEM-15), and the clear is recorded in
+the slot's journal. A call above the tier raises
+:class:`~flowdrop_core.tiers.TierDenied` before touching anything.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,13 +27,15 @@ from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
 from flowdrop_core.journal import JournalRecord, journal_for
 from flowdrop_core.journal.replay import JournalReplay, journal_scenario, replay_journal
 from flowdrop_core.scenario import Scenario
-from flowdrop_core.storage import Slot, SQLiteStore, StorageError, Store
-from flowdrop_core.storage._base import mask_url
+from flowdrop_core.storage import RevisionConflict, Slot, SQLiteStore, StorageError, Store
+from flowdrop_core.storage._base import Delta, JournalWrite, Op, mask_url, new_revision
 from flowdrop_core.storage.urls import plain_store_url
+from flowdrop_core.tiers import Tier, as_tier, require_tier
 
 __all__ = [
     "POSTGRES_SCHEMES",
     "REDIS_SCHEMES",
+    "Cleared",
     "ReadOnlyError",
     "SlotInfo",
     "StoreBrowser",
@@ -74,6 +80,25 @@ class SlotInfo:
         return (self.scope, self.scope_id, self.key)
 
 
+@dataclass(frozen=True, slots=True)
+class Cleared:
+    """What a clear did (MEM-15): whether the slot held a value, what went, its record."""
+
+    slot: Slot
+    found: bool
+    removed: int | None  # entries removed; None for a plain value (not a buffer)
+    record: int | None  # the journal record of the clear; None when nothing was recorded
+
+    def __str__(self) -> str:
+        if not self.found:
+            return "the slot was already empty; nothing was changed"
+        if self.removed is None:
+            return "cleared a plain value (not a buffer): it has no journal, nothing was recorded"
+        if self.record is None:
+            return "the buffer was already empty; nothing was changed"
+        return f"cleared {self.removed} entries; recorded as journal record {self.record}"
+
+
 def context_for_slot(scope: str, scope_id: str) -> dict[str, Any]:
     """An execution context that resolves ``scope`` to ``scope_id`` (for a write to the slot)."""
     field = _ID_FIELD.get(str(Scope(scope)))
@@ -115,29 +140,62 @@ def open_store(target: str, *, writable: bool = False) -> Store:
     return SQLiteStore(path, readonly=not writable)
 
 
-def open_browser(target: str, *, writable: bool = False) -> StoreBrowser:
+def open_browser(
+    target: str, *, writable: bool = False, tier: Tier | str | None = None
+) -> StoreBrowser:
     """A browser over a Redis URL (``redis://``, ``rediss://``, ``unix://``), a Postgres URL
     (``postgresql://``) or a SQLite file.
 
-    A SQLite file must exist (browsing never creates one); without
-    ``writable`` it is opened read-only. A URL's password is never shown.
+    A SQLite file must exist (browsing never creates one); at the view tier
+    (neither ``writable`` nor a ``tier`` above view) it is opened read-only.
+    ``tier`` (``view``, ``drive``, ``admin``) wins over ``writable``, which
+    means ``drive``. A URL's password is never shown.
     """
+    have = _browser_tier(writable, tier)
+    writes = have >= Tier.DRIVE
     target = target.strip()
     if target.startswith(REDIS_SCHEMES + POSTGRES_SCHEMES):
-        store = open_store(target, writable=writable)
-        return StoreBrowser(store, writable=writable, target=mask_url(plain_store_url(target)))
-    store = open_store(target, writable=writable)
-    return StoreBrowser(store, writable=writable, target=os.fspath(Path(target).expanduser()))
+        store = open_store(target, writable=writes)
+        return StoreBrowser(store, tier=have, target=mask_url(plain_store_url(target)))
+    store = open_store(target, writable=writes)
+    return StoreBrowser(store, tier=have, target=os.fspath(Path(target).expanduser()))
+
+
+def _browser_tier(writable: bool, tier: Tier | str | None) -> Tier:
+    if tier is not None:
+        return as_tier(tier)
+    return Tier.DRIVE if writable else Tier.VIEW
 
 
 class StoreBrowser:
-    """Read a store's slots, buffers and journals; write only when ``writable``."""
+    """Read a store's slots, buffers and journals; append at the drive tier, clear at admin.
 
-    def __init__(self, store: Store, *, writable: bool = False, target: str = "") -> None:
+    The tier is fixed when the browser is made (``tier``, or ``writable`` for
+    ``drive``); no attribute or option raises it afterwards (MEM-15).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        writable: bool = False,
+        target: str = "",
+        tier: Tier | str | None = None,
+    ) -> None:
         self.store = store
-        self.writable = writable
+        self._tier = _browser_tier(writable, tier)
         self.target = mask_url(target) if target else repr(store)
         self.journal = journal_for(store)
+
+    @property
+    def tier(self) -> Tier:
+        """What this browser may do: view, drive (append) or admin (clear)."""
+        return self._tier
+
+    @property
+    def writable(self) -> bool:
+        """Whether it may write at all (the drive tier or above)."""
+        return self._tier >= Tier.DRIVE
 
     @property
     def kind(self) -> str:
@@ -182,27 +240,76 @@ class StoreBrowser:
         """The slot's journal replayed into a timeline and checked against its records."""
         return replay_journal(self.records(slot), name)
 
-    # -- writing (needs writable) -----------------------------------------------------------------
-
-    def _check_writable(self, what: str, slot: Slot) -> None:
-        if not self.writable:
-            raise ReadOnlyError(
-                f"{what} refused: {self.target} is open read-only; nothing was written to slot "
-                f"{slot!r} (open it writable to change it)"
-            )
+    # -- writing (the drive tier appends, the admin tier clears) -----------------------------
 
     def append(
         self, slot: Slot, messages: Any, *, max_messages: int = 0, journal: int = 0
     ) -> ScopedAppendResult:
-        """Append to the slot through a :class:`ConversationBuffer` (every rule applies)."""
-        self._check_writable("append", slot)
+        """Append to the slot through a :class:`ConversationBuffer` (every rule applies).
+
+        The drive tier's act (MEM-9): below it :class:`TierDenied` is raised
+        before any storage access.
+        """
+        require_tier(self._tier, Tier.DRIVE, f"an append to slot {slot!r}")
         scope, scope_id, key = slot
         buf = ConversationBuffer(
             scope=scope, key=key, max_messages=max_messages, store=self.store, journal=journal
         )
         return buf.append(messages, context_for_slot(scope, scope_id))
 
-    def clear(self, slot: Slot) -> bool:
-        """Empty the slot (its journal stays); return whether it held a value."""
-        self._check_writable("clear", slot)
-        return self.store.delete(*slot)
+    def clear(self, slot: Slot, *, by: str = "", timeout: float = 5.0) -> Cleared:
+        """Empty the slot: an administrative act (MEM-15), recorded in the slot's journal.
+
+        Below the admin tier :class:`TierDenied` is raised before any storage
+        access. A buffer's entries are removed in one conditional write that
+        also adds a ``clear`` journal record (who asked: ``by``; how many went),
+        keeping every earlier record; the slot is left holding an empty buffer.
+        A plain value (not a buffer) has no journal: it is deleted and the
+        result says nothing was recorded. A writer that changed the slot
+        meanwhile makes it an error and nothing is cleared.
+        """
+        require_tier(self._tier, Tier.ADMIN, f"clearing slot {slot!r}")
+        with self.store.lock(*slot, timeout):
+            value, found, revision = self.store.read(*slot)
+            if not found:
+                return Cleared(slot, found=False, removed=0, record=None)
+            if not isinstance(value, list):
+                self.store.delete(*slot, expected=revision, timeout=timeout)
+                return Cleared(slot, found=True, removed=None, record=None)
+            if not value:
+                return Cleared(slot, found=True, removed=0, record=None)
+            seq = self.journal.last_seq(slot) + 1
+            after = new_revision()
+            now = time.time()
+            record = JournalRecord(
+                seq=seq,
+                at=now,
+                scope=slot[0],
+                scope_id=slot[1],
+                key=slot[2],
+                max_messages=0,
+                incoming=[],
+                count=0,
+                appended=0,
+                appended_any=False,
+                revision_before=revision,
+                revision=after,
+                action="clear",
+                removed=len(value),
+                by=by or None,
+            )
+            ops = tuple(Op("delete", k, value[k]) for k in range(len(value) - 1, -1, -1))
+            try:
+                self.store.apply(
+                    *slot,
+                    Delta(ops, 0),
+                    expected=revision,
+                    timeout=timeout,
+                    # limit = seq: the clear trims none of the records before it
+                    journal=JournalWrite(seq, record.to_json(), seq, now, after),
+                )
+            except RevisionConflict:
+                raise StorageError.for_slot(
+                    "another writer changed the slot during the clear; nothing was cleared", slot
+                ) from None
+            return Cleared(slot, found=True, removed=len(value), record=seq)

@@ -4,13 +4,19 @@ The Store page (and anyone serving the inspector) connects only to these; a
 visitor picks one by name and never types a path or URL unless the operator
 switched local path entry on (:data:`PATHS_ENV`).
 
+Each target grants a tier (:mod:`flowdrop_core.tiers`, MEM-9, MEM-15): ``view``
+unless marked; ``writable`` grants ``drive`` (appends); ``admin`` grants the
+administrative tier (a clear, a framework file's repair) and includes drive.
+The visitor still switches a granted tier on, on the page.
+
 Sources, all optional, merged in this order (a later name replaces an earlier):
 
 * ``$FLOWDROP_DB`` and ``$FLOWDROP_REDIS_URL`` (the runtime's own store), read-only;
 * ``$FLOWDROP_STORES``: entries separated by ``;`` or newlines, each
-  ``name=target``; a target starting with ``writable:`` may be written;
+  ``name=target``; a target starting with ``writable:`` may be written, one
+  starting with ``admin:`` may also be cleared or repaired;
 * ``$FLOWDROP_STORES_FILE``: a TOML file of ``[stores.<name>]`` tables with
-  ``target = "..."`` and optional ``writable = true``.
+  ``target = "..."`` and optional ``writable = true`` or ``admin = true``.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from pathlib import Path
 
 from flowdrop_core._errors import FlowdropError
 from flowdrop_core.storage.urls import mask_url
+from flowdrop_core.tiers import Tier
 
 __all__ = [
     "FILE_ENV",
@@ -37,6 +44,7 @@ STORES_ENV = "FLOWDROP_STORES"
 FILE_ENV = "FLOWDROP_STORES_FILE"
 PATHS_ENV = "FLOWDROP_STORE_PATHS"
 _WRITABLE = "writable:"
+_ADMIN = "admin:"
 
 
 class StoreTargetsError(FlowdropError, ValueError):
@@ -45,12 +53,18 @@ class StoreTargetsError(FlowdropError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class StoreTarget:
-    """One store the operator offers: its name, where it is, whether it may be written."""
+    """One store the operator offers: its name, where it is, the tier it grants."""
 
     name: str
     target: str  # a SQLite path or a Redis URL; may hold a password: show :attr:`shown`
     writable: bool = False
     source: str = ""
+    admin: bool = False  # the operator granted the administrative tier (MEM-15)
+
+    @property
+    def tier(self) -> Tier:
+        """The most a visitor may switch on: admin, drive (writable) or view."""
+        return Tier.ADMIN if self.admin else Tier.DRIVE if self.writable else Tier.VIEW
 
     @property
     def shown(self) -> str:
@@ -58,8 +72,8 @@ class StoreTarget:
         return mask_url(self.target)
 
     def label(self) -> str:
-        """``name · where · read-only`` for a picker."""
-        mode = "writable" if self.writable else "read-only"
+        """``name · where · read-only`` (or ``writable``, ``admin``) for a picker."""
+        mode = "admin" if self.admin else "writable" if self.writable else "read-only"
         return f"{self.name} · {self.shown} · {mode}"
 
 
@@ -75,10 +89,11 @@ def _from_env_list(text: str) -> list[StoreTarget]:
             raise StoreTargetsError(
                 f"${STORES_ENV} entry {n} ({mask_url(entry)!r}) is not name=target"
             )
-        writable = target.startswith(_WRITABLE)
+        admin = target.startswith(_ADMIN)
+        writable = admin or target.startswith(_WRITABLE)
         if writable:
-            target = target[len(_WRITABLE) :].strip()
-        out.append(StoreTarget(name, target, writable, f"${STORES_ENV} entry {n}"))
+            target = target[len(_ADMIN if admin else _WRITABLE) :].strip()
+        out.append(StoreTarget(name, target, writable, f"${STORES_ENV} entry {n}", admin))
     return out
 
 
@@ -98,7 +113,10 @@ def _from_file(path: Path) -> list[StoreTarget]:
         writable = entry.get("writable", False)
         if not isinstance(writable, bool):
             raise StoreTargetsError(f"{where}: writable must be true or false")
-        out.append(StoreTarget(str(name), entry["target"].strip(), writable, where))
+        admin = entry.get("admin", False)
+        if not isinstance(admin, bool):
+            raise StoreTargetsError(f"{where}: admin must be true or false")
+        out.append(StoreTarget(str(name), entry["target"].strip(), writable or admin, where, admin))
     return out
 
 

@@ -3,7 +3,8 @@
 Everything here renders what :mod:`flowdrop_core.framework_stores` returns.
 Values read from the file (ids, content, findings quoting them) are shown as
 table cells, text or escaped Markdown; the file is opened read-only unless
-the page's write switch is on, and the repair backs it up first.
+the page is at the admin tier (a repair is an administrative act, MEM-15),
+and the repair backs it up first and is recorded.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from flowdrop_core.framework_stores import (
 )
 from flowdrop_core.replay import Timeline, replay
 from flowdrop_core.store_browser import ReadOnlyError
+from flowdrop_core.tiers import Tier, TierDenied
 from inspector_ui.entries import show_entries
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
@@ -83,8 +85,10 @@ def _show_thread(store: FrameworkStore, thread_id: str, writable: bool) -> None:
         with tab_repair:
             if not writable:
                 st.info(
-                    "Read-only. Switch on *Allow writes* to repair: the file is backed up "
-                    "first, then the GR-MEM view is written back.",
+                    "Read-only. A repair changes stored messages other than by an append: it "
+                    "needs the administrative tier (MEM-15), which the operator grants per "
+                    "store and *Admin* switches on. The file is then backed up first, the "
+                    "GR-MEM view written back, and the repair recorded.",
                     icon=":material/lock:",
                 )
                 return
@@ -104,16 +108,17 @@ def _show_thread(store: FrameworkStore, thread_id: str, writable: bool) -> None:
             if st.button("Back up and repair", key="sf_repair", icon=":material/build:"):
                 try:
                     report = store.repair(thread_id, plan)
-                except (FrameworkStoreError, ReadOnlyError) as exc:
+                except (FrameworkStoreError, ReadOnlyError, TierDenied) as exc:
                     st.error(md(exc), icon=":material/error:")
                 else:
                     st.success(md(report.summary()), icon=":material/check_circle:")
 
 
-def show_framework_store(target: str, writable: bool) -> None:
-    """The page below the connection row for a framework's file."""
+def show_framework_store(target: str, tier: Tier) -> None:
+    """The page below the connection row for a framework's file; writable only at admin."""
+    writable = tier >= Tier.ADMIN
     try:
-        store = open_framework_store(target, writable=writable)
+        store = open_framework_store(target, tier=Tier.ADMIN if writable else Tier.VIEW)
     except (FrameworkStoreError, ImportError) as exc:
         st.error(f"Cannot open the file:\n\n{md(exc)}", icon=":material/error:")
         return

@@ -3,6 +3,13 @@
 Everything here renders what :mod:`flowdrop_core.store_browser` returns; no
 buffer logic. Every value read from the store (scope ids, keys, content,
 notes quoting them) is shown as text, table cells or escaped Markdown.
+
+Tiers (MEM-9, MEM-15): a visitor gets the view tier. The operator grants
+more per store (``writable``: drive, ``admin``: the administrative tier; a
+typed path in local mode is the operator's own and grants admin), and the
+visitor switches a granted tier on: *Allow writes* (append) and *Admin*
+(clear, a framework file's repair). The store is opened at the switched-on
+tier, so the library refuses anything above it even if a control were reached.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from flowdrop_core.storage import Slot, StorageError
 from flowdrop_core.storage.urls import mask_url
 from flowdrop_core.store_browser import ReadOnlyError, SlotInfo, StoreBrowser, open_browser
 from flowdrop_core.store_targets import StoreTargetsError, configured_targets, path_entry_enabled
+from flowdrop_core.tiers import Tier, TierDenied
 from inspector_ui.display import clip_text
 from inspector_ui.entries import show_entries
 from inspector_ui.framework_store import show_framework_store
@@ -52,9 +60,18 @@ def path_entry_offered() -> bool:
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def cached_browser(target: str, writable: bool) -> StoreBrowser:
-    """One browser (one connection pool) per store and mode, shared by reruns."""
-    return open_browser(target, writable=writable)
+def cached_browser(target: str, tier: str) -> StoreBrowser:
+    """One browser (one connection pool) per store and tier, shared by reruns."""
+    return open_browser(target, tier=tier)
+
+
+def switched_tier(granted: Tier, write: bool, admin: bool) -> Tier:
+    """The tier the page opens the store at: what the visitor switched on, within the grant."""
+    if admin and granted >= Tier.ADMIN:
+        return Tier.ADMIN
+    if (write or admin) and granted >= Tier.DRIVE:
+        return Tier.DRIVE
+    return Tier.VIEW
 
 
 def _keep_choice() -> None:
@@ -65,6 +82,7 @@ def _keep_choice() -> None:
             "name": st.session_state.get("s_store"),
             "typed": st.session_state.get("s_target", ""),
             "write": bool(st.session_state.get("s_write")),
+            "admin": bool(st.session_state.get("s_admin")),
         },
     )
 
@@ -88,6 +106,7 @@ def _restore_choice(names: list[str]) -> None:
         st.session_state.s_store = was["name"]
         st.session_state.s_target = was.get("typed") or ""
         st.session_state.s_write = bool(was.get("write"))
+        st.session_state.s_admin = bool(was.get("admin"))
 
 
 def connect() -> StoreBrowser | None:
@@ -145,7 +164,10 @@ def connect() -> StoreBrowser | None:
             "served on loopback only. Connection options in a URL are ignored.",
             on_change=_keep_choice,
         ).strip()
-    may_write = (chosen is not None and chosen.writable) or name == TYPE_OWN
+    # MEM-9: the view tier unless the operator granted more; a typed path (local mode
+    # only) is the operator's own machine.
+    granted = chosen.tier if chosen is not None else Tier.ADMIN if name == TYPE_OWN else Tier.VIEW
+    may_write = granted >= Tier.DRIVE
     with right:
         writable = st.toggle(
             "Allow writes",
@@ -153,9 +175,23 @@ def connect() -> StoreBrowser | None:
             disabled=not may_write,
             on_change=_keep_choice,
             help="Off: the store is opened read-only and nothing changes it. "
-            "On: the Write tab can append to or clear a slot."
+            "On: the Write tab can append to a slot (the drive tier)."
             + ("" if may_write else " The operator configured this store read-only."),
         )
+        admin = st.toggle(
+            "Admin",
+            key="s_admin",
+            disabled=granted < Tier.ADMIN,
+            on_change=_keep_choice,
+            help="The administrative tier (MEM-15): clear a slot, repair a framework's "
+            "file. Each is named before it is made and recorded."
+            + (
+                ""
+                if granted >= Tier.ADMIN
+                else " The operator did not grant it for this store (admin in its configuration)."
+            ),
+        )
+    tier = switched_tier(granted, bool(writable), bool(admin))
     if chosen is None and not typed:
         st.info(
             "Pick a store to browse its slots."
@@ -166,10 +202,10 @@ def connect() -> StoreBrowser | None:
         return None
     target = chosen.target if chosen is not None else typed
     if sniff(target) is not None:  # a framework's own file (Agents SQLiteSession, LangGraph)
-        show_framework_store(target, bool(writable) and may_write)
+        show_framework_store(target, tier)
         return None
     try:
-        return cached_browser(target, bool(writable) and may_write)
+        return cached_browser(target, str(tier))
     except (StorageError, ValueError, OSError) as exc:
         st.error(f"Cannot open the store:\n\n{md(mask_url(str(exc)))}", icon=":material/error:")
         return None
@@ -279,6 +315,15 @@ def show_journal(browser: StoreBrowser, slot: Slot) -> None:
             icon=":material/history:",
         )
         return
+    if records[-1].action == "clear":  # MEM-15: recorded, and nothing appended since
+        last = records[-1]
+        st.info(
+            f"Record {last.seq}: the slot was cleared at the admin tier"
+            + (f" by {md(last.by)}" if last.by else "")
+            + "; nothing was appended since, so there is nothing to replay.",
+            icon=":material/history:",
+        )
+        return
     try:
         replayed = _replay(browser, browser.target, slot, records[-1].seq)
     except ValueError as exc:
@@ -310,8 +355,8 @@ def show_journal(browser: StoreBrowser, slot: Slot) -> None:
 
 
 def show_writes(browser: StoreBrowser, slot: Slot) -> None:
-    """Append to or clear the slot; only offered when writes are switched on."""
-    if not browser.writable:
+    """Append (the drive tier) or clear (admin) the slot; only what the tier allows is offered."""
+    if browser.tier < Tier.DRIVE:
         st.info("Read-only. Switch on *Allow writes* to change this slot.", icon=":material/lock:")
         return
     text = st.text_area(
@@ -328,24 +373,42 @@ def show_writes(browser: StoreBrowser, slot: Slot) -> None:
     journal = st.number_input(
         "Journal (records kept per slot, 0 = off)", min_value=0, step=1, key="s_journal"
     )
-    left, right = st.columns(2)
-    if left.button("Append", key="s_append", icon=":material/add:"):
+    if st.button("Append", key="s_append", icon=":material/add:"):
         try:
             res = browser.append(
                 slot, json.loads(text), max_messages=int(window), journal=int(journal)
             )
-        except (ValueError, InvalidMessagesError, StorageError, ReadOnlyError) as exc:
+        except (ValueError, InvalidMessagesError, StorageError, ReadOnlyError, TierDenied) as exc:
             st.error(md(exc), icon=":material/error:")
         else:
             st.success(
                 f"count {res.count}, appended {res.appended}, appended_any {res.appended_any}",
                 icon=":material/check_circle:",
             )
-    if right.button("Clear the slot", key="s_clear", icon=":material/delete:"):
+    show_clear(browser, slot)
+
+
+def show_clear(browser: StoreBrowser, slot: Slot) -> None:
+    """The admin tier's clear: named before it is made, recorded in the journal (MEM-15)."""
+    if browser.tier < Tier.ADMIN:
+        st.caption(
+            "Clearing a slot changes stored messages other than by an append: it needs the "
+            "administrative tier (MEM-15), which the operator grants per store and *Admin* "
+            "switches on."
+        )
+        return
+    value = browser.buffer(slot)
+    what = f"its {len(value)} entries" if isinstance(value, list) else "its plain value"
+    st.caption(
+        f"Admin: *Clear the slot* removes {what}; the clear is recorded in the slot's journal."
+    )
+    if st.button("Clear the slot", key="s_clear", icon=":material/delete:"):
         try:
-            st.success("Cleared." if browser.clear(slot) else "The slot was already empty.")
-        except (StorageError, ReadOnlyError) as exc:
+            done = browser.clear(slot, by="the Store page (admin)")
+        except (StorageError, ReadOnlyError, TierDenied) as exc:
             st.error(md(exc), icon=":material/error:")
+        else:
+            st.success(md(str(done).capitalize() + "."), icon=":material/check_circle:")
 
 
 def show_store_page() -> None:
@@ -364,9 +427,8 @@ def show_store_page() -> None:
     except StorageError as exc:
         st.error(f"Cannot list the slots:\n\n{md(exc)}", icon=":material/error:")
         return
-    st.caption(
-        f"{len(infos)} slot(s), {browser.kind} store, {'writable' if browser.writable else 'read-only'}."
-    )
+    mode = {Tier.VIEW: "read-only", Tier.DRIVE: "writable", Tier.ADMIN: "writable, admin"}
+    st.caption(f"{len(infos)} slot(s), {browser.kind} store, {mode[browser.tier]}.")
     slot_table(infos)
     slot = pick_slot(infos)
     if slot is None:

@@ -15,6 +15,7 @@ test-fast``, ``make coverage`` and ``scripts/mutate.py`` select by them):
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,6 +103,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         name = item.name.split("[", 1)[0]
         if f"tests/{rel.as_posix()}::{name}" in SLOW:
             item.add_marker("slow")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _user_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The user's state folder (server repair records) is the test run's, not the home's;
+    a test's subprocesses inherit it."""
+    was = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("state"))
+    yield
+    if was is None:
+        os.environ.pop("XDG_STATE_HOME", None)
+    else:
+        os.environ["XDG_STATE_HOME"] = was
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,11 @@
 ``--thread``: every session or thread with its entry count, last update and
 health. With ``--thread ID``: its entries, each with its MEM-5 findings;
 ``--timeline`` replays it (one append per stored entry); ``--repair`` prints
-every row it will remove, insert or replace, then writes only those (needs
-``--write``; the file is backed up first and read back with the
-framework's own reader after).
+every row it will remove, insert or replace, then writes only those (an
+administrative act, MEM-15: it needs ``--admin``; the file is backed up
+first, read back with the framework's own reader after, and the repair is
+recorded in ``FILE.flowdrop-repairs.jsonl``). Without ``--admin`` the file
+is opened read-only.
 Exit 1 when a listed conversation (or the one shown) has findings.
 """
 
@@ -19,6 +21,7 @@ from typing import Any
 
 from flowdrop_core.cli._output import error, plural, say, say_json
 from flowdrop_core.framework_stores import FrameworkStore, ThreadInfo, open_framework_store, sniff
+from flowdrop_core.tiers import Tier
 
 __all__ = ["add_arguments", "framework_kind", "run"]
 
@@ -44,8 +47,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--repair",
         action="store_true",
         help=(
-            "with --thread: print every row the GR-MEM view changes; with --write, back the "
-            "file up, write those rows and read them back with the framework's reader"
+            "with --thread: print every row the GR-MEM view changes; with --admin, back the "
+            "file up, write those rows, read them back with the framework's reader and "
+            "record the repair"
         ),
     )
 
@@ -96,15 +100,18 @@ def _thread(store: FrameworkStore, args: argparse.Namespace) -> int:
         plan = store.plan_repair(args.thread)
         for line in plan.lines():  # MEM-15: the change is named before it is made
             say(line)
-        if not args.write:
+        if not args.admin:  # MEM-15: asked for explicitly, whatever else is set
             error(
-                "--repair writes to the file; add --write to allow it (nothing was written)",
+                "MEM-15: --repair changes stored messages other than by an append: it needs "
+                "the administrative tier; add --admin to ask for it (nothing was written)",
                 "store",
             )
             return 2
         if plan.refused:
             error(f"{store.path}: repair refused: {plan.refused}", "store")
             return 2
+        if plan.changes:
+            say(f"admin: writing these changes to {store.path} after a backup")
         report = store.repair(args.thread, plan)
         say(report.summary())
         return 0 if not report.remaining else 1
@@ -141,7 +148,8 @@ def _thread(store: FrameworkStore, args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """List the file's conversations, show one, replay it, or repair it."""
-    store = open_framework_store(args.target, writable=args.write)
+    admin = bool(args.repair and args.admin and args.thread is not None)
+    store = open_framework_store(args.target, tier=Tier.ADMIN if admin else Tier.VIEW)
     try:
         if args.thread is None:
             if args.repair or args.timeline:

@@ -3,8 +3,15 @@
 Every action goes through :mod:`flowdrop_core.store_browser`; this module
 parses options and prints what the library returns, escaped like every other
 command's output (:mod:`flowdrop_core.cli._output`): a stored U+202E or
-U+009B is shown as its escape, never sent to the terminal. Read-only unless
-``--write``.
+U+009B is shown as its escape, never sent to the terminal.
+
+Tiers (:mod:`flowdrop_core.tiers`): reading is the view tier, and the store
+is then opened read-only; ``--append`` is the drive tier (``--write``);
+``--clear`` and a framework file's ``--repair`` change stored messages other
+than by an append, so they need the administrative tier asked for with
+``--admin`` (MEM-15). Without the flag the command refuses, names it and
+changes nothing; no environment variable or configuration stands in for it.
+The store is opened at the tier the act needs, never more.
 """
 
 from __future__ import annotations
@@ -16,10 +23,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flowdrop_core.cli import _framework_store as framework_store
-from flowdrop_core.cli._output import INPUT_ERRORS, error, say, say_json
+from flowdrop_core.cli._output import INPUT_ERRORS, PROG, error, say, say_json
 from flowdrop_core.cli._replay import format_table
 from flowdrop_core.scenario import dump_scenario
+from flowdrop_core.storage import Slot
 from flowdrop_core.store_browser import SlotInfo, StoreBrowser, open_browser
+from flowdrop_core.tiers import Tier
 
 __all__ = ["NAME", "register", "run"]
 
@@ -33,14 +42,16 @@ its slots with scope, scope id, key, entry count, last write and journal records
 SCOPE_ID KEY: print the slot's buffer; --journal replays its append journal as a
 timeline (each step checked against the report recorded at the time); --export FILE
 saves the journal as a scenario file 'check' accepts. The store is opened read-only:
---append and --clear also need --write.
+--append also needs --write (the drive tier); --clear needs --admin (the administrative
+tier, MEM-15): it says what it removes, and the clear is recorded in the slot's journal.
 
 A framework's own SQLite file (an OpenAI Agents SQLiteSession file, a LangGraph
 SqliteSaver checkpoint file), and by URL a LangGraph PostgresSaver checkpointer or an
 Agents SQLAlchemySession table (docs/frameworks.md), is recognised: its sessions or
-threads are listed with
-their health; --thread ID shows one (--timeline replays it), --repair --write writes
-the GR-MEM view back after backing the file up.
+threads are listed with their health; --thread ID shows one (--timeline replays it),
+--repair prints every row the GR-MEM view changes, and with --admin writes them (a file
+after a backup, a server in one transaction) and records the repair (FILE.flowdrop-
+repairs.jsonl beside a file; the user's state folder for a server).
 """
 
 
@@ -63,8 +74,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--export", metavar="FILE", help="save the slot's journal as a scenario")
     p.add_argument("--append", metavar="JSON", help="append a message or a list (needs --write)")
     p.add_argument("--max-messages", type=int, default=0, metavar="N", help="window for --append")
-    p.add_argument("--clear", action="store_true", help="empty the slot (needs --write)")
-    p.add_argument("--write", action="store_true", help="allow --append and --clear")
+    p.add_argument("--clear", action="store_true", help="empty the slot (needs --admin)")
+    p.add_argument("--write", action="store_true", help="allow --append (the drive tier)")
+    p.add_argument(
+        "--admin",
+        action="store_true",
+        help="allow --clear and --repair (the administrative tier, MEM-15); recorded",
+    )
     p.add_argument("--json", action="store_true", help="JSON output")
     framework_store.add_arguments(p)
     p.set_defaults(handler=run)
@@ -119,17 +135,53 @@ def _info_dict(info: SlotInfo) -> dict[str, Any]:
     }
 
 
+def needed_tier(args: argparse.Namespace) -> Tier:
+    """The tier the asked act needs: admin for a clear or a repair, drive for an append."""
+    if args.clear or getattr(args, "repair", False):
+        return Tier.ADMIN
+    return Tier.DRIVE if args.append is not None else Tier.VIEW
+
+
+def granted_tier(args: argparse.Namespace) -> Tier:
+    """The tier the command line asked for: only ``--admin`` and ``--write`` raise it."""
+    return Tier.ADMIN if args.admin else Tier.DRIVE if args.write else Tier.VIEW
+
+
+def tier_refusal(args: argparse.Namespace) -> str | None:
+    """Why the act is refused at the tier asked for (MEM-9, MEM-15), or None."""
+    need = needed_tier(args)
+    if granted_tier(args) >= need:
+        return None
+    if need is Tier.ADMIN:
+        act = "--clear" if args.clear else "--repair"
+        return (
+            f"MEM-15: {act} changes stored messages other than by an append: it needs the "
+            "administrative tier; add --admin to ask for it (nothing was changed)"
+        )
+    return (
+        "MEM-9: --append writes to the store: it needs the drive tier; add --write to allow "
+        "it (nothing was written)"
+    )
+
+
+def _clear(browser: StoreBrowser, slot: Slot) -> int:
+    """Say what the clear removes, clear, say what was recorded (MEM-15)."""
+    value = browser.buffer(slot)
+    what = (
+        f"{len(value)} entr{'y' if len(value) == 1 else 'ies'}"
+        if isinstance(value, list)
+        else "a plain value"
+    )
+    say(f"admin: clearing slot {slot!r} in {browser.target}: removes {what}")
+    say(str(browser.clear(slot, by=f"{PROG} store --clear --admin")))
+    return 0
+
+
 def _slot(browser: StoreBrowser, args: argparse.Namespace) -> int:
     slot = (args.slot[0], args.slot[1], args.slot[2])
     if args.append is not None or args.clear:
-        if not args.write:
-            return _error(
-                f"{'--append' if args.append is not None else '--clear'} writes to the store; "
-                "add --write to allow it (nothing was written)"
-            )
         if args.clear:
-            say("cleared" if browser.clear(slot) else "the slot was already empty")
-            return 0
+            return _clear(browser, slot)
         try:
             messages = json.loads(args.append)
         except ValueError as exc:
@@ -184,10 +236,13 @@ def run(args: argparse.Namespace) -> int:
     """``store STORE [...]``: exit 0 fine, 1 a replayed journal differs, 2 an error."""
     if (args.journal or args.export or args.append is not None or args.clear) and not args.slot:
         return _error("--journal, --export, --append and --clear need --slot SCOPE SCOPE_ID KEY")
+    refused = tier_refusal(args) if not args.repair else None  # a repair prints its plan first
+    if refused is not None:
+        return _error(refused)
     try:
         if framework_store.framework_kind(args.target) is not None:
             return framework_store.run(args)
-        browser = open_browser(args.target, writable=args.write)
+        browser = open_browser(args.target, tier=needed_tier(args))  # never more than needed
         return _slot(browser, args) if args.slot else _list(browser, args)
     except INPUT_ERRORS as exc:
         return _error(str(exc))

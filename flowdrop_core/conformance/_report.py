@@ -115,7 +115,10 @@ DECISIONS: dict[str, tuple[str, ...]] = {
     "MEM-15": (
         "MEM-10's replacement of a healed placeholder is part of the append, not an edit.",
         "Clearing a slot, a repair of a framework's store, a delete and a journal prune need the "
-        "administrative tier, asked for explicitly; below it they are denied before any change.",
+        "administrative tier, asked for explicitly (--admin, a store the operator marked admin); "
+        "below it they are denied before any change.",
+        "Each is named before it is made and recorded: a clear as a record in the slot's "
+        "journal, a repair in FILE.flowdrop-repairs.jsonl beside its backup.",
     ),
     "MEM-16": (
         "A user message with empty content (None, blank, empty list) is a pure read: nothing "

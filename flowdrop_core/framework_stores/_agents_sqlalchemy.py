@@ -44,10 +44,13 @@ from flowdrop_core.framework_stores._base import (
     RepairPlan,
     RepairReport,
     health,
+    open_tier,
+    record_repair,
     settle_repair,
 )
 from flowdrop_core.integrations import require
 from flowdrop_core.storage.urls import mask_url as _mask_url
+from flowdrop_core.tiers import Tier
 
 __all__ = ["SQLALCHEMY_SCHEMES", "AgentsSQLAlchemySession", "engine_urls", "is_sqlalchemy_url"]
 
@@ -127,14 +130,15 @@ class AgentsSQLAlchemySession(AgentsSessionFile):
     kind = "openai-agents-sqlalchemy"
     order = "created_at, id"
 
-    def __init__(self, url: str, *, writable: bool = False) -> None:
+    def __init__(self, url: str, *, writable: bool = False, tier: Tier | str | None = None) -> None:
         require("sqlalchemy", "openai-agents")
         from sqlalchemy import create_engine, event, inspect
         from sqlalchemy.exc import SQLAlchemyError
 
         self.url = url.strip()
         self.path: Path | str = mask_url(self.url)  # type: ignore[assignment]
-        self.writable = writable
+        self.writable, self.tier = open_tier(writable, tier)
+        writable = self.writable
         reading, self.sdk_url = engine_urls(self.url)
         if reading.get_backend_name() == "sqlite":
             file = Path(str(reading.database))
@@ -299,15 +303,18 @@ class AgentsSQLAlchemySession(AgentsSessionFile):
                 f"{self.path}: the repair of {thread_id!r} failed "
                 f"({type(exc).__name__}: {exc}); rolled back, nothing was written"
             ) from exc
-        return RepairReport(
-            thread_id=thread_id,
-            backup=None,
-            before=plan.before,
-            after=plan.after,
-            events=plan.events,
-            remaining=health(self.rows(thread_id)),
-            changes=plan.changes,
-            readback=readback,
+        return record_repair(
+            self,
+            RepairReport(
+                thread_id=thread_id,
+                backup=None,
+                before=plan.before,
+                after=plan.after,
+                events=plan.events,
+                remaining=health(self.rows(thread_id)),
+                changes=plan.changes,
+                readback=readback,
+            ),
         )
 
     async def _repair_async(self, thread_id: str, plan: RepairPlan) -> str:

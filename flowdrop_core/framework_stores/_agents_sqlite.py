@@ -53,7 +53,9 @@ from flowdrop_core.framework_stores._base import (
     connect,
     gr_mem_view,
     health,
+    open_tier,
     read_back,
+    record_repair,
     restore_file,
     rows_scenario,
     scratch_copy,
@@ -68,6 +70,7 @@ from flowdrop_core.integrations._responses_items import (
 )
 from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.scenario import Scenario
+from flowdrop_core.tiers import Tier
 
 __all__ = ["GROUP_KEY", "AgentsSessionFile", "find_tables"]
 
@@ -215,10 +218,12 @@ class AgentsSessionFile:
     #: The order the SDK's session reads a session's rows in.
     order = "id"
 
-    def __init__(self, path: str | Path, *, writable: bool = False) -> None:
+    def __init__(
+        self, path: str | Path, *, writable: bool = False, tier: Tier | str | None = None
+    ) -> None:
         self.path = Path(path)
-        self.writable = writable
-        self.conn = connect(self.path, writable)
+        self.writable, self.tier = open_tier(writable, tier)
+        self.conn = connect(self.path, self.writable)
         self.found = tables(self.conn)
         names = find_tables(self.found)
         if names is None:
@@ -684,15 +689,18 @@ class AgentsSessionFile:
         readback = read_back(
             conn, self.path, backup, lambda: self._read_back(thread, plan, before_sdk, backup)
         )
-        return RepairReport(
-            thread_id=thread_id,
-            backup=backup,
-            before=plan.before,
-            after=plan.after,
-            events=plan.events,
-            remaining=health(self.rows(thread_id)),
-            changes=plan.changes,
-            readback=readback,
+        return record_repair(
+            self,
+            RepairReport(
+                thread_id=thread_id,
+                backup=backup,
+                before=plan.before,
+                after=plan.after,
+                events=plan.events,
+                remaining=health(self.rows(thread_id)),
+                changes=plan.changes,
+                readback=readback,
+            ),
         )
 
     def _write_plain(self, thread: _Thread, plan: RepairPlan) -> None:

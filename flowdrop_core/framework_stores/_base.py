@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import time
@@ -17,6 +18,7 @@ from flowdrop_core.inspect.health import HealthFinding
 from flowdrop_core.scenario import Scenario, ScenarioConfig, ScenarioStep
 from flowdrop_core.storage._readonly import open_readonly
 from flowdrop_core.store_browser import ReadOnlyError
+from flowdrop_core.tiers import Tier, as_tier, require_tier
 
 __all__ = [
     "Change",
@@ -29,7 +31,10 @@ __all__ = [
     "connect",
     "gr_mem_view",
     "health",
+    "open_tier",
     "read_back",
+    "record_repair",
+    "repair_log",
     "require_writable",
     "restore_file",
     "rows_scenario",
@@ -143,6 +148,7 @@ class RepairReport:
     remaining: list[HealthFinding] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     readback: str = ""
+    record: Path | None = None  # the repair log line written for it (MEM-15), if any
 
     def summary(self) -> str:
         if not self.changes:
@@ -156,14 +162,20 @@ class RepairReport:
             f"{self.thread_id}: {self.before} -> {self.after} entries ({done}); "
             f"{plural_changes(len(self.changes))} written; {kept}; "
             f"{self.readback}; {len(self.remaining)} finding(s) left"
+            + (f"; recorded in {self.record}" if self.record is not None else "")
         )
 
 
 class FrameworkStore(Protocol):
-    """A framework's own store, as the inspector reads it."""
+    """A framework's own store, as the inspector reads it.
+
+    ``tier`` (:mod:`flowdrop_core.tiers`) is fixed at open: a repair needs
+    ``admin`` (MEM-15), asked for explicitly.
+    """
 
     kind: str
     writable: bool
+    tier: Tier
 
     @property
     def path(self) -> Path | str:
@@ -340,16 +352,72 @@ def require_writable(store: Any, what: str) -> None:
         )
 
 
+def open_tier(writable: bool, tier: Tier | str | None) -> tuple[bool, Tier]:
+    """Whether to open the file writable, and the tier: ``writable`` alone is ``drive``
+    (which repairs nothing), ``tier="admin"`` opens it writable for a repair."""
+    have = as_tier(tier) if tier is not None else (Tier.DRIVE if writable else Tier.VIEW)
+    return writable or have is Tier.ADMIN, have
+
+
+#: The file beside a repaired file that records every repair (MEM-15), one JSON line each.
+REPAIR_LOG_SUFFIX = ".flowdrop-repairs.jsonl"
+
+
+def repair_log(path: Path | str) -> Path:
+    """Where a repair of ``path`` is recorded: beside a file; for a store on a server (a
+    masked URL), ``server-repairs.jsonl`` in the user's state folder (``$XDG_STATE_HOME``,
+    else ``~/.local/state``, then ``flowdrop/``), since nothing is added to the
+    framework's database."""
+    if isinstance(path, Path):
+        return path.with_name(path.name + REPAIR_LOG_SUFFIX)
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    return Path(state) / "flowdrop" / "server-repairs.jsonl"
+
+
+def record_repair(store: Any, report: RepairReport) -> RepairReport:
+    """Append one JSON line for a repair that wrote rows to :func:`repair_log`
+    (``<file>.flowdrop-repairs.jsonl`` beside a file).
+
+    MEM-15: a change other than an append is recorded. The line holds when,
+    the thread, the tier, the backup, the entry counts, the events and every
+    changed row as the plan named it; the report then names the log.
+    """
+    if not report.changes:
+        return report
+    log = repair_log(store.path)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    line = {
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "file": os.fspath(store.path),
+        "kind": store.kind,
+        "thread": report.thread_id,
+        "tier": str(store.tier),
+        "backup": None if report.backup is None else os.fspath(report.backup),
+        "before": report.before,
+        "after": report.after,
+        "events": report.events,
+        "changes": [str(c) for c in report.changes],
+    }
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(line, ensure_ascii=False, default=repr) + "\n")
+    report.record = log
+    return report
+
+
 def settle_repair(
     store: Any, thread_id: str, plan: RepairPlan | None
 ) -> tuple[RepairPlan, RepairReport | None]:
     """The plan a repair carries out, or its report when there is nothing to write.
 
     Every kind of file starts a repair the same way (MEM-15: an administrative
-    act that changes only what it reports): the file must be open writable,
-    a refused plan raises before any change, and an empty plan writes nothing,
-    not even a backup.
+    act that changes only what it reports): the store must have been opened
+    at the admin tier (:class:`~flowdrop_core.tiers.TierDenied` otherwise,
+    before anything is read for it) and writable, a refused plan raises
+    before any change, and an empty plan writes nothing, not even a backup.
     """
+    require_tier(getattr(store, "tier", Tier.VIEW), Tier.ADMIN, f"a repair of {thread_id!r}")
     require_writable(store, "a repair")
     if plan is None:
         plan = store.plan_repair(thread_id)

@@ -29,6 +29,8 @@ from flowdrop_core.framework_stores._base import (
     RepairPlan,
     RepairReport,
     health,
+    open_tier,
+    record_repair,
     settle_repair,
 )
 from flowdrop_core.framework_stores._langgraph_sqlite import (
@@ -38,6 +40,7 @@ from flowdrop_core.framework_stores._langgraph_sqlite import (
 )
 from flowdrop_core.integrations import require
 from flowdrop_core.storage.urls import mask_url, plain_store_url
+from flowdrop_core.tiers import Tier
 
 __all__ = ["POSTGRES_TABLES", "LangGraphPostgresCheckpointer", "visible_tables"]
 
@@ -96,11 +99,19 @@ class LangGraphPostgresCheckpointer(LangGraphCheckpointFile):
 
     kind = "langgraph-postgres"
 
-    def __init__(self, url: str, *, writable: bool = False, channel: str = "messages") -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        writable: bool = False,
+        channel: str = "messages",
+        tier: Tier | str | None = None,
+    ) -> None:
         pg_saver = require("langgraph.checkpoint.postgres", "langgraph")
         self.url = plain_store_url(url)
         self.path: Path | str = mask_url(self.url)  # type: ignore[assignment]
-        self.writable = writable
+        self.writable, self.tier = open_tier(writable, tier)
+        writable = self.writable
         self.channel = channel
         self._in_repair = False
         self.conn = connect_server(self.url, read_only=not writable)
@@ -210,15 +221,18 @@ class LangGraphPostgresCheckpointer(LangGraphCheckpointFile):
             ) from exc
         finally:
             self._in_repair = False
-        return RepairReport(
-            thread_id=thread_id,
-            backup=None,
-            before=plan.before,
-            after=plan.after,
-            events=plan.events,
-            remaining=health(self.rows(thread_id)),
-            changes=plan.changes,
-            readback=readback,
+        return record_repair(
+            self,
+            RepairReport(
+                thread_id=thread_id,
+                backup=None,
+                before=plan.before,
+                after=plan.after,
+                events=plan.events,
+                remaining=health(self.rows(thread_id)),
+                changes=plan.changes,
+                readback=readback,
+            ),
         )
 
     def _read_back_here(self, thread_id: str, checkpoint_id: str, fixed: list[Any]) -> str:

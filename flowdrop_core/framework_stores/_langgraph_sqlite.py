@@ -32,7 +32,9 @@ from flowdrop_core.framework_stores._base import (
     connect,
     gr_mem_view,
     health,
+    open_tier,
     read_back,
+    record_repair,
     restore_file,
     rows_scenario,
     scratch_copy,
@@ -41,6 +43,7 @@ from flowdrop_core.framework_stores._base import (
 )
 from flowdrop_core.integrations import require
 from flowdrop_core.scenario import Scenario
+from flowdrop_core.tiers import Tier
 
 __all__ = ["CHECKPOINT_COLUMNS", "LangGraphCheckpointFile"]
 
@@ -55,13 +58,18 @@ class LangGraphCheckpointFile:
     kind = "langgraph"
 
     def __init__(
-        self, path: str | Path, *, writable: bool = False, channel: str = "messages"
+        self,
+        path: str | Path,
+        *,
+        writable: bool = False,
+        channel: str = "messages",
+        tier: Tier | str | None = None,
     ) -> None:
         sqlite_saver = require("langgraph.checkpoint.sqlite", "langgraph")
         self.path = Path(path)
-        self.writable = writable
+        self.writable, self.tier = open_tier(writable, tier)
         self.channel = channel
-        self.conn = connect(self.path, writable, check_same_thread=False)
+        self.conn = connect(self.path, self.writable, check_same_thread=False)
         found = tables(self.conn)
         if not found.get("checkpoints", set()) >= CHECKPOINT_COLUMNS:
             self.conn.close()
@@ -221,15 +229,18 @@ class LangGraphCheckpointFile:
             backup,
             lambda: self._read_back(thread_id, checkpoint["id"], fixed, backup),
         )
-        return RepairReport(
-            thread_id=thread_id,
-            backup=backup,
-            before=plan.before,
-            after=plan.after,
-            events=plan.events,
-            remaining=health(self.rows(thread_id)),
-            changes=plan.changes,
-            readback=readback,
+        return record_repair(
+            self,
+            RepairReport(
+                thread_id=thread_id,
+                backup=backup,
+                before=plan.before,
+                after=plan.after,
+                events=plan.events,
+                remaining=health(self.rows(thread_id)),
+                changes=plan.changes,
+                readback=readback,
+            ),
         )
 
     def _new_checkpoint(

@@ -38,6 +38,7 @@ from flowdrop_core.framework_stores._langgraph_sqlite import (
     LangGraphCheckpointFile,
 )
 from flowdrop_core.storage.urls import mask_url
+from flowdrop_core.tiers import Tier
 
 __all__ = ["detect", "open_framework_store", "sniff"]
 
@@ -92,18 +93,26 @@ def sniff(target: str) -> str | None:
         return None
 
 
-def open_framework_store(path: str | Path, *, writable: bool = False) -> FrameworkStore:
-    """The reader for ``path``'s framework; anything else is a clear error."""
+def open_framework_store(
+    path: str | Path, *, writable: bool = False, tier: Tier | str | None = None
+) -> FrameworkStore:
+    """The reader for ``path``'s framework (a file or a server URL); anything else is a
+    clear error.
+
+    ``tier``: ``view`` (the default; ``writable`` alone is ``drive``, which
+    repairs nothing) or ``admin``, which a repair needs (MEM-15) and which
+    opens the store writable.
+    """
     kind = detect(path)
     if kind == "openai-agents-sqlalchemy":
-        return AgentsSQLAlchemySession(str(path), writable=writable)
+        return AgentsSQLAlchemySession(str(path), writable=writable, tier=tier)
     if kind == "langgraph-postgres":
-        return LangGraphPostgresCheckpointer(str(path), writable=writable)
+        return LangGraphPostgresCheckpointer(str(path), writable=writable, tier=tier)
     p = Path(path)
     if kind == "openai-agents":
-        return AgentsSessionFile(p, writable=writable)
+        return AgentsSessionFile(p, writable=writable, tier=tier)
     if kind == "langgraph":
-        return LangGraphCheckpointFile(p, writable=writable)
+        return LangGraphCheckpointFile(p, writable=writable, tier=tier)
     if "://" in str(path):
         raise FrameworkStoreError(
             f"{mask_url(str(path))}: no framework tables there (LangGraph PostgresSaver: checkpoints, "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,6 +26,11 @@ class JournalRecord(BaseModel):
     records (see :data:`CHECKPOINT_EVERY`), else ``None``. The report is
     the MEM-14 result (``count``, ``appended``, ``appended_any``) and
     ``serialized`` (MEM-12); ``events`` are the engine's events as dicts.
+
+    ``action`` is ``"append"``, or ``"clear"`` for a slot emptied at the
+    administrative tier (MEM-15: every change other than an append is
+    recorded): ``removed`` entries went, ``by`` names who asked (the command
+    or page), and the report fields are the empty buffer's.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -46,6 +51,9 @@ class JournalRecord(BaseModel):
     revision: str | None = None
     events: list[dict[str, Any]] = []
     base: list[dict[str, Any]] | None = None
+    action: Literal["append", "clear"] = "append"
+    removed: int | None = None
+    by: str | None = None
 
     @property
     def slot(self) -> tuple[str, str, str]:
@@ -57,9 +65,11 @@ class JournalRecord(BaseModel):
         return {"count": self.count, "appended": self.appended, "appended_any": self.appended_any}
 
     def to_json(self) -> str:
-        """Compact JSON text (how every backend stores a record)."""
+        """Compact JSON text (how every backend stores a record); an append's carries no
+        ``action``, ``removed`` or ``by`` (its text is what it was before clears were recorded)."""
+        skip = {"action", "removed", "by"} if self.action == "append" else set()
         return json.dumps(
-            self.model_dump(), ensure_ascii=False, separators=(",", ":"), default=repr
+            self.model_dump(exclude=skip), ensure_ascii=False, separators=(",", ":"), default=repr
         )
 
 

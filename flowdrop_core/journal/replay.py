@@ -73,7 +73,7 @@ def _segment(records: Sequence[JournalRecord], name: str) -> tuple[list[JournalR
     notes: list[str] = []
     if not records:
         raise ValueError(f"{name}: the journal is empty; nothing to replay")
-    records = list(records)
+    records = _after_last_clear(list(records), name, notes)
     start = next((k for k, r in enumerate(records) if r.base is not None), None)
     if start is None:
         raise ValueError(
@@ -113,6 +113,36 @@ def _segment(records: Sequence[JournalRecord], name: str) -> tuple[list[JournalR
         start = resync
         k = resync + 1
     return records[start:], notes
+
+
+def _after_last_clear(
+    records: list[JournalRecord], name: str, notes: list[str]
+) -> list[JournalRecord]:
+    """The records after the newest clear (MEM-15), the first starting from the empty buffer.
+
+    A clear is an administrative act, not an append: the run before it is
+    not replayed (its result is gone), and the note says who cleared what.
+    """
+    cut = next((k for k in range(len(records) - 1, -1, -1) if records[k].action == "clear"), None)
+    if cut is None:
+        return records
+    clear = records[cut]
+    notes.append(
+        f"record {clear.seq}: the slot was cleared at the admin tier (MEM-15"
+        + (f", {clear.removed} entries removed" if clear.removed is not None else "")
+        + (f", by {clear.by}" if clear.by else "")
+        + "); the replay starts after it, from the empty buffer"
+    )
+    after = records[cut + 1 :]
+    if not after:
+        raise ValueError(
+            f"{name}: the journal's last record ({clear.seq}) is a clear at the admin tier "
+            "(MEM-15); no append since, nothing to replay"
+        )
+    first = after[0]
+    if first.base is None and first.revision_before == clear.revision:
+        after[0] = first.model_copy(update={"base": []})  # it read the buffer the clear left
+    return after
 
 
 def replay_journal(records: Sequence[JournalRecord], name: str = "journal") -> JournalReplay:

@@ -50,7 +50,7 @@ def test_agents_file_lists_sessions_with_health_and_opens_the_timeline(tmp_path:
 def test_langgraph_repair_from_the_page(tmp_path: Path) -> None:
     path = langgraph_file(tmp_path / "checkpoints.sqlite")
     at = open_page(path)
-    at.toggle(key="s_write").set_value(True).run()
+    at.toggle(key="s_admin").set_value(True).run()  # a typed local path: the operator's own
     at.selectbox(key="sf_thread").set_value("t1").run()
     at.session_state["sf_view"] = "Repair"
     at.run()
@@ -71,7 +71,7 @@ def test_a_checkpointer_on_postgres_is_repaired_from_the_page(postgres_server: A
     url = langgraph_postgres(database(postgres_server.url, "lg_page"))
     at = open_page(url)
     assert any("PostgresSaver checkpointer, 3 thread(s), read-only" in c.value for c in at.caption)
-    at.toggle(key="s_write").set_value(True).run()
+    at.toggle(key="s_admin").set_value(True).run()  # a typed URL: the operator's own
     at.selectbox(key="sf_thread").set_value("t1").run()
     at.session_state["sf_view"] = "Repair"
     at.run()

@@ -35,7 +35,7 @@ def test_lists_sessions_with_health_and_exits_1(
     assert digest(path) == before
 
 
-def test_shows_a_thread_replays_it_and_repairs_only_with_write(
+def test_shows_a_thread_replays_it_and_repairs_only_with_admin(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = langgraph_file(tmp_path / "checkpoints.sqlite")
@@ -47,9 +47,9 @@ def test_shows_a_thread_replays_it_and_repairs_only_with_write(
     code, out, _ = _run(capsys, str(path), "--thread", "t1", "--timeline")
     assert "duplicate" in out.lower()
     code, out, err = _run(capsys, str(path), "--thread", "t1", "--repair")
-    assert code == 2 and "--write" in err
-    assert "t1: 2 changes to write:" in out  # without --write: what it would change
-    code, out, _ = _run(capsys, str(path), "--thread", "t1", "--repair", "--write")
+    assert code == 2 and "add --admin" in err
+    assert "t1: 2 changes to write:" in out  # without --admin: what it would change
+    code, out, _ = _run(capsys, str(path), "--thread", "t1", "--repair", "--admin")
     assert code == 0 and "4 -> 3 entries (duplicate_result x1)" in out and ".bak-" in out
     code, out, _ = _run(capsys, str(path), "--thread", "t1")
     assert code == 0 and "0 findings" in out
@@ -81,14 +81,15 @@ def test_a_repair_prints_the_change_first_and_nothing_to_do_writes_nothing(
 ) -> None:
     path = agents_file(tmp_path / "agents.sqlite")
     before = digest(path)
-    code, out, _ = _run(capsys, str(path), "--thread", "clean", "--repair", "--write")
+    code, out, _ = _run(capsys, str(path), "--thread", "clean", "--repair", "--admin")
     assert code == 0 and "nothing to do; nothing will be written" in out
     assert digest(path) == before and not list(tmp_path.glob("*.bak-*"))
-    code, out, _ = _run(capsys, str(path), "--thread", "retried", "--repair", "--write")
+    code, out, _ = _run(capsys, str(path), "--thread", "retried", "--repair", "--admin")
     lines = out.splitlines()
     assert code == 0 and lines[0] == "retried: 1 change to write:"
     assert lines[1].startswith("  remove   agent_messages.id=4: {") and "Found 3 cats" in lines[1]
-    assert "1 change written" in lines[2] and "read back with SQLiteSession.get_items" in lines[2]
+    assert lines[2].startswith("admin: writing these changes to ")
+    assert "1 change written" in lines[3] and "read back with SQLiteSession.get_items" in lines[3]
 
 
 def test_a_refused_repair_exits_2_and_changes_nothing(
@@ -99,6 +100,6 @@ def test_a_refused_repair_exits_2_and_changes_nothing(
         conn.execute("CREATE TRIGGER t AFTER DELETE ON agent_messages BEGIN SELECT 1; END")
         conn.commit()
     before = digest(path)
-    code, out, err = _run(capsys, str(path), "--thread", "retried", "--repair", "--write")
+    code, out, err = _run(capsys, str(path), "--thread", "retried", "--repair", "--admin")
     assert code == 2 and "triggers" in err and "refused, nothing written" in out
     assert digest(path) == before and not list(tmp_path.glob("*.bak-*"))

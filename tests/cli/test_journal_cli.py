@@ -66,29 +66,40 @@ def test_replays_and_exports_the_journal(
     assert "1 passed, 0 failed" in capsys.readouterr().out
 
 
-def test_writes_need_write(target: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_appends_need_write_and_a_clear_needs_admin(
+    target: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     slot = ["--slot", "workflow", "wf-1", "notes"]
     message = json.dumps({"role": "user", "content": "note 3"})
     code, _, err = run(capsys, target, *slot, "--append", message)
     assert code == 2 and "add --write" in err and "nothing was written" in err
     code, _, err = run(capsys, target, *slot, "--clear")
-    assert code == 2
+    assert code == 2 and "add --admin" in err
+    code, _, err = run(capsys, target, *slot, "--clear", "--write")  # drive is not admin
+    assert code == 2 and "MEM-15: --clear" in err and "nothing was changed" in err
     code, out, _ = run(capsys, target, *slot, "--json")
     assert len(json.loads(out)) == 2  # unchanged
     code, out, _ = run(capsys, target, *slot, "--append", message, "--write")
     assert code == 0 and json.loads(out) == {"count": 3, "appended": 1, "appended_any": True}
-    code, out, _ = run(capsys, target, *slot, "--clear", "--write")
-    assert code == 0 and out.strip() == "cleared"
+    code, out, _ = run(capsys, target, *slot, "--clear", "--admin")
+    assert code == 0 and "removes 3 entries" in out
+    assert "cleared 3 entries; recorded as journal record 1" in out
 
 
 def test_read_only_sqlite_file_refuses_writes_at_the_file_level(tmp_path: Path) -> None:
-    from flowdrop_core.store_browser import ReadOnlyError, open_browser
+    from flowdrop_core.storage import StorageError
+    from flowdrop_core.store_browser import StoreBrowser, open_browser
+    from flowdrop_core.tiers import TierDenied
 
     path = make_store_file(tmp_path / "b.sqlite3")
     browser = open_browser(str(path))
     assert isinstance(browser.store, SQLiteStore) and browser.store.readonly
-    with pytest.raises(ReadOnlyError, match="read-only"):
+    with pytest.raises(TierDenied, match=r"MEM-9: an append to slot .* needs the drive tier"):
         browser.append(("user", "alice", "chat_history"), {"role": "user", "content": "x"})
+    with pytest.raises(StorageError, match="opened read-only"):  # and the file itself refuses
+        StoreBrowser(browser.store, tier="drive").append(
+            ("user", "alice", "chat_history"), {"role": "user", "content": "x"}
+        )
 
 
 @pytest.mark.parametrize(

@@ -73,7 +73,7 @@ def test_a_repair_of_an_advanced_session_keeps_the_sdk_reading_it_whole(tmp_path
     path = advanced_file(tmp_path / "adv.sqlite")
     before = {s: sdk_view(path, s) for s in ("adv-1", "adv-dup", "adv-cut")}
     assert len(before["adv-1"]["main"][0]) == 10 and len(before["adv-1"]["main"][1]) == 2
-    store = open_framework_store(path, writable=True)
+    store = open_framework_store(path, tier="admin")
     reports = [store.repair("adv-dup"), store.repair("adv-cut")]
     assert sdk_view(path, "adv-dup")["main"][0] == before["adv-dup"]["main"][0][:3]
     # every other branch is a conversation of its own, repaired on its own
@@ -96,7 +96,7 @@ def test_a_repair_of_an_advanced_session_keeps_the_sdk_reading_it_whole(tmp_path
 
 def test_the_plan_names_every_change_before_the_write(tmp_path: Path) -> None:
     path = advanced_file(tmp_path / "adv.sqlite")
-    store = open_framework_store(path, writable=True)
+    store = open_framework_store(path, tier="admin")
     plan = store.plan_repair("adv-cut")
     assert [c.op for c in plan.changes] == ["renumber", "insert"]
     assert "every branch" in plan.changes[0].where
@@ -109,7 +109,7 @@ def test_a_repair_with_nothing_to_do_writes_nothing(tmp_path: Path) -> None:
     plain = agents_file(tmp_path / "agents.sqlite")
     advanced = advanced_file(tmp_path / "adv.sqlite")
     graph = langgraph_file(tmp_path / "checkpoints.sqlite")
-    graph_store = open_framework_store(graph, writable=True)
+    graph_store = open_framework_store(graph, tier="admin")
     graph_store.repair("t1")
     graph_store.close()
     for backup in tmp_path.glob("*.bak-*"):
@@ -117,7 +117,7 @@ def test_a_repair_with_nothing_to_do_writes_nothing(tmp_path: Path) -> None:
     state = folder_state(tmp_path)
     summaries = []
     for path, thread in ((plain, "clean"), (advanced, "adv-1"), (graph, "t1")):
-        store = open_framework_store(path, writable=True)
+        store = open_framework_store(path, tier="admin")
         summaries.append(store.repair(thread).summary())
         store.close()
     assert folder_state(tmp_path) == state  # no byte changed, no backup made
@@ -127,7 +127,7 @@ def test_a_repair_with_nothing_to_do_writes_nothing(tmp_path: Path) -> None:
 def test_untouched_rows_keep_their_ids_timestamps_and_bytes(tmp_path: Path) -> None:
     path = agents_file(tmp_path / "agents.sqlite")
     rows = message_rows(path)
-    store = open_framework_store(path, writable=True)
+    store = open_framework_store(path, tier="admin")
     report = store.repair("retried")
     assert [str(c) for c in report.changes] == [
         "remove   agent_messages.id=4: "
@@ -154,7 +154,7 @@ def test_a_read_back_that_disagrees_restores_the_backup(
         return (await real(self, limit))[:-1]  # the SDK "reads" one item less
 
     monkeypatch.setattr(SQLiteSession, "get_items", short)
-    store = open_framework_store(path, writable=True)
+    store = open_framework_store(path, tier="admin")
     with pytest.raises(FrameworkStoreError, match="was restored"):
         store.repair("retried")
     store.close()
@@ -163,7 +163,7 @@ def test_a_read_back_that_disagrees_restores_the_backup(
     graph = langgraph_file(tmp_path / "checkpoints.sqlite")
     with closing(sqlite3.connect(graph)) as conn:
         checkpoints = conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()
-    store = open_framework_store(graph, writable=True)
+    store = open_framework_store(graph, tier="admin")
     own = store.saver  # type: ignore[attr-defined]
     real_get = SqliteSaver.get_tuple
     monkeypatch.setattr(
@@ -193,7 +193,7 @@ def test_a_reader_that_fails_on_the_written_file_restores_the_backup(
         return await real(self, branch_id)
 
     monkeypatch.setattr(AdvancedSQLiteSession, "get_conversation_turns", fails_after)
-    store = open_framework_store(path, writable=True)
+    store = open_framework_store(path, tier="admin")
     with pytest.raises(FrameworkStoreError, match=r"reader failed.*was restored"):
         store.repair("adv-dup")
     store.close()
@@ -217,7 +217,7 @@ def test_a_layout_it_does_not_understand_is_refused_before_any_change(
         conn.execute(change)
         conn.commit()
     state = folder_state(tmp_path)
-    store = open_framework_store(path, writable=True)
+    store = open_framework_store(path, tier="admin")
     with pytest.raises(FrameworkStoreError, match="refused"):
         store.repair("retried")
     store.close()
@@ -246,7 +246,7 @@ def test_parallel_calls_are_one_assistant_turn_with_their_arguments(tmp_path: Pa
 def test_a_graph_waiting_at_an_interrupt_is_refused_before_any_change(tmp_path: Path) -> None:
     path = interrupted_graph_file(tmp_path / "checkpoints.sqlite")
     state = folder_state(tmp_path)
-    store = open_framework_store(path, writable=True)
+    store = open_framework_store(path, tier="admin")
     with pytest.raises(FrameworkStoreError, match="pending write"):
         store.repair("t")  # a checkpoint on top would drop the interrupt's pending write
     store.close()
@@ -269,7 +269,7 @@ def test_custom_table_names_are_repaired_and_read_back(tmp_path: Path) -> None:
         session.close()
 
     asyncio.run(write())
-    store = open_framework_store(path, writable=True)
+    store = open_framework_store(path, tier="admin")
     report = store.repair("s")
     store.close()
     assert [str(c).split(":")[0] for c in report.changes] == ["remove   items.id=4"]

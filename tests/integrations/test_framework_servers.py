@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -37,7 +39,7 @@ from flowdrop_core.framework_stores import (
 )
 from flowdrop_core.messages import PLACEHOLDER_CONTENT
 from flowdrop_core.replay import replay
-from flowdrop_core.store_browser import ReadOnlyError
+from flowdrop_core.tiers import TierDenied
 
 _names = itertools.count()
 
@@ -83,7 +85,7 @@ def test_a_checkpointer_lists_its_threads_with_their_findings_read_only(
     timeline = replay(store.scenario("t1"))
     assert [s.appended for s in timeline.steps] == [1, 1, 1, 0]
     assert store.rows("t3")[1]["metadata"]["tool_calls"][0]["id"] == "g1"
-    with pytest.raises(ReadOnlyError):
+    with pytest.raises(TierDenied):
         store.repair("t1")
     with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
         cast(Any, store).conn.execute("DELETE FROM checkpoints")
@@ -112,7 +114,7 @@ def test_a_checkpointer_repair_is_read_back_by_postgres_saver_and_the_graph_runs
         return {str(t): int(n) for t, n in rows}
 
     before = counts()
-    store = open_framework_store(url, writable=True)
+    store = open_framework_store(url, tier="admin")
     plan = store.plan_repair("t1")
     assert [c.op for c in plan.changes] == ["insert", "remove"]
     assert "t1.messages[3]" in plan.changes[1].where
@@ -145,7 +147,7 @@ def test_a_checkpointer_read_back_that_differs_rolls_back(
     before = _digest(url, LG_TABLES)
     real = lg.rows_to_messages
     monkeypatch.setattr(lg, "rows_to_messages", lambda rows: real(rows)[:-1])  # writes one less
-    store = open_framework_store(url, writable=True)
+    store = open_framework_store(url, tier="admin")
     with pytest.raises(FrameworkStoreError, match="differently from the plan; rolled back"):
         store.repair("t1")
     store.close()
@@ -186,14 +188,19 @@ def test_a_sqlalchemy_session_on_a_sqlite_url_reads_repairs_and_the_sdk_reads_it
         ("p1", '{"city":"Paris"}'),
         ("p2", '{"city":"Rome"}'),
     ]
-    with pytest.raises(ReadOnlyError):
+    with pytest.raises(TierDenied):
         store.repair("retried")
     store.close()
     assert folder_state(tmp_path) == before  # reading changed no byte, made no file
 
-    store = open_framework_store(url, writable=True)
+    store = open_framework_store(url, tier="admin")
     report = store.repair("retried")
     assert report.before == 4 and report.after == 3 and report.backup is None
+    # MEM-15: recorded, in the user's state folder (nothing is added to the database)
+    assert report.record is not None and str(report.record).startswith(os.environ["XDG_STATE_HOME"])
+    logged = [json.loads(line) for line in report.record.read_text().splitlines()]
+    assert logged[-1]["thread"] == "retried" and logged[-1]["tier"] == "admin"
+    assert logged[-1]["file"] == str(store.path)  # the URL as shown: a password masked
     assert "SQLAlchemySession.get_items before the commit" in report.readback
     healed = store.repair("interrupted")
     assert healed.events == {"placeholder_inserted": 1}
@@ -228,7 +235,7 @@ def test_a_sqlalchemy_session_on_postgres_is_found_by_its_tables_and_repaired(
         cast(Any, store).conn.execute("DELETE FROM agent_messages")
     store.close()
     assert _digest(url, AGENT_TABLES) == before
-    store = open_framework_store(f"postgresql+psycopg://{rest}", writable=True)
+    store = open_framework_store(f"postgresql+psycopg://{rest}", tier="admin")
     store.repair("interrupted")
     store.close()
     got = _sdk_items(f"postgresql+asyncpg://{rest}", "interrupted")
@@ -260,7 +267,7 @@ def test_a_sqlalchemy_read_back_that_differs_rolls_back(
     monkeypatch.setattr(AgentsSQLAlchemySession, "_write_plain", and_more)
     sdk = f"sqlite+aiosqlite:///{file}"
     before = _sdk_items(sdk, "retried")
-    store = open_framework_store(f"sqlite:///{file}", writable=True)
+    store = open_framework_store(f"sqlite:///{file}", tier="admin")
     with pytest.raises(FrameworkStoreError, match="differently from the plan; rolled back"):
         store.repair("retried")
     store.close()
@@ -292,7 +299,7 @@ def test_the_store_command_opens_a_checkpointer_url(
     assert code == 1 and "unanswered_call [g1]" in out
     code = main(["store", langgraph_db, "--thread", "t1", "--repair"])
     captured = capsys.readouterr()
-    assert code == 2 and "t1: 2 changes to write:" in captured.out and "--write" in captured.err
+    assert code == 2 and "t1: 2 changes to write:" in captured.out and "--admin" in captured.err
 
 
 @pytest.mark.parametrize("scheme", ["postgresql", "postgresql+psycopg"])

@@ -36,7 +36,7 @@ from flowdrop_core.framework_stores import (
 )
 from flowdrop_core.messages import PLACEHOLDER_CONTENT
 from flowdrop_core.replay import replay
-from flowdrop_core.store_browser import ReadOnlyError
+from flowdrop_core.tiers import TierDenied
 
 
 def test_agents_file_lists_sessions_and_finds_the_seeded_defects(tmp_path: Path) -> None:
@@ -53,7 +53,7 @@ def test_agents_file_lists_sessions_and_finds_the_seeded_defects(tmp_path: Path)
     # opened in the timeline: one append per stored item, the engine's decisions per step
     timeline = replay(store.scenario("retried"))
     assert [s.appended for s in timeline.steps] == [1, 1, 1, 0]
-    with pytest.raises(ReadOnlyError):
+    with pytest.raises(TierDenied, match="MEM-15: a repair of 'retried' needs the admin tier"):
         store.repair("retried")
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         cast(Any, store).conn.execute("DELETE FROM agent_messages")
@@ -63,7 +63,7 @@ def test_agents_file_lists_sessions_and_finds_the_seeded_defects(tmp_path: Path)
 
 def test_agents_repair_backs_up_and_the_sdk_runs_on(tmp_path: Path) -> None:
     path = agents_file(tmp_path / "agents.sqlite")
-    store = open_framework_store(path, writable=True)
+    store = open_framework_store(path, tier="admin")
     report = store.repair("retried")
     assert (
         report.backup is not None
@@ -106,7 +106,7 @@ def test_an_unreadable_record_is_reported_and_kept(tmp_path: Path) -> None:
         conn.execute(
             "INSERT INTO agent_messages (session_id, message_data) VALUES ('retried', '{oops')"
         )
-    store = open_framework_store(path, writable=True)
+    store = open_framework_store(path, tier="admin")
     info = {t.id: t for t in store.threads()}["retried"]
     assert len(info.problems) == 1 and "not JSON" in info.problems[0]
     assert "agent_messages.id=" in info.problems[0]
@@ -132,7 +132,7 @@ def test_langgraph_file_lists_threads_and_finds_the_seeded_defects(tmp_path: Pat
     assert info["t1"].updated  # the checkpoint's timestamp
     timeline = replay(store.scenario("t1"))
     assert [s.appended for s in timeline.steps] == [1, 1, 1, 0]
-    with pytest.raises(ReadOnlyError):
+    with pytest.raises(TierDenied, match="MEM-15"):
         store.repair("t1")
     store.close()
     assert digest(path) == before
@@ -140,7 +140,7 @@ def test_langgraph_file_lists_threads_and_finds_the_seeded_defects(tmp_path: Pat
 
 def test_langgraph_repair_and_the_graph_runs_on(tmp_path: Path) -> None:
     path = langgraph_file(tmp_path / "checkpoints.sqlite")
-    store = open_framework_store(path, writable=True)
+    store = open_framework_store(path, tier="admin")
     original = [r["langchain"] for r in store.rows("t1")]
     report = store.repair("t1")
     assert [r["langchain"] for r in store.rows("t1")] == original[:3]  # ids, names: as they were
