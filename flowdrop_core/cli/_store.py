@@ -15,6 +15,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from flowdrop_core.cli import _follow as follow
 from flowdrop_core.cli import _framework_store as framework_store
 from flowdrop_core.cli._output import INPUT_ERRORS, error, say, say_json
 from flowdrop_core.cli._replay import format_table
@@ -39,6 +40,11 @@ A framework's own SQLite file (an OpenAI Agents SQLiteSession file, a LangGraph
 SqliteSaver checkpoint file) is recognised: its sessions or threads are listed with
 their health; --thread ID shows one (--timeline replays it), --repair --write writes
 the GR-MEM view back after backing the file up.
+
+--follow prints each new append as it lands (with --slot, that slot's; without, every
+journaled slot's, each line naming its slot), in the form --journal shows a step, and names
+a write made outside the journal when it is seen; on a framework file, --thread ID --follow
+prints each new turn replayed and the thread's health as it changes. Ctrl-C stops it.
 """
 
 
@@ -65,6 +71,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--write", action="store_true", help="allow --append and --clear")
     p.add_argument("--json", action="store_true", help="JSON output")
     framework_store.add_arguments(p)
+    follow.add_arguments(p)
     p.set_defaults(handler=run)
 
 
@@ -183,9 +190,20 @@ def run(args: argparse.Namespace) -> int:
     if (args.journal or args.export or args.append is not None or args.clear) and not args.slot:
         return _error("--journal, --export, --append and --clear need --slot SCOPE SCOPE_ID KEY")
     try:
+        if args.follow and not args.interval > 0:
+            return _error(f"--interval must be a positive number of seconds, not {args.interval}")
         if framework_store.framework_kind(args.target) is not None:
+            if args.follow:
+                if args.thread is None or args.write or args.repair or args.timeline:
+                    return _error("--follow on a framework file takes --thread ID (and --json)")
+                return follow.follow_thread(args.target, args.thread, args)
             return framework_store.run(args)
         browser = open_browser(args.target, writable=args.write)
+        if args.follow:
+            if args.journal or args.export or args.append is not None or args.clear:
+                return _error("--follow prints new appends; it takes --slot and --json only")
+            slot = tuple(args.slot) if args.slot else None
+            return follow.follow_slots(browser.store, browser.target, slot, args)
         return _slot(browser, args) if args.slot else _list(browser, args)
     except INPUT_ERRORS as exc:
         return _error(str(exc))

@@ -1,0 +1,180 @@
+"""Follow a store's journal live: each append's record as it lands, and writes made outside it.
+
+:func:`follow_journal` opens a :class:`JournalFollower` on one slot or on
+every journaled slot of a store. It reads the journal by its record numbers
+(each slot's last number seen is its cursor), so nothing is missed or
+shown twice whatever woke it; what wakes it is the backend's own signal
+(:mod:`flowdrop_core.journal._wait`: a ``stat`` for SQLite, a blocking
+``XREAD`` for Redis, a bounded poll for Postgres). A follower only reads.
+
+A write outside the journal (a plain ``set``, an append with ``journal=0``,
+a clear, a manual SQL change) leaves no record; it is named as soon as it
+is seen, once per revision: when the slot's revision is none a record
+left, or when a new record read a revision the one before did not leave.
+The slot's revision is read *before* its records, so a journaled append
+landing in between is never taken for an outside write.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from flowdrop_core.journal._backends import journal_for
+from flowdrop_core.journal._record import JournalRecord
+from flowdrop_core.journal._wait import Waiter, waiter_for
+from flowdrop_core.storage import Slot, Store
+
+__all__ = ["DEFAULT_INTERVAL", "FollowEvent", "JournalFollower", "follow_journal"]
+
+#: How often a follower checks its backend's signal, in seconds (latency bound, not cost).
+DEFAULT_INTERVAL = 0.2
+
+
+@dataclass(frozen=True)
+class FollowEvent:
+    """One thing a follower saw: an append's ``record``, or an ``outside`` write to ``slot``.
+
+    For an outside write, ``after_seq`` is the slot's last record before it,
+    ``revision_before`` the revision that record left and ``revision`` the
+    slot's revision when the write was seen (``None``: the slot is empty).
+    """
+
+    kind: str  # "append" or "outside"
+    slot: Slot
+    record: JournalRecord | None = None
+    after_seq: int = 0
+    revision_before: str | None = None
+    revision: str | None = None
+    seen_at: float = field(default_factory=time.time)
+
+    def describe(self) -> str:
+        """An outside write in one sentence (an append is rendered by its reader)."""
+        now = "emptied it" if self.revision is None else f"left revision {self.revision!r}"
+        return (
+            f"written outside the journal after record {self.after_seq}: the write "
+            f"{now} (record {self.after_seq} left {self.revision_before!r}); no record shows it"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: an append is its record (without the checkpoint buffer) plus the slot."""
+        head: dict[str, Any] = {"kind": self.kind, "slot": list(self.slot)}
+        if self.record is not None:
+            body = self.record.model_dump(exclude={"base"})
+            for name in ("scope", "scope_id", "key"):
+                body.pop(name)
+            return {**head, **body}
+        return {
+            **head,
+            "after_seq": self.after_seq,
+            "revision_before": self.revision_before,
+            "revision": self.revision,
+            "seen_at": self.seen_at,
+            "message": self.describe(),
+        }
+
+
+@dataclass
+class _Cursor:
+    seq: int  # the last record shown
+    revision: str | None  # the revision the slot had when last known to match the journal
+    revisions: list[str | None] = field(default_factory=list)  # left by the newest records
+
+
+class JournalFollower:
+    """Reads new journal records of one slot (or every journaled slot) as they land.
+
+    :meth:`poll` returns what landed since the last call; iterating blocks
+    on the backend's signal between polls, until ``stop()`` says so.
+    Records already in the journal when the follower starts are not shown
+    (``--journal`` replays those).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        slot: Slot | None = None,
+        *,
+        interval: float = DEFAULT_INTERVAL,
+        waiter: Waiter | None = None,
+    ) -> None:
+        if not interval > 0:
+            raise ValueError(f"interval must be a positive number of seconds, got {interval!r}")
+        self.slot = slot
+        self.interval = interval
+        self.waiter = waiter if waiter is not None else waiter_for(store, interval)
+        self.store: Store = self.waiter.reader
+        self.journal = journal_for(self.store)
+        self._cursors: dict[Slot, _Cursor] = {}
+        for s in [slot] if slot is not None else self.journal.slots():
+            self._cursors[s] = self._start(s)
+
+    def _start(self, slot: Slot) -> _Cursor:
+        """The slot as it stands: its current revision counts as known (no history shown)."""
+        revision = self.store.revision(*slot)
+        return _Cursor(self.journal.last_seq(slot), revision, [revision])
+
+    @property
+    def slots(self) -> list[Slot]:
+        """The slots followed so far (every journaled slot grows as new ones appear)."""
+        return list(self._cursors)
+
+    def poll(self) -> list[FollowEvent]:
+        """What landed since the last poll, oldest first per slot."""
+        if self.slot is None:
+            for s in self.journal.slots():
+                if s not in self._cursors:  # a slot's first records: shown from the first
+                    self._cursors[s] = _Cursor(0, None, [None])
+        out: list[FollowEvent] = []
+        for s, cursor in self._cursors.items():
+            out.extend(self._poll_slot(s, cursor))
+        return out
+
+    def _poll_slot(self, slot: Slot, cursor: _Cursor) -> list[FollowEvent]:
+        revision = self.store.revision(*slot)  # first: a record landing after is not "outside"
+        out: list[FollowEvent] = []
+        if self.journal.last_seq(slot) > cursor.seq:
+            for rec in self.journal.read(slot):
+                if rec.seq <= cursor.seq:
+                    continue
+                if (
+                    rec.revision_before is not None
+                    and rec.revision_before not in cursor.revisions
+                    and cursor.seq
+                ):
+                    out.append(self._outside(slot, cursor, rec.revision_before))
+                out.append(FollowEvent("append", slot, rec))
+                cursor.seq = rec.seq
+                cursor.revision = rec.revision
+                cursor.revisions = [*cursor.revisions[-7:], rec.revision]
+        if revision not in cursor.revisions:
+            out.append(self._outside(slot, cursor, revision))
+        return out
+
+    def _outside(self, slot: Slot, cursor: _Cursor, revision: str | None) -> FollowEvent:
+        event = FollowEvent("outside", slot, None, cursor.seq, cursor.revision, revision)
+        cursor.revision = revision
+        cursor.revisions = [*cursor.revisions[-7:], revision]
+        return event
+
+    def events(self, stop: Callable[[], bool] | None = None) -> Iterator[FollowEvent]:
+        """Every event as it lands, waiting on the backend's signal between polls."""
+        while stop is None or not stop():
+            yield from self.poll()
+            self.waiter.wait(self.slots)
+
+    def __iter__(self) -> Iterator[FollowEvent]:
+        return self.events()
+
+    def close(self) -> None:
+        """Release the waiter (the store stays the caller's)."""
+        self.waiter.close()
+
+
+def follow_journal(
+    store: Store, slot: Slot | None = None, *, interval: float = DEFAULT_INTERVAL
+) -> JournalFollower:
+    """A follower of ``slot``'s journal, or of every journaled slot's when ``slot`` is ``None``."""
+    return JournalFollower(store, slot, interval=interval)
