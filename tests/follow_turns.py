@@ -9,10 +9,9 @@ from typing import Any
 
 def run(path: str, kind: str, thread: str) -> Any:
     if kind == "langgraph":
+        from framework_files import graph_of
         from langchain_core.messages import HumanMessage
         from langgraph.checkpoint.sqlite import SqliteSaver
-
-        from framework_files import graph_of
 
         conn = sqlite3.connect(path, check_same_thread=False)
         graph = graph_of(SqliteSaver(conn))

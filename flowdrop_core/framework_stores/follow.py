@@ -64,7 +64,12 @@ class ThreadFollower:
     """New turns of one thread as they land, read-only; the first poll shows none."""
 
     def __init__(
-        self, path: str | Path, thread_id: str, *, interval: float = 0.2, show_existing: bool = False
+        self,
+        path: str | Path,
+        thread_id: str,
+        *,
+        interval: float = 0.2,
+        show_existing: bool = False,
     ) -> None:
         if not interval > 0:
             raise ValueError(f"interval must be a positive number of seconds, got {interval!r}")

@@ -43,6 +43,10 @@ class Waiter(Protocol):
         """Return when the store may have changed (or after the waiter's bound)."""
         ...
 
+    def moved(self) -> bool:
+        """Without waiting: whether the store may have changed since the last call."""
+        ...
+
     def close(self) -> None:
         """Release what the waiter holds (nothing is written)."""
         ...
@@ -59,6 +63,9 @@ class SleepWaiter:
     def wait(self, slots: Sequence[Slot]) -> None:
         time.sleep(self.interval)
 
+    def moved(self) -> bool:
+        return True
+
     def close(self) -> None:
         """Nothing held."""
 
@@ -72,6 +79,7 @@ class SignalWaiter:
         self.reader = store
         self.interval = interval
         self._last: Any = self.signal()
+        self._checked = time.monotonic()
 
     def changed(self) -> None:
         """Called when the signal moved, before the follower reads (nothing by default)."""
@@ -83,11 +91,17 @@ class SignalWaiter:
         deadline = time.monotonic() + max(RECHECK, self.interval)
         while time.monotonic() < deadline:
             time.sleep(self.interval)
-            now = self.signal()
-            if now != self._last:
-                self._last = now
-                self.changed()
+            if self.moved():
                 return
+
+    def moved(self) -> bool:
+        now = self.signal()
+        quiet = time.monotonic() - self._checked < max(RECHECK, self.interval)
+        if now == self._last and quiet:
+            return False
+        self._last, self._checked = now, time.monotonic()
+        self.changed()
+        return True
 
     def close(self) -> None:
         """Nothing held."""

@@ -67,5 +67,8 @@ class StreamWaiter:
                 name = key.decode() if isinstance(key, bytes) else key
                 self._ids[name] = entries[-1][0]
 
+    def moved(self) -> bool:
+        return True  # the follower's reads (a record number, a revision) are the check
+
     def close(self) -> None:
         """Nothing held beyond the store's own pool."""

@@ -159,6 +159,10 @@ class JournalFollower:
         cursor.revisions = [*cursor.revisions[-7:], revision]
         return event
 
+    def check(self) -> list[FollowEvent]:
+        """Without waiting: what landed, if the backend's signal moved (else nothing read)."""
+        return self.poll() if self.waiter.moved() else []
+
     def events(self, stop: Callable[[], bool] | None = None) -> Iterator[FollowEvent]:
         """Every event as it lands, waiting on the backend's signal between polls."""
         while stop is None or not stop():
