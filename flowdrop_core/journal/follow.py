@@ -42,16 +42,22 @@ class FollowEvent:
     slot's revision when the write was seen (``None``: the slot is empty).
     """
 
-    kind: str  # "append" or "outside"
+    kind: str  # "append", "outside", or "missed" (records trimmed before they were read)
     slot: Slot
     record: JournalRecord | None = None
     after_seq: int = 0
     revision_before: str | None = None
     revision: str | None = None
+    next_seq: int = 0
     seen_at: float = field(default_factory=time.time)
 
     def describe(self) -> str:
-        """An outside write in one sentence (an append is rendered by its reader)."""
+        """An outside write (or missed records) in one sentence; an append has its reader."""
+        if self.kind == "missed":
+            return (
+                f"records {self.after_seq + 1}..{self.next_seq - 1} were trimmed from the "
+                "journal (its limit) before they could be read"
+            )
         now = "emptied it" if self.revision is None else f"left revision {self.revision!r}"
         return (
             f"written outside the journal after record {self.after_seq}: the write "
@@ -66,6 +72,13 @@ class FollowEvent:
             for name in ("scope", "scope_id", "key"):
                 body.pop(name)
             return {**head, **body}
+        if self.kind == "missed":
+            return {
+                **head,
+                "after_seq": self.after_seq,
+                "next_seq": self.next_seq,
+                "message": self.describe(),
+            }
         return {
             **head,
             "after_seq": self.after_seq,
@@ -79,8 +92,13 @@ class FollowEvent:
 @dataclass
 class _Cursor:
     seq: int  # the last record shown
-    revision: str | None  # the revision the slot had when last known to match the journal
-    revisions: list[str | None] = field(default_factory=list)  # left by the newest records
+    revision: str | None  # the slot's revision at the last poll
+    last: str | None  # the revision the newest record (or outside write) left
+    known: list[str | None] = field(default_factory=list)  # left by the newest records
+
+    def learn(self, revision: str | None) -> None:
+        self.last = revision
+        self.known = [*self.known[-7:], revision]
 
 
 class JournalFollower:
@@ -112,9 +130,12 @@ class JournalFollower:
             self._cursors[s] = self._start(s)
 
     def _start(self, slot: Slot) -> _Cursor:
-        """The slot as it stands: its current revision counts as known (no history shown)."""
+        """The slot as it stands: its revision and its last record's count as known."""
         revision = self.store.revision(*slot)
-        return _Cursor(self.journal.last_seq(slot), revision, [revision])
+        seq = self.journal.last_seq(slot)
+        newest = self.journal.read_since(slot, seq - 1) if seq else []
+        left = newest[-1].revision if newest else revision
+        return _Cursor(seq, revision, left, [left, revision])
 
     @property
     def slots(self) -> list[Slot]:
@@ -126,37 +147,39 @@ class JournalFollower:
         if self.slot is None:
             for s in self.journal.slots():
                 if s not in self._cursors:  # a slot's first records: shown from the first
-                    self._cursors[s] = _Cursor(0, None, [None])
+                    self._cursors[s] = _Cursor(0, None, None, [None])
         out: list[FollowEvent] = []
         for s, cursor in self._cursors.items():
             out.extend(self._poll_slot(s, cursor))
         return out
 
     def _poll_slot(self, slot: Slot, cursor: _Cursor) -> list[FollowEvent]:
+        """New records (each checked against the one before), then the slot's revision.
+
+        Outside write: a record that read a revision no record left, or a slot
+        whose revision moved to one no record left. A writer that records
+        without changing the slot (a framework's reducer journal) moves no
+        revision and is never taken for one.
+        """
         revision = self.store.revision(*slot)  # first: a record landing after is not "outside"
         out: list[FollowEvent] = []
         if self.journal.last_seq(slot) > cursor.seq:
-            for rec in self.journal.read(slot):
-                if rec.seq <= cursor.seq:
-                    continue
-                if (
-                    rec.revision_before is not None
-                    and rec.revision_before not in cursor.revisions
-                    and cursor.seq
-                ):
+            for rec in self.journal.read_since(slot, cursor.seq):
+                if cursor.seq and rec.seq > cursor.seq + 1:
+                    out.append(FollowEvent("missed", slot, after_seq=cursor.seq, next_seq=rec.seq))
+                elif cursor.seq and rec.revision_before not in cursor.known:
                     out.append(self._outside(slot, cursor, rec.revision_before))
                 out.append(FollowEvent("append", slot, rec))
                 cursor.seq = rec.seq
-                cursor.revision = rec.revision
-                cursor.revisions = [*cursor.revisions[-7:], rec.revision]
-        if revision not in cursor.revisions:
+                cursor.learn(rec.revision)
+        if revision != cursor.revision and revision not in cursor.known:
             out.append(self._outside(slot, cursor, revision))
+        cursor.revision = revision
         return out
 
     def _outside(self, slot: Slot, cursor: _Cursor, revision: str | None) -> FollowEvent:
-        event = FollowEvent("outside", slot, None, cursor.seq, cursor.revision, revision)
-        cursor.revision = revision
-        cursor.revisions = [*cursor.revisions[-7:], revision]
+        event = FollowEvent("outside", slot, None, cursor.seq, cursor.last, revision)
+        cursor.learn(revision)
         return event
 
     def check(self) -> list[FollowEvent]:
@@ -166,8 +189,14 @@ class JournalFollower:
     def events(self, stop: Callable[[], bool] | None = None) -> Iterator[FollowEvent]:
         """Every event as it lands, waiting on the backend's signal between polls."""
         while stop is None or not stop():
+            started = time.monotonic()
             yield from self.poll()
             self.waiter.wait(self.slots)
+            # At most one read per interval, however fast the writers go (a blocking
+            # read returns at once when a record is waiting): the writers' cost stays flat.
+            rest = self.interval - (time.monotonic() - started)
+            if rest > 0:
+                time.sleep(rest)
 
     def __iter__(self) -> Iterator[FollowEvent]:
         return self.events()

@@ -1,0 +1,74 @@
+"""AppTest: the Store page's Follow switch (one follower per session, seats bounded)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from apptest_helpers import path_entry  # noqa: F401 - autouse: a typed store per test
+from store_fixture import make_store_file
+from streamlit.testing.v1 import AppTest
+
+from flowdrop_core.conversation import ConversationBuffer
+from flowdrop_core.storage import SQLiteStore
+from inspector_ui import follow
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+
+
+def journal_page(target: str) -> AppTest:
+    from inspector_ui.store import TYPE_OWN
+
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("pages/store.py").run()
+    at.selectbox(key="s_store").set_value(TYPE_OWN).run()
+    at.text_input(key="s_target").set_value(target).run()
+    at.session_state["s_tab"] = "Journal"
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def captions(at: AppTest) -> str:
+    return "\n".join(c.value for c in at.caption)
+
+
+def test_follow_reads_new_records_and_stops_when_switched_off(tmp_path: Path) -> None:
+    path = make_store_file(tmp_path / "buffers.sqlite3")
+    at = journal_page(str(path))
+    at.toggle(key="s_follow").set_value(True).run()
+    assert not at.exception, at.exception
+    assert "Following: 0 new append(s)" in captions(at)
+    store = SQLiteStore(path)  # another writer, as a running agent would be
+    buf = ConversationBuffer(scope="session", max_messages=4, store=store, journal=100)
+    buf.append({"role": "user", "content": "one more"}, {"session_id": "demo"})
+    store.close()
+    at.run()
+    assert "Following: 1 new append(s)" in captions(at)
+    assert any("Records 1..10 replayed" in s.value for s in at.success)
+    at.toggle(key="s_follow").set_value(False).run()
+    assert "s_follower" not in at.session_state
+    assert "Following:" not in captions(at)
+
+
+def test_a_session_beyond_the_bound_is_told_and_reads_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(follow.SEATS_ENV, "0")
+    at = journal_page(str(make_store_file(tmp_path / "buffers.sqlite3")))
+    at.toggle(key="s_follow").set_value(True).run()
+    assert any(follow.SEATS_ENV in w.value for w in at.warning)
+    assert any("Records 1..9 replayed" in s.value for s in at.success)
+
+
+def test_seats_are_bounded_and_lapse(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(follow.SEATS_ENV, "2")
+    monkeypatch.setattr(follow, "_seats", {})
+    assert follow.take_seat("a", now=0.0) and follow.take_seat("b", now=0.0)
+    assert not follow.take_seat("c", now=1.0)
+    assert follow.take_seat("a", now=1.0)  # a renewal, not a new seat
+    assert follow.take_seat("c", now=100.0)  # a and b stopped renewing: their seats lapsed
+    monkeypatch.setenv(follow.SEATS_ENV, "many")
+    with pytest.raises(ValueError, match="FLOWDROP_FOLLOW_SESSIONS='many'"):
+        follow.take_seat("d")
