@@ -6,8 +6,10 @@ interval, output discarded) follows every slot of the same store. Rounds
 alternate between the follower running and the follower paused (SIGSTOP,
 so it does nothing at all), and medians are reported, so a load change on a
 shared machine touches both alike. Per backend it reports the writer's
-appends per second (wall) and its CPU time per append, each as the ratio
-with / without the follower. SQLite always; Redis and Postgres when the
+appends per second (wall) and its CPU time per append (medians), each
+ratio with / without the follower as the median of the ratios of adjacent
+rounds, and the CPU the follower itself spent (share of one core while the
+writer ran). SQLite always; Redis and Postgres when the
 tests' servers can be started here.
 
 Run: ``.venv/bin/python benchmarks/follow_bench.py [--appends N] [--rounds R]``.
@@ -95,6 +97,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--appends", type=int, default=500, help="appends per round")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of each kind")
+    parser.add_argument("--only", default="", help="one backend: sqlite, redis or postgres")
+    parser.add_argument("--interval", default="0.2", help="the follower's --interval")
     args = parser.parse_args(argv)
     print(f"{args.appends} journaled appends per round, {args.rounds} rounds each, medians")
     print(
@@ -103,9 +107,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     with _servers() as targets:
         for name, target in targets.items():
+            if args.only and name != args.only:
+                continue
             _round(target, 20, "warm")  # creates the slot, the schema, the journal
             follower = subprocess.Popen(
-                [sys.executable, "-m", "flowdrop_core", "store", target, "--follow"],
+                [sys.executable, "-m", "flowdrop_core", "store", target, "--follow"]
+                + ["--interval", args.interval],
                 cwd=ROOT,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -132,9 +139,12 @@ def main(argv: list[str] | None = None) -> None:
             rate_b = statistics.median(x[0] for x in along)
             cpu_a = statistics.median(x[1] for x in alone)
             cpu_b = statistics.median(x[1] for x in along)
+            # each pair of adjacent rounds shares the machine's load: the median of their ratios
+            rate_r = statistics.median(b[0] / a[0] for a, b in zip(alone, along, strict=True))
+            cpu_r = statistics.median(b[1] / a[1] for a, b in zip(alone, along, strict=True))
             print(
-                f"{name:<9} {rate_a:>16.0f} {rate_b:>14.0f} {rate_b / rate_a:>6.3f}   "
-                f"{cpu_a:>12.0f} {cpu_b:>8.0f} {cpu_b / cpu_a:>6.3f}   "
+                f"{name:<9} {rate_a:>16.0f} {rate_b:>14.0f} {rate_r:>6.3f}   "
+                f"{cpu_a:>12.0f} {cpu_b:>8.0f} {cpu_r:>6.3f}   "
                 f"{100 * statistics.median(share):>5.1f}%"
             )
 

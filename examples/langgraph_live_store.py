@@ -9,11 +9,12 @@ result for the same call; GR-MEM drops it (MEM-1), and the journal says so.
 
 Two terminals::
 
-    python examples/langgraph_live_store.py agent.sqlite3 --pause 2
+    python examples/langgraph_live_store.py agent.sqlite3
     flowdrop-buffer store agent.sqlite3 --follow
 
-Without a path the store goes to a temporary folder, removed at the end
-(the default ``--pause 0`` runs it straight through, as the tests do).
+With a path the turns are 2 s apart (``--pause``), to be watched. Without
+one the store goes to a temporary folder, removed at the end, and the turns
+run straight through (as the tests do).
 """
 
 import argparse
@@ -88,13 +89,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("store", nargs="?", help="the SQLite store file (default: a temp folder)")
     parser.add_argument("--turns", type=int, default=4, help="user turns to run")
-    parser.add_argument("--pause", type=float, default=0.0, help="seconds between turns")
+    parser.add_argument(
+        "--pause", type=float, default=None, help="seconds between turns (default 2 with a path)"
+    )
     args = parser.parse_args()
     if args.store:
-        run(Path(args.store), args.turns, args.pause)
+        run(Path(args.store), args.turns, 2.0 if args.pause is None else args.pause)
         return
     with tempfile.TemporaryDirectory(prefix="flowdrop-live-") as folder:
-        run(Path(folder) / "agent.sqlite3", args.turns, args.pause)
+        run(Path(folder) / "agent.sqlite3", args.turns, args.pause or 0.0)
 
 
 def run(path: Path, turns: int, pause: float) -> None:

@@ -15,6 +15,8 @@ writer: each reads a signal the backend keeps anyway.
   cheap statement every ``interval``), which moves at every commit that
   wrote anything;
 - any other store: the interval itself (:class:`SleepWaiter`).
+
+:func:`flowdrop_core.journal.follow.waiter_for` picks one by the store's ``kind``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any, Protocol
 
 from flowdrop_core.storage import Slot
 
-__all__ = ["SleepWaiter", "Waiter", "waiter_for"]
+__all__ = ["RECHECK", "SignalWaiter", "SleepWaiter", "Waiter"]
 
 #: However quiet the signal, a follower re-reads this often (a safety net, seconds).
 RECHECK = 2.0
@@ -105,21 +107,3 @@ class SignalWaiter:
 
     def close(self) -> None:
         """Nothing held."""
-
-
-def waiter_for(store: Any, interval: float) -> Waiter:
-    """The waiter for ``store``'s backend (its ``kind``)."""
-    kind = getattr(store, "kind", "")
-    if kind == "sqlite":
-        from flowdrop_core.journal._wait_sqlite import FileWaiter
-
-        return FileWaiter(store.path, interval, store)
-    if kind == "redis":
-        from flowdrop_core.journal._wait_redis import StreamWaiter
-
-        return StreamWaiter(store, interval)
-    if kind == "postgres":
-        from flowdrop_core.journal._wait_postgres import HorizonWaiter
-
-        return HorizonWaiter(store, interval)
-    return SleepWaiter(store, interval)

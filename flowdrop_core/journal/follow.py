@@ -24,13 +24,31 @@ from typing import Any
 
 from flowdrop_core.journal._backends import journal_for
 from flowdrop_core.journal._record import JournalRecord
-from flowdrop_core.journal._wait import Waiter, waiter_for
+from flowdrop_core.journal._wait import SleepWaiter, Waiter
 from flowdrop_core.storage import Slot, Store
 
-__all__ = ["DEFAULT_INTERVAL", "FollowEvent", "JournalFollower", "follow_journal"]
+__all__ = ["DEFAULT_INTERVAL", "FollowEvent", "JournalFollower", "follow_journal", "waiter_for"]
 
 #: How often a follower checks its backend's signal, in seconds (latency bound, not cost).
 DEFAULT_INTERVAL = 0.2
+
+
+def waiter_for(store: Any, interval: float) -> Waiter:
+    """The waiter for ``store``'s backend (its ``kind``); any other store: the interval."""
+    kind = getattr(store, "kind", "")
+    if kind == "sqlite":
+        from flowdrop_core.journal._wait_sqlite import FileWaiter
+
+        return FileWaiter(store.path, interval, store)
+    if kind == "redis":
+        from flowdrop_core.journal._wait_redis import StreamWaiter
+
+        return StreamWaiter(store, interval)
+    if kind == "postgres":
+        from flowdrop_core.journal._wait_postgres import HorizonWaiter
+
+        return HorizonWaiter(store, interval)
+    return SleepWaiter(store, interval)
 
 
 @dataclass(frozen=True)
