@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+FOLLOW = [sys.executable, "-m", "flowdrop_core", "store"]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -111,8 +112,7 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             _round(target, 20, "warm")  # creates the slot, the schema, the journal
             follower = subprocess.Popen(
-                [sys.executable, "-m", "flowdrop_core", "store", target, "--follow"]
-                + ["--interval", args.interval],
+                [*FOLLOW, target, "--follow", "--interval", args.interval],
                 cwd=ROOT,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
