@@ -27,6 +27,7 @@ from inspector_ui.display import clip_text
 from inspector_ui.entries import show_entries
 from inspector_ui.follow import EVERY, drop_follower, follow_switch, renew_seat, session_follower
 from inspector_ui.framework_store import show_framework_store
+from inspector_ui.health import show_health_panel
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
 from inspector_ui.plain import md
@@ -349,6 +350,7 @@ def _journal_view(store: Store, target: str, slot: Slot) -> None:
             icon=":material/error:",
         )
     timeline = replayed.timeline
+    show_health_panel(timeline, "s_step", "sj")
     step = step_selector(timeline, "s_step", label="Journal step")
     show_inspector(timeline, step, prefix="sj", name=replayed.scenario.name, key="s_step")
 

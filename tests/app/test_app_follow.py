@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,12 @@ def journal_page(target: str) -> AppTest:
     return at
 
 
+def health(at: AppTest) -> str:
+    """The health panel's summary line (Markdown escapes removed)."""
+    texts = [e.value.replace("\\", "") for e in [*at.success, *at.warning, *at.error]]
+    return next(t for t in texts if re.search(r"finding\(s\) in \d+ message", t))
+
+
 def captions(at: AppTest) -> str:
     return "\n".join(c.value for c in at.caption)
 
@@ -40,13 +47,17 @@ def test_follow_reads_new_records_and_stops_when_switched_off(tmp_path: Path) ->
     at.toggle(key="s_follow").set_value(True).run()
     assert not at.exception, at.exception
     assert "Following: 0 new append(s)" in captions(at)
+    assert "3 finding(s) in 9 message(s)" in health(at)
     store = SQLiteStore(path)  # another writer, as a running agent would be
     buf = ConversationBuffer(scope="session", max_messages=4, store=store, journal=100)
+    call = {"id": "c9", "type": "function", "function": {"name": "search", "arguments": "{}"}}
+    buf.append({"role": "assistant", "content": None, "tool_calls": [call]}, {"session_id": "demo"})
     buf.append({"role": "user", "content": "one more"}, {"session_id": "demo"})
     store.close()
     at.run()
-    assert "Following: 1 new append(s)" in captions(at)
-    assert any("Records 1..10 replayed" in s.value for s in at.success)
+    assert "Following: 2 new append(s)" in captions(at)
+    assert any("Records 1..11 replayed" in s.value for s in at.success)
+    assert "in 11 message(s)" in health(at)  # the health panel follows the new steps
     at.toggle(key="s_follow").set_value(False).run()
     assert "s_follower" not in at.session_state
     assert "Following:" not in captions(at)

@@ -7,14 +7,12 @@ person picked stays picked, and the health panel follows.
 
 from __future__ import annotations
 
-import sys
+import re
 from pathlib import Path
 
+from follow_process import Writer
 from serving import chromium, new_page, require_browser, serve, settle
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from follow_process import Writer  # noqa: E402
-from store_fixture import make_store_file  # noqa: E402
+from store_fixture import make_store_file
 
 expect = require_browser().expect
 
@@ -23,37 +21,42 @@ def test_a_followed_slot_shows_new_steps_and_keeps_the_picked_one(tmp_path: Path
     path = make_store_file(tmp_path / "buffers.sqlite3")
     writer = Writer(str(path), wait=False)
     try:
-        with serve({"FLOWDROP_STORES": f"team={path}"}) as server, chromium() as browser:
-            with new_page(browser, 1400, 1000) as page:
-                page.goto(f"{server}/store?store=team")
-                settle(page)
-                page.get_by_role("tab", name="Journal").click()
-                settle(page)
-                expect(page.get_by_text("Records 1..9 replayed")).to_be_visible()
-                box = page.get_by_label("Go to step", exact=True).and_(
-                    page.get_by_test_id("stNumberInputField")
-                )
-                box.fill("3")
-                box.press("Enter")
-                settle(page)
-                slider = page.get_by_role("slider").first
-                expect(slider).to_have_attribute("value", "3")
-                expect(slider).to_have_attribute("max", "9")
-                page.get_by_text("Follow", exact=True).click()
-                expect(page.get_by_text("Following: 0 new append(s)")).to_be_visible()
+        with (
+            serve({"FLOWDROP_STORES": f"team={path}"}) as server,
+            chromium() as browser,
+            new_page(browser, 1400, 1000) as page,
+        ):
+            page.goto(f"{server}/store?store=team")
+            settle(page)
+            page.get_by_role("tab", name="Journal").click()
+            settle(page)
+            expect(page.get_by_text("Records 1..9 replayed")).to_be_visible()
+            box = page.get_by_label("Go to step", exact=True).and_(
+                page.get_by_test_id("stNumberInputField")
+            )
+            box.fill("3")
+            box.press("Enter")
+            settle(page)
+            slider = page.get_by_role("slider").first
+            expect(slider).to_have_attribute("value", "3")
+            expect(slider).to_have_attribute("max", "9")
+            page.get_by_text("Follow", exact=True).click()
+            expect(page.get_by_text("Following: 0 new append(s)")).to_be_visible()
 
-                writer.ready()
-                context = {"session_id": "demo"}
-                turn = {"role": "user", "content": "one more, please"}
-                writer.send(op="append", messages=turn, context=context, max=4)
-                expect(page.get_by_text("Records 1..10 replayed")).to_be_visible(timeout=15_000)
-                expect(page.get_by_text("Following: 1 new append(s)")).to_be_visible()
-                expect(slider).to_have_attribute("max", "10")
-                expect(slider).to_have_attribute("value", "3")  # the picked step stays
-                writer.send(op="append", messages=turn, context=context, max=4)
-                expect(page.get_by_text("Records 1..11 replayed")).to_be_visible(timeout=15_000)
-                expect(slider).to_have_attribute("max", "11")
-                expect(slider).to_have_attribute("value", "3")
-                assert page.locator("[data-testid='stException']").count() == 0
+            writer.ready()
+            context = {"session_id": "demo"}
+            turn = {"role": "user", "content": "one more, please"}
+            writer.send(op="append", messages=turn, context=context, max=4)
+            expect(page.get_by_text("Records 1..10 replayed")).to_be_visible(timeout=15_000)
+            expect(page.get_by_text("Following: 1 new append(s)")).to_be_visible()
+            expect(slider).to_have_attribute("max", "10")
+            expect(slider).to_have_attribute("value", "3")  # the picked step stays
+            # the health panel follows too (its summary counts the new message)
+            expect(page.get_by_text(re.compile(r"finding\(s\) in 10 message"))).to_be_visible()
+            writer.send(op="append", messages=turn, context=context, max=4)
+            expect(page.get_by_text("Records 1..11 replayed")).to_be_visible(timeout=15_000)
+            expect(slider).to_have_attribute("max", "11")
+            expect(slider).to_have_attribute("value", "3")
+            assert page.locator("[data-testid='stException']").count() == 0
     finally:
         writer.stop()
