@@ -3,7 +3,7 @@
 A writer makes journaled appends (window 50, journal 100) to one slot; a
 follower process (``flowdrop-buffer store TARGET --follow``, its default
 interval, output discarded) follows every slot of the same store. Rounds
-alternate between the follower running and the follower paused (SIGSTOP,
+alternate (in ABBA order) between the follower running and paused (SIGSTOP,
 so it does nothing at all), and medians are reported, so a load change on a
 shared machine touches both alike. Per backend it reports the writer's
 appends per second (wall) and its CPU time per append (medians), each
@@ -123,13 +123,18 @@ def main(argv: list[str] | None = None) -> None:
                 along: list[tuple[float, float]] = []
                 share: list[float] = []
                 for r in range(args.rounds):
-                    os.kill(follower.pid, signal.SIGSTOP)
-                    alone.append(_round(target, args.appends, f"a{r}"))
-                    os.kill(follower.pid, signal.SIGCONT)
-                    time.sleep(0.5)
-                    cpu, wall = _cpu_of(follower.pid), time.perf_counter()
-                    along.append(_round(target, args.appends, f"b{r}"))
-                    share.append((_cpu_of(follower.pid) - cpu) / (time.perf_counter() - wall))
+                    # ABBA order: a drift in the machine's load favours neither kind
+                    for kind in ("alone", "along") if r % 2 == 0 else ("along", "alone"):
+                        if kind == "alone":
+                            os.kill(follower.pid, signal.SIGSTOP)
+                            alone.append(_round(target, args.appends, f"a{r}"))
+                            os.kill(follower.pid, signal.SIGCONT)
+                            continue
+                        time.sleep(0.5)  # caught up with what it missed while paused
+                        cpu, wall = _cpu_of(follower.pid), time.perf_counter()
+                        along.append(_round(target, args.appends, f"b{r}"))
+                        spent = _cpu_of(follower.pid) - cpu
+                        share.append(spent / (time.perf_counter() - wall))
             finally:
                 with suppress(OSError):
                     os.kill(follower.pid, signal.SIGCONT)

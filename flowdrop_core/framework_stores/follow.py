@@ -69,19 +69,16 @@ class ThreadFollower:
         thread_id: str,
         *,
         interval: float = 0.2,
-        show_existing: bool = False,
     ) -> None:
         if not interval > 0:
             raise ValueError(f"interval must be a positive number of seconds, got {interval!r}")
         self.path = Path(path)
         self.thread_id = thread_id
         self.waiter: Waiter = FileWaiter(self.path, interval)
-        self._rows: list[dict[str, Any]] = []
-        self._health: str | None = None
-        if not show_existing:
-            rows, _steps = self._read()
-            self._rows = rows
-            self._health = ThreadInfo(thread_id, len(rows), None, tuple(health(rows))).summary()
+        self._rows, _steps = self._read()
+        self._health = ThreadInfo(
+            thread_id, len(self._rows), None, tuple(health(self._rows))
+        ).summary()
 
     def _read(self) -> tuple[list[dict[str, Any]], list[StepRecord]]:
         store = open_framework_store(self.path, writable=False)

@@ -83,3 +83,33 @@ def test_seats_are_bounded_and_lapse(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(follow.SEATS_ENV, "many")
     with pytest.raises(ValueError, match="FLOWDROP_FOLLOW_SESSIONS='many'"):
         follow.take_seat("d")
+
+
+def test_a_followed_framework_thread_shows_each_new_turn_and_its_health(tmp_path: Path) -> None:
+    """An Agents session file, read-only: the framework adds a turn, the next run shows it."""
+    import asyncio
+
+    from agents import SQLiteSession
+    from framework_files import agents_file, folder_state
+
+    path = agents_file(tmp_path / "agents.sqlite")
+    at = journal_page(str(path))  # a framework file: its sessions, not the Journal tab
+    at.selectbox(key="sf_thread").set_value("clean").run()
+    at.toggle(key="sf_follow").set_value(True).run()
+    assert not at.exception, at.exception
+    steps = at.session_state["sf_step_n"]
+    assert any("Healthy" in s.value for s in at.success)
+
+    async def write() -> None:  # a call left unanswered, then the next user turn
+        session = SQLiteSession("clean", db_path=path)
+        call = {"type": "function_call", "call_id": "x1", "name": "grep", "arguments": "{}"}
+        await session.add_items([call, {"role": "user", "content": "still there?"}])
+        session.close()
+
+    asyncio.run(write())
+    written = folder_state(tmp_path)
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state["sf_step_n"] == steps + 2
+    assert any("unanswered" in w.value or "no result" in w.value for w in at.warning)
+    assert folder_state(tmp_path) == written  # read, nothing created or changed
