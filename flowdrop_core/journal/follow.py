@@ -9,10 +9,11 @@ shown twice whatever woke it; what wakes it is the backend's own signal
 
 A write outside the journal (a plain ``set``, an append with ``journal=0``,
 a clear, a manual SQL change) leaves no record; it is named as soon as it
-is seen, once per revision: when the slot's revision is none a record
-left, or when a new record read a revision the one before did not leave.
-The slot's revision is read *before* its records, so a journaled append
-landing in between is never taken for an outside write.
+is seen, once: when the slot's revision moved to one no record left, or
+when a new record read a revision no record before it left. The slot's
+revision is read *before* its records, so a journaled append landing in
+between is never taken for an outside write. Records the journal's limit
+trimmed before the follower read them are named too (``missed``).
 """
 
 from __future__ import annotations
