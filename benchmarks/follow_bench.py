@@ -100,6 +100,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5, help="rounds of each kind")
     parser.add_argument("--only", default="", help="one backend: sqlite, redis or postgres")
     parser.add_argument("--interval", default="0.2", help="the follower's --interval")
+    parser.add_argument(
+        "--one-slot", action="store_true", help="follow the written slot (--slot), not every slot"
+    )
     args = parser.parse_args(argv)
     print(f"{args.appends} journaled appends per round, {args.rounds} rounds each, medians")
     print(
@@ -112,7 +115,8 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             _round(target, 20, "warm")  # creates the slot, the schema, the journal
             follower = subprocess.Popen(
-                [*FOLLOW, target, "--follow", "--interval", args.interval],
+                [*FOLLOW, target, "--follow", "--interval", args.interval]
+                + (["--slot", "session", "bench", "chat_history"] if args.one_slot else []),
                 cwd=ROOT,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

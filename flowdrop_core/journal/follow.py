@@ -25,7 +25,7 @@ from typing import Any
 
 from flowdrop_core.journal._backends import journal_for
 from flowdrop_core.journal._record import JournalRecord
-from flowdrop_core.journal._wait import SleepWaiter, Waiter
+from flowdrop_core.journal._wait import RECHECK, SleepWaiter, Waiter
 from flowdrop_core.storage import Slot, Store
 
 __all__ = ["DEFAULT_INTERVAL", "FollowEvent", "JournalFollower", "follow_journal", "waiter_for"]
@@ -145,6 +145,7 @@ class JournalFollower:
         self.store: Store = self.waiter.reader
         self.journal = journal_for(self.store)
         self._cursors: dict[Slot, _Cursor] = {}
+        self._listed = time.monotonic()
         for s in [slot] if slot is not None else self.journal.slots():
             self._cursors[s] = self._start(s)
 
@@ -162,14 +163,24 @@ class JournalFollower:
         return list(self._cursors)
 
     def poll(self) -> list[FollowEvent]:
-        """What landed since the last poll, oldest first per slot."""
-        if self.slot is None:
-            for s in self.journal.slots():
-                if s not in self._cursors:  # a slot's first records: shown from the first
-                    self._cursors[s] = _Cursor(0, None, None, [None])
+        """What landed since the last poll, oldest first per slot.
+
+        Following every slot, the store's list of journaled slots (a read of
+        the whole journal's index) is read again only when no followed slot
+        moved, or every :data:`~flowdrop_core.journal._wait.RECHECK` seconds:
+        a busy slot does not make every poll list them all, and a new slot's
+        first records are seen within that bound even then.
+        """
         out: list[FollowEvent] = []
         for s, cursor in self._cursors.items():
             out.extend(self._poll_slot(s, cursor))
+        now = time.monotonic()
+        if self.slot is None and (not out or now - self._listed >= RECHECK):
+            self._listed = now
+            for s in self.journal.slots():
+                if s not in self._cursors:  # a slot's first records: shown from the first
+                    cursor = self._cursors[s] = _Cursor(0, None, None, [None])
+                    out.extend(self._poll_slot(s, cursor))
         return out
 
     def _poll_slot(self, slot: Slot, cursor: _Cursor) -> list[FollowEvent]:
