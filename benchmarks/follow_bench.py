@@ -101,6 +101,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", default="", help="one backend: sqlite, redis or postgres")
     parser.add_argument("--interval", default="0.2", help="the follower's --interval")
     parser.add_argument(
+        "--control",
+        action="store_true",
+        help="a process that only wakes every interval instead of the follower (the noise floor)",
+    )
+    parser.add_argument(
         "--one-slot", action="store_true", help="follow the written slot (--slot), not every slot"
     )
     args = parser.parse_args(argv)
@@ -114,9 +119,13 @@ def main(argv: list[str] | None = None) -> None:
             if args.only and name != args.only:
                 continue
             _round(target, 20, "warm")  # creates the slot, the schema, the journal
+            argv = [*FOLLOW, target, "--follow", "--interval", args.interval]
+            if args.one_slot:
+                argv += ["--slot", "session", "bench", "chat_history"]
+            if args.control:
+                argv = [sys.executable, "-c", f"import time\nwhile 1: time.sleep({args.interval})"]
             follower = subprocess.Popen(
-                [*FOLLOW, target, "--follow", "--interval", args.interval]
-                + (["--slot", "session", "bench", "chat_history"] if args.one_slot else []),
+                argv,
                 cwd=ROOT,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
