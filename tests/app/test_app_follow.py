@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from apptest_helpers import path_entry  # noqa: F401 - autouse: a typed store per test
@@ -103,7 +104,8 @@ def test_a_followed_framework_thread_shows_each_new_turn_and_its_health(tmp_path
     async def write() -> None:  # a call left unanswered, then the next user turn
         session = SQLiteSession("clean", db_path=path)
         call = {"type": "function_call", "call_id": "x1", "name": "grep", "arguments": "{}"}
-        await session.add_items([call, {"role": "user", "content": "still there?"}])
+        items: list[Any] = [call, {"role": "user", "content": "still there?"}]
+        await session.add_items(items)
         session.close()
 
     asyncio.run(write())
