@@ -23,6 +23,7 @@ from flowdrop_core.replay import Timeline, replay
 from flowdrop_core.store_browser import ReadOnlyError
 from flowdrop_core.tiers import Tier, TierDenied
 from inspector_ui.entries import show_entries
+from inspector_ui.follow import EVERY, follow_switch, renew_seat
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
 from inspector_ui.plain import md
@@ -134,7 +135,35 @@ def show_framework_store(target: str, tier: Tier) -> None:
             st.info(f"The file holds no {word}.", icon=":material/search_off:")
             return
         picked = st.selectbox(f"Open a {word}", [i.id for i in infos], key="sf_thread")
-        if picked is not None:
+        if picked is None:
+            return
+        if follow_switch("sf_follow", word):
+            store.close()
+            _followed_thread(target, picked, writable)
+        else:
             _show_thread(store, picked, writable)
+    finally:
+        store.close()
+
+
+@st.fragment(run_every=EVERY)
+def _followed_thread(target: str, thread_id: str, writable: bool) -> None:
+    """Rerun by Streamlit every :data:`EVERY` seconds while drawn: the thread read again.
+
+    The file is opened for each run and closed after it (read-only unless
+    writes are on), so each run sees what the framework committed since.
+    """
+    if not st.session_state.get("sf_follow"):
+        return
+    if not renew_seat():
+        st.warning("This session's follow seat lapsed; switch Follow off and on.")
+        return
+    try:
+        store = open_framework_store(target, writable=writable)
+    except (FrameworkStoreError, ImportError) as exc:
+        st.error(f"Cannot open the file:\n\n{md(exc)}", icon=":material/error:")
+        return
+    try:
+        _show_thread(store, thread_id, writable)
     finally:
         store.close()

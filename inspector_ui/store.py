@@ -21,17 +21,21 @@ import pandas as pd
 import streamlit as st
 
 from flowdrop_core.framework_stores import sniff
-from flowdrop_core.journal.replay import JournalReplay
+from flowdrop_core.journal import JournalRecord, journal_for
+from flowdrop_core.journal.follow import JournalFollower
+from flowdrop_core.journal.replay import JournalReplay, replay_journal
 from flowdrop_core.journal.truth import journal_gap
 from flowdrop_core.messages import InvalidMessagesError
-from flowdrop_core.storage import Slot, StorageError
+from flowdrop_core.storage import Slot, StorageError, Store
 from flowdrop_core.storage.urls import mask_url
 from flowdrop_core.store_browser import ReadOnlyError, SlotInfo, StoreBrowser, open_browser
 from flowdrop_core.store_targets import StoreTargetsError, configured_targets, path_entry_enabled
 from flowdrop_core.tiers import Tier, TierDenied
 from inspector_ui.display import clip_text
 from inspector_ui.entries import show_entries
+from inspector_ui.follow import EVERY, drop_follower, follow_switch, renew_seat, session_follower
 from inspector_ui.framework_store import show_framework_store
+from inspector_ui.health import show_health_panel
 from inspector_ui.inspector import show_inspector
 from inspector_ui.navigator import step_selector
 from inspector_ui.plain import md
@@ -277,9 +281,11 @@ def show_buffer(browser: StoreBrowser, slot: Slot) -> None:
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def _replay(_browser: StoreBrowser, target: str, slot: Slot, newest_seq: int) -> JournalReplay:
+def _replay(
+    _records: list[JournalRecord], target: str, slot: Slot, newest_seq: int
+) -> JournalReplay:
     """The slot's journal replayed (cached until a newer record arrives; never mutated)."""
-    return _browser.replay(slot, name=f"journal-{slot[0]}-{slot[1]}-{slot[2]}")
+    return replay_journal(_records, name=f"journal-{slot[0]}-{slot[1]}-{slot[2]}")
 
 
 def show_journal_truth(browser: StoreBrowser, slot: Slot) -> None:
@@ -305,9 +311,48 @@ def show_journal_truth(browser: StoreBrowser, slot: Slot) -> None:
         st.warning(md(gap), icon=":material/sync_problem:")
 
 
+#: Where a session keeps its one follower of a slot's journal.
+_FOLLOWER = "s_follower"
+
+
 def show_journal(browser: StoreBrowser, slot: Slot) -> None:
-    """The slot's journal replayed in the timeline, each step checked against its record."""
-    records = browser.records(slot)
+    """The slot's journal replayed in the timeline; with Follow on, new steps as they land."""
+    if follow_switch("s_follow", "slot's journal"):
+        _followed_journal(browser, slot)
+    else:
+        drop_follower(_FOLLOWER)
+        st.session_state.pop("s_follow_seen", None)
+        _journal_view(browser.store, browser.target, slot)
+
+
+@st.fragment(run_every=EVERY)
+def _followed_journal(browser: StoreBrowser, slot: Slot) -> None:
+    """Rerun by Streamlit every :data:`EVERY` seconds while drawn: new records, then the view."""
+    if not st.session_state.get("s_follow"):
+        return
+    if not renew_seat():
+        st.warning("This session's follow seat lapsed; switch Follow off and on.")
+        return
+    follower: JournalFollower = session_follower(
+        _FOLLOWER, (browser.target, slot), lambda: JournalFollower(browser.store, slot)
+    )
+    try:
+        seen = follower.check()
+    except StorageError as exc:
+        st.error(md(exc), icon=":material/error:")
+        return
+    count = st.session_state.get("s_follow_seen", 0) + sum(e.kind == "append" for e in seen)
+    st.session_state.s_follow_seen = count
+    st.caption(
+        f"Following: {count} new append(s) since switched on; checked "
+        f"{datetime.now(UTC).strftime('%H:%M:%S')} UTC ({follower.waiter.how})."
+    )
+    _journal_view(follower.store, browser.target, slot)
+
+
+def _journal_view(store: Store, target: str, slot: Slot) -> None:
+    """The journal of ``slot`` read through ``store``, replayed and checked."""
+    records = journal_for(store).read(slot)
     if not records:
         st.info(
             "This slot has no journal. A runtime records one with "
@@ -325,13 +370,13 @@ def show_journal(browser: StoreBrowser, slot: Slot) -> None:
         )
         return
     try:
-        replayed = _replay(browser, browser.target, slot, records[-1].seq)
+        replayed = _replay(records, target, slot, records[-1].seq)
     except ValueError as exc:
         st.error(md(exc), icon=":material/error:")
         return
     for note in replayed.notes:
         st.warning(md(note), icon=":material/info:")
-    if replayed.check.passed and journal_gap(browser.store.revision(*slot), records) is not None:
+    if replayed.check.passed and journal_gap(store.revision(*slot), records) is not None:
         st.info(
             f"Records {replayed.first_seq}..{records[-1].seq} replayed: every step reports what "
             "was recorded, but the slot changed after the last record (see above).",
@@ -350,6 +395,7 @@ def show_journal(browser: StoreBrowser, slot: Slot) -> None:
             icon=":material/error:",
         )
     timeline = replayed.timeline
+    show_health_panel(timeline, "s_step", "sj")
     step = step_selector(timeline, "s_step", label="Journal step")
     show_inspector(timeline, step, prefix="sj", name=replayed.scenario.name, key="s_step")
 

@@ -22,6 +22,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from flowdrop_core.cli import _follow as follow
 from flowdrop_core.cli import _framework_store as framework_store
 from flowdrop_core.cli._output import INPUT_ERRORS, PROG, error, say, say_json
 from flowdrop_core.cli._replay import format_table
@@ -52,6 +53,11 @@ threads are listed with their health; --thread ID shows one (--timeline replays 
 --repair prints every row the GR-MEM view changes, and with --admin writes them (a file
 after a backup, a server in one transaction) and records the repair (FILE.flowdrop-
 repairs.jsonl beside a file; the user's state folder for a server).
+
+--follow prints each new append as it lands (with --slot, that slot's; without, every
+journaled slot's, each line naming its slot), in the form --journal shows a step, and names
+a write made outside the journal when it is seen; on a framework file, --thread ID --follow
+prints each new turn replayed and the thread's health as it changes. Ctrl-C stops it.
 """
 
 
@@ -83,6 +89,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="JSON output")
     framework_store.add_arguments(p)
+    follow.add_arguments(p)
     p.set_defaults(handler=run)
 
 
@@ -240,9 +247,20 @@ def run(args: argparse.Namespace) -> int:
     if refused is not None:
         return _error(refused)
     try:
+        if args.follow and not args.interval > 0:
+            return _error(f"--interval must be a positive number of seconds, not {args.interval}")
         if framework_store.framework_kind(args.target) is not None:
+            if args.follow:
+                if args.thread is None or args.write or args.admin or args.repair or args.timeline:
+                    return _error("--follow on a framework file takes --thread ID (and --json)")
+                return follow.follow_thread(args.target, args.thread, args)
             return framework_store.run(args)
         browser = open_browser(args.target, tier=needed_tier(args))  # never more than needed
+        if args.follow:
+            if args.journal or args.export or args.append is not None or args.clear:
+                return _error("--follow prints new appends; it takes --slot and --json only")
+            slot = tuple(args.slot) if args.slot else None
+            return follow.follow_slots(browser.store, browser.target, slot, args)
         return _slot(browser, args) if args.slot else _list(browser, args)
     except INPUT_ERRORS as exc:
         return _error(str(exc))

@@ -54,6 +54,16 @@ class Journal:
             for seq, text in self.store.journal_records(*slot)
         ]
 
+    def read_since(self, slot: Slot, seq: int) -> list[JournalRecord]:
+        """The slot's kept records numbered after ``seq`` (only those are parsed).
+
+        A store with ``journal_since`` reads only those; any other's records
+        are filtered by number before they are parsed.
+        """
+        since = getattr(self.store, "journal_since", None)
+        rows = since(*slot, seq) if since is not None else self.store.journal_records(*slot)
+        return [_parse(text, f"{n} of {slot!r} {self._where}") for n, text in rows if n > seq]
+
     def slots(self) -> list[Slot]:
         """Every slot with at least one record, sorted."""
         return sorted(self.store.journal_counts())

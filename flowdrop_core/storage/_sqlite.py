@@ -857,6 +857,18 @@ class SQLiteStore:
         )
         return [(int(seq), text) for seq, text in rows]
 
+    def journal_since(self, scope: str, scope_id: str, key: str, seq: int) -> list[tuple[int, Any]]:
+        """The slot's kept records numbered after ``seq``, oldest first (a follower's read)."""
+        slot = (str(scope), scope_id, key)
+        rows = self._journal_query(
+            "the journal",
+            slot,
+            _ROWS.journal_records.replace(" ORDER BY", " AND seq > ? ORDER BY") + " LIMIT ?",
+            (*slot, seq, MAX_READ_ROWS + 1),
+            sized=1,
+        )
+        return [(int(s), text) for s, text in rows]
+
     def journal_counts(self) -> dict[Slot, int]:
         """How many records each journaled slot keeps."""
         rows = self._journal_query(

@@ -1078,6 +1078,17 @@ class PostgresStore:
         )
         return [(int(seq), text) for seq, text in rows]
 
+    def journal_since(self, scope: str, scope_id: str, key: str, seq: int) -> list[tuple[int, Any]]:
+        """The slot's kept records numbered after ``seq``, oldest first (a follower's read)."""
+        slot = (str(scope), scope_id, key)
+        rows = self._query(
+            "read the journal",
+            slot,
+            self._rows.journal_records.replace(" ORDER BY", " AND seq > %s ORDER BY"),
+            (*_b(slot), seq),
+        )
+        return [(int(s), text) for s, text in rows]
+
     def journal_counts(self) -> dict[Slot, int]:
         """How many records each journaled slot keeps."""
         rows = self._query(

@@ -986,6 +986,23 @@ class RedisStore:
             raise self._error("read the journal", slot, exc) from exc
         return [(_record_seq(fields, slot), fields.get(b"r")) for _rid, fields in rows]
 
+    def journal_since(self, scope: str, scope_id: str, key: str, seq: int) -> list[tuple[int, Any]]:
+        """The slot's kept records numbered after ``seq``, oldest first (a follower's read).
+
+        Records are numbered one by one, so the newest ``last - seq`` entries
+        are read from the stream's end (a few entries, not the whole journal).
+        """
+        last = self.journal_last(scope, scope_id, key)
+        if last <= seq:
+            return []
+        slot = (str(scope), scope_id, key)
+        try:
+            rows = self.client.xrevrange(self._journal_key(slot), count=last - seq)
+        except RedisError as exc:
+            raise self._error("read the journal", slot, exc) from exc
+        out = [(_record_seq(fields, slot), fields.get(b"r")) for _rid, fields in reversed(rows)]
+        return [(n, text) for n, text in out if n > seq]
+
     def journal_counts(self) -> dict[Slot, int]:
         """How many records each journaled slot keeps (one XLEN per slot, pipelined)."""
         try:

@@ -13,6 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.py"))
 
 EXPECTED = {
+    "langgraph_live_store.py": "gr_mem_reducer dropped them (MEM-1)",
     "langgraph_refired_tool_node.py": "gr_mem_messages: 1 result for call_1",
     "openai_agents_retried_output.py": "GRMemSession:  1 output stored for call_1",
     "pydantic_ai_interrupted_call.py": "call_1 returned 'Found 3 cats'",

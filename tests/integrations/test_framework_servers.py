@@ -310,3 +310,29 @@ def test_a_server_that_does_not_answer_is_a_clear_error_without_the_password(sch
     with pytest.raises(FrameworkStoreError) as info:
         open_framework_store(url) if "+" in scheme else detect(url)
     assert "s3cret" not in str(info.value) and "***" in str(info.value)
+
+
+def test_a_checkpointer_thread_is_followed_read_only(postgres_server: PostgresServer) -> None:
+    """``store URL --thread ID --follow``'s library: a new turn written by PostgresSaver is
+    the next update, with the thread's health; the follower wrote nothing."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    from flowdrop_core.framework_stores.follow import follow_thread
+
+    url = langgraph_postgres(_fresh(postgres_server, "lg_follow"))
+    follower = follow_thread(url, "t3", interval=0.05)
+    try:
+        assert follower.poll() is None  # starts at the end: nothing new yet
+        with PostgresSaver.from_conn_string(url) as saver:
+            graph_of(saver).update_state(  # type: ignore[arg-type]
+                {"configurable": {"thread_id": "t3"}}, {"messages": [HumanMessage("still?")]}
+            )
+        before = _digest(url, LG_TABLES)
+        update = follower.poll()
+        assert update is not None and not update.rewritten
+        assert [s.incoming[0]["content"] for s in update.steps] == ["still?"]
+        assert update.healthy is False  # the dangling call g1 is still there
+        assert follower.poll() is None
+        assert _digest(url, LG_TABLES) == before
+    finally:
+        follower.close()
