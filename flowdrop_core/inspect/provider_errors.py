@@ -27,7 +27,6 @@ comes from the call ids or the finding kinds instead.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 

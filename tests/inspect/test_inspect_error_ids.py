@@ -189,7 +189,7 @@ def test_gemini_names_no_id_so_every_finding_of_its_kinds_is_the_cause() -> None
       "status": "INVALID_ARGUMENT"
     }
   }
-  ]]"""  # noqa: E501
+  ]]"""
     found = diagnose(text, REPORT)
     assert found is not None and found.error.pattern.provider == "Gemini"
     assert found.error.call_ids == () and found.checks == ()
