@@ -11,7 +11,6 @@ and the progress bar live here too, so every command reports alike.
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from typing import Any, TextIO
