@@ -21,11 +21,17 @@ import streamlit as st
 from flowdrop_core.inspect.health import KIND_TEXT, HealthFinding, HealthReport, health
 from flowdrop_core.inspect.provider_errors import diagnose
 from flowdrop_core.replay import Timeline
-from inspector_ui.display import clip_frame
+from inspector_ui.display import clip_frame, fit_cells, fit_width, shown
 from inspector_ui.navigator import select_step
 from inspector_ui.plain import md
 
-__all__ = ["FINDING_COLUMNS", "cached_health", "finding_label", "show_health_panel"]
+__all__ = [
+    "FINDING_COLUMNS",
+    "cached_health",
+    "finding_config",
+    "finding_label",
+    "show_health_panel",
+]
 
 ROW_HEIGHT = 35
 TABLE_ROWS = 10
@@ -53,7 +59,11 @@ def cached_health(
 
 
 def finding_label(finding: HealthFinding) -> str:
-    """One finding in one line of plain text: where (both numberings), what, what GR-MEM did."""
+    """One finding in one line of plain text: the step it opens, what, what GR-MEM did, where.
+
+    ``step 6 · unanswered call call_Rf4m · healed there · messages[4], appended at step 5``:
+    the place is the file's own (``messages[4]``), as in ``doctor``'s line.
+    """
     cid = f" {finding.call_id}" if finding.call_id else ""
     what = f"{KIND_TEXT.get(finding.kind, finding.kind)}{cid}"
     at = f"step {finding.jump_step}" if finding.jump_step is not None else "no step"
@@ -62,17 +72,16 @@ def finding_label(finding: HealthFinding) -> str:
         did += " there"
     came = ""
     if finding.index is not None:
-        came = f" · message index {finding.index} (0-based)"
+        came = f" · {finding.origin or f'message {finding.index} (0-based)'}"
         if finding.step is not None and finding.step != finding.jump_step:
             came += f", appended at step {finding.step}"
     return f"{at} · {what} · {did}{came}"
 
 
-#: Column order of the findings table; every number is labelled with its base.
+#: Column order of the findings table: one place in the file, the step, then the rest.
 FINDING_COLUMNS = [
     "step (1-based)",
-    "message index (0-based)",
-    "from",
+    "in the file",
     "kind",
     "rule",
     "call id",
@@ -83,36 +92,47 @@ FINDING_COLUMNS = [
     "message",
 ]
 
+#: The message column's width; a longer message ends with "…" (the picked finding shows it whole).
+MESSAGE_PX = 480
 
-#: Narrow number columns (their headers say the base) so the message shows at 1280 px.
-FINDING_CONFIG: dict[str, Any] = {
-    "step (1-based)": st.column_config.NumberColumn(
-        "step (1-based)", width=92, pinned=True, help="The replay step, 1-based"
-    ),
-    "message index (0-based)": st.column_config.NumberColumn(
-        "index (0-based)", width=96, help="The message index in the recording, 0-based"
-    ),
-    "from": st.column_config.TextColumn("from", width=64, help="Where in the file"),
-    "kind": st.column_config.TextColumn("kind", width=104),
-    "rule": st.column_config.TextColumn("rule", width=52),
-    "call id": st.column_config.TextColumn("call id", width=84),
-    "GR-MEM did": st.column_config.TextColumn("GR-MEM did", width=82),
-    "at step": st.column_config.NumberColumn("at step", width=56, help="Where GR-MEM did it"),
-    "buffer position (0-based)": st.column_config.NumberColumn(
-        "buffer pos. (0-based)", width=124, help="The buffer position concerned, 0-based"
-    ),
-    "provider rejects": st.column_config.CheckboxColumn(
-        "rejects", width=60, help="A provider would reject the recording because of it"
-    ),
-    "message": st.column_config.TextColumn("message", width="large"),
-}
+
+def finding_config(findings: Sequence[HealthFinding]) -> dict[str, Any]:
+    """Column widths from the findings shown: every place, kind and call id fits whole."""
+    return {
+        "step (1-based)": st.column_config.NumberColumn(
+            "step (1-based)", width=92, pinned=True, help="The replay step, 1-based"
+        ),
+        "in the file": st.column_config.TextColumn(
+            "in the file",
+            width=fit_width((f.origin for f in findings), least=80, most=260),
+            help="Where the message is in the file you opened (for Anthropic, the "
+            "messages[i] its errors name)",
+        ),
+        "kind": st.column_config.TextColumn(
+            "kind", width=fit_width((f.kind for f in findings), least=60)
+        ),
+        "rule": st.column_config.TextColumn("rule", width=60),
+        "call id": st.column_config.TextColumn(
+            "call id", width=fit_width((f.call_id for f in findings), least=60)
+        ),
+        "GR-MEM did": st.column_config.TextColumn("GR-MEM did", width=82),
+        "at step": st.column_config.NumberColumn("at step", width=56, help="Where GR-MEM did it"),
+        "buffer position (0-based)": st.column_config.NumberColumn(
+            "buffer pos. (0-based)", width=124, help="The buffer position concerned, 0-based"
+        ),
+        "provider rejects": st.column_config.CheckboxColumn(
+            "rejects", width=60, help="A provider would reject the recording because of it"
+        ),
+        "message": st.column_config.TextColumn(
+            "message", width=MESSAGE_PX, help="Pick the finding above to read it whole"
+        ),
+    }
 
 
 def _row(f: HealthFinding) -> dict[str, Any]:
     return {
         "step (1-based)": f.step,
-        "message index (0-based)": f.index,
-        "from": f.origin,
+        "in the file": f.origin if f.index is not None else "",
         "kind": f.kind,
         "rule": f.rule,
         "call id": f.call_id or "",
@@ -194,6 +214,8 @@ def _show_findings(report: HealthReport, key: str, prefix: str) -> None:
         "buffer positions 0-based.",
     )
     chosen = st.session_state.get(picker)
+    if isinstance(chosen, int) and 0 <= chosen < len(offered):
+        st.text(shown(f"{offered[chosen].line}\n{offered[chosen].message}"))
     if isinstance(chosen, int) and 0 <= chosen < len(offered) and offered[chosen].call_id:
         st.button(
             f"Show call {offered[chosen].call_id} in the Tool calls tab",
@@ -208,18 +230,19 @@ def _show_findings(report: HealthReport, key: str, prefix: str) -> None:
         page = 1
         if pages > 1:
             page = int(st.number_input("Page", 1, pages, key=page_key, width=140) or 1)
-        shown = findings[(page - 1) * TABLE_ROWS : page * TABLE_ROWS]
-        frame = clip_frame(pd.DataFrame([_row(f) for f in shown], columns=FINDING_COLUMNS))
+        on_page = findings[(page - 1) * TABLE_ROWS : page * TABLE_ROWS]
+        frame = clip_frame(pd.DataFrame([_row(f) for f in on_page], columns=FINDING_COLUMNS))
+        frame = fit_cells(frame, {"message": MESSAGE_PX})
         table_key = f"{prefix}_health_table_{page}_{len(findings)}"
         st.dataframe(
             frame,
             hide_index=True,
-            height=ROW_HEIGHT * (len(shown) + 1) + 3,
+            height=ROW_HEIGHT * (len(on_page) + 1) + 3,
             key=table_key,
-            on_select=lambda: _table_clicked(key, prefix, table_key, shown),
+            on_select=lambda: _table_clicked(key, prefix, table_key, on_page),
             selection_mode="single-row",
             alt="Every finding of the recording: where, kind, rule, call id, what GR-MEM did",
-            column_config=FINDING_CONFIG,
+            column_config=finding_config(on_page),
         )
 
 
@@ -248,9 +271,21 @@ def _show_paste(report: HealthReport, key: str, prefix: str) -> None:
             if cause.jump_step is None:
                 continue
             st.button(
-                f"Go to step {cause.jump_step}: {finding_label(cause)}",
+                f"Go to step {cause.jump_step}: {md(finding_label(cause))}",
                 key=f"{prefix}_perr_go_{k}",
                 on_click=_go,
                 args=(key, prefix, cause),
                 icon=":material/arrow_forward:",
+            )
+        for k, other in enumerate(found.others[:5]):  # offered as what they are: other calls
+            if other.jump_step is None:
+                continue
+            st.button(
+                f"Not the call named, another of this kind: step {other.jump_step}: "
+                f"{md(finding_label(other))}",
+                key=f"{prefix}_perr_other_{k}",
+                on_click=_go,
+                args=(key, prefix, other),
+                icon=":material/arrow_forward:",
+                type="tertiary",
             )

@@ -184,4 +184,5 @@ def test_replay_lists_the_conversations_of_a_fine_tuning_file_and_replays_the_on
     assert [e.icon for e in at.error] == [":material/report:"]
     assert origin_column(at) == [f"line 3: messages[{k}]" for k in range(3)]
     timeline = next(df.value for df in at.dataframe if "incoming" in df.value.columns)
-    assert "Can you safely bring the drone down" in timeline["incoming"][1]
+    cell = timeline["incoming"][1]  # cut to its column, and saying so
+    assert cell.endswith("…") and "user: Can you safely bring the drone down".startswith(cell[:-1])
