@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,12 @@ def test_replay_a_scenario_file_and_a_bad_file():
         "broken.json", b'{"messages": [', "application/json"
     ).run()
     assert not at.exception
-    assert any("Cannot replay broken.json" in shown(e.value) for e in at.error)
+    said = [shown(e.value) for e in at.error]
+    # not JSON says so first, with its line and column: no reason per format before it
+    first = re.compile(
+        r"^Cannot replay broken\.json:\s+broken\.json: not JSON \(.* line 1, column 15\)$"
+    )
+    assert any(first.match(e) for e in said), said
 
 
 @pytest.mark.parametrize(
