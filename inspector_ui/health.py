@@ -24,6 +24,7 @@ from flowdrop_core.replay import Timeline
 from inspector_ui.display import clip_frame, fit_cells, fit_width, shown
 from inspector_ui.navigator import select_step
 from inspector_ui.plain import md
+from inspector_ui.scroll import request_scroll, scroll_if_requested
 
 __all__ = [
     "FINDING_COLUMNS",
@@ -145,9 +146,10 @@ def _row(f: HealthFinding) -> dict[str, Any]:
 
 
 def _go(key: str, prefix: str, finding: HealthFinding) -> None:
-    """Jump to a finding: its step, and the tool-call view filtered to its call id."""
+    """Jump to a finding: its step, brought into view, and the tool-call view on its call id."""
     if finding.jump_step is not None:
         select_step(key, finding.jump_step)
+        request_scroll(prefix)
     st.session_state[f"{prefix}_calls_id"] = finding.call_id or ""
     st.session_state[f"{prefix}_calls_status"] = None
 
@@ -192,6 +194,8 @@ def show_health_panel(
         if findings:
             _show_findings(report, key, prefix)
         _show_paste(report, key, prefix)
+    # after a jump: the step's caption (the timeline tab), else its slider, in view
+    scroll_if_requested(prefix, [".st-key-nav_reasons", f".st-key-{key}"])
     return report
 
 

@@ -106,15 +106,23 @@ def _read_url_step(key: str) -> int | None:
         return None
 
 
-def step_selector(timeline: Timeline, key: str, label: str = "Step") -> int:
+def step_selector(
+    timeline: Timeline, key: str, label: str = "Step", recording: object = None
+) -> int:
     """A slider over the timeline (0 = the starting buffer), bound to the URL.
 
     The selected step follows the newest append unless the person picked
     another one (slider, jump, typed number, row click, or a link's
     ``?step=N``); picking the newest step again makes it follow again.
+    Another ``recording`` (an upload, a sample) opens at its last step: one
+    rule for every file, the first of a session or the fifth.
     """
     n = len(timeline.steps)
-    pinned_key, n_key = f"{key}_pinned", f"{key}_n"
+    pinned_key, n_key, rec_key = f"{key}_pinned", f"{key}_n", f"{key}_recording"
+    if recording is not None:
+        if rec_key in st.session_state and st.session_state[rec_key] != recording:
+            st.session_state[pinned_key] = False  # a new file: its last step
+        st.session_state[rec_key] = recording
     if n == 0:
         for name in (key, pinned_key):
             st.session_state.pop(name, None)
@@ -143,8 +151,9 @@ def step_selector(timeline: Timeline, key: str, label: str = "Step") -> int:
             on_change=_slider_moved,
             args=(key,),
             help=(
-                "0 is the starting buffer. The selected step follows the newest append until you "
-                "pick another one; it is kept in the URL."
+                "0 is the starting buffer. A recording opens at its last step; the selected "
+                "step follows the newest append until you pick another one; it is kept in the "
+                "URL."
             ),
         )
     )
