@@ -93,12 +93,29 @@ FINDING_COLUMNS = [
     "message",
 ]
 
-#: The message column's width; a longer message ends with "…" (the picked finding shows it whole).
-MESSAGE_PX = 480
+#: The table's width in the panel at 1280 px (selection column left out); the message takes
+#: what the other columns leave, at least MESSAGE_LEAST px, and a longer one ends with "…"
+#: (the picked finding shows it whole).
+TABLE_PX = 1010
+MESSAGE_LEAST = 220
 
 
 def finding_config(findings: Sequence[HealthFinding]) -> dict[str, Any]:
     """Column widths from the findings shown: every place, kind and call id fits whole."""
+    config = _fixed_config(findings)
+    used = sum(int(c["width"]) for c in config.values())
+    config["message"] = st.column_config.TextColumn(
+        "message", width=message_px(used), help="Pick the finding above to read it whole"
+    )
+    return config
+
+
+def message_px(used: int) -> int:
+    """The message column's width when the other columns take ``used`` px."""
+    return max(MESSAGE_LEAST, TABLE_PX - used)
+
+
+def _fixed_config(findings: Sequence[HealthFinding]) -> dict[str, Any]:
     return {
         "step (1-based)": st.column_config.NumberColumn(
             "step (1-based)", width=92, pinned=True, help="The replay step, 1-based"
@@ -119,13 +136,10 @@ def finding_config(findings: Sequence[HealthFinding]) -> dict[str, Any]:
         "GR-MEM did": st.column_config.TextColumn("GR-MEM did", width=82),
         "at step": st.column_config.NumberColumn("at step", width=56, help="Where GR-MEM did it"),
         "buffer position (0-based)": st.column_config.NumberColumn(
-            "buffer pos. (0-based)", width=124, help="The buffer position concerned, 0-based"
+            "buffer pos. (0-based)", width=140, help="The buffer position concerned, 0-based"
         ),
         "provider rejects": st.column_config.CheckboxColumn(
             "rejects", width=60, help="A provider would reject the recording because of it"
-        ),
-        "message": st.column_config.TextColumn(
-            "message", width=MESSAGE_PX, help="Pick the finding above to read it whole"
         ),
     }
 
@@ -236,7 +250,8 @@ def _show_findings(report: HealthReport, key: str, prefix: str) -> None:
             page = int(st.number_input("Page", 1, pages, key=page_key, width=140) or 1)
         on_page = findings[(page - 1) * TABLE_ROWS : page * TABLE_ROWS]
         frame = clip_frame(pd.DataFrame([_row(f) for f in on_page], columns=FINDING_COLUMNS))
-        frame = fit_cells(frame, {"message": MESSAGE_PX})
+        config = finding_config(on_page)
+        frame = fit_cells(frame, {"message": int(config["message"]["width"])})
         table_key = f"{prefix}_health_table_{page}_{len(findings)}"
         st.dataframe(
             frame,
@@ -246,7 +261,7 @@ def _show_findings(report: HealthReport, key: str, prefix: str) -> None:
             on_select=lambda: _table_clicked(key, prefix, table_key, on_page),
             selection_mode="single-row",
             alt="Every finding of the recording: where, kind, rule, call id, what GR-MEM did",
-            column_config=finding_config(on_page),
+            column_config=config,
         )
 
 
@@ -275,7 +290,7 @@ def _show_paste(report: HealthReport, key: str, prefix: str) -> None:
             if cause.jump_step is None:
                 continue
             st.button(
-                f"Go to step {cause.jump_step}: {md(finding_label(cause))}",
+                f"Go to {md(finding_label(cause))}",
                 key=f"{prefix}_perr_go_{k}",
                 on_click=_go,
                 args=(key, prefix, cause),
@@ -285,8 +300,7 @@ def _show_paste(report: HealthReport, key: str, prefix: str) -> None:
             if other.jump_step is None:
                 continue
             st.button(
-                f"Not the call named, another of this kind: step {other.jump_step}: "
-                f"{md(finding_label(other))}",
+                f"Not the call named, another of this kind: go to {md(finding_label(other))}",
                 key=f"{prefix}_perr_other_{k}",
                 on_click=_go,
                 args=(key, prefix, other),

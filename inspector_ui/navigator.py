@@ -37,14 +37,14 @@ ROW_HEIGHT = 35
 SELECTED = "background-color: #cfe2ff; font-weight: 600"
 FLAGGED = "background-color: #fff3cd"
 
-#: The columns that quote ids, and their widths in pixels: a cell they cannot hold ends
+#: The columns that quote ids (calls, rules), and their widths in pixels: a cell they cannot hold ends
 #: with "…" (fit_cells), so a cut id never reads as another id. The place column ("from")
 #: is as wide as the places shown (up to ORIGIN_MOST); words (decisions, reasons) are cut
 #: by the grid, and the selected step's reasons are in full above the table.
-TEXT_WIDTHS = {"incoming": 120}
+TEXT_WIDTHS = {"incoming": 120, "rules": 68}  # "MEM-3, MEM-1" must not read as MEM-1
 ORIGIN_MOST = 180
 
-#: Widths chosen so the eleven columns (780 px) fit a 1280 px window next to the sidebar
+#: Widths chosen so the eleven columns (788 px) fit a 1280 px window next to the sidebar
 #: (about 820 px of main area), row-selection column included; a long place widens "from".
 COLUMN_CONFIG: dict[str, Any] = {
     "step": st.column_config.NumberColumn("step", width=48, pinned=True, help="Step, 1-based"),
@@ -63,7 +63,7 @@ COLUMN_CONFIG: dict[str, Any] = {
     "appended": st.column_config.NumberColumn("appended", width=66),
     "appended_any": st.column_config.CheckboxColumn("any", width=36, help="appended_any"),
     "decisions": st.column_config.TextColumn("decisions", width=120),
-    "rules": st.column_config.TextColumn("rules", width=60),
+    "rules": st.column_config.TextColumn("rules", width=TEXT_WIDTHS["rules"]),
     "reason": st.column_config.TextColumn("reason", width=120),
     "origin": st.column_config.TextColumn(
         "from", width=56, help="Where the step came from in the file, or its label"
