@@ -211,15 +211,22 @@ class ProviderError:
     def rule(self) -> str:
         return self.pattern.rule
 
-    def explain(self) -> str:
-        """One line: provider, what the sentence means, the rule, and the ids it names."""
+    def explain(self, same_numbering: bool = False) -> str:
+        """One line: provider, what the sentence means, the rule, and the ids it names.
+
+        ``same_numbering``: the provider's ``messages.N`` is the file's ``messages[N]``
+        (an Anthropic body: its system prompt is no message there either).
+        """
         ids = f" Call id(s) named: {', '.join(self.call_ids)}." if self.call_ids else ""
-        where = (
-            f" The provider counts it as its messages.{self.provider_index} (its own request's "
-            "numbering, not the recording's)."
-            if self.provider_index is not None
-            else ""
-        )
+        n = self.provider_index
+        where = ""
+        if n is not None:
+            where = (
+                f" The provider counts it as its messages.{n}, this file's messages[{n}]."
+                if same_numbering
+                else f" The provider counts it as its messages.{n} (its own request's "
+                "numbering, not the recording's)."
+            )
         return f"{self.pattern.provider}: {self.pattern.meaning} ({self.pattern.rule}).{ids}{where}"
 
 
@@ -379,7 +386,10 @@ class Diagnosis:
 
     def explain(self) -> str:
         """The error's meaning, what each named id is here, and the causes found."""
-        head = self.error.explain()
+        n = self.error.provider_index
+        head = self.error.explain(
+            n is not None and any(f.origin.startswith(f"messages[{n}]") for f in self.findings)
+        )
         checks = "".join(
             f" {c.note.rstrip('.?')}{'?' if c.note.endswith('?') else '.'}"
             for c in self.checks

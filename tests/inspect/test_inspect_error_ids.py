@@ -195,3 +195,33 @@ def test_gemini_names_no_id_so_every_finding_of_its_kinds_is_the_cause() -> None
     assert found.error.call_ids == () and found.checks == ()
     assert {f.call_id for f in found.findings} == {OPEN, OTHER, ORPHAN}
     assert "names no call id" in found.explain()
+
+
+def test_an_anthropic_body_and_its_error_share_one_numbering() -> None:
+    """The system prompt is no message of an Anthropic body: messages.N is the file's messages[N]."""
+    from flowdrop_core.importers import load_conversation
+    from flowdrop_core.replay import replay_conversation
+
+    body = {
+        "system": "You are terse.",
+        "messages": [
+            {"role": "user", "content": "weather?"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "toolu_01A", "name": "w", "input": {}}],
+            },
+            {"role": "user", "content": "and tomorrow?"},
+        ],
+    }
+    import json
+
+    conv = load_conversation(json.dumps(body).encode(), name="body.json")
+    report = health(replay_conversation(conv))
+    (cause,) = report.of_kind("unanswered_call")
+    assert cause.where.startswith("messages[1]") and "message index" not in cause.where
+    text = (
+        CALL_SIDE[3][1].replace("messages.167", "messages.1").replace(CALL_SIDE[3][2], "toolu_01A")
+    )
+    found = diagnose(text, report)
+    assert found is not None and found.findings == [cause]
+    assert "The provider counts it as its messages.1, this file's messages[1]." in found.explain()
