@@ -222,7 +222,7 @@ def _show_findings(report: HealthReport, key: str, prefix: str) -> None:
         f"Go to a finding{more}",
         list(range(len(offered))),
         index=None,
-        format_func=lambda k: finding_label(offered[k]),
+        format_func=lambda k: shown(finding_label(offered[k])),
         key=picker,
         on_change=_picked,
         args=(key, prefix, picker, offered),
@@ -236,7 +236,7 @@ def _show_findings(report: HealthReport, key: str, prefix: str) -> None:
         st.text(shown(f"{offered[chosen].line}\n{offered[chosen].message}"))
     if isinstance(chosen, int) and 0 <= chosen < len(offered) and offered[chosen].call_id:
         st.button(
-            f"Show call {offered[chosen].call_id} in the Tool calls tab",
+            f"Show call {md(offered[chosen].call_id)} in the Tool calls tab",
             key=f"{prefix}_finding_calls",
             on_click=_open_calls,
             args=(prefix, offered[chosen]),
