@@ -3,9 +3,11 @@
 Shown at the top of the Replay page and the Playground. The report itself is
 :func:`flowdrop_core.inspect.health.health` (computed once per timeline and
 length); this module lays it out: one verdict line, a picker that jumps to a
-finding's step (and filters the tool-call view to its call id), every
-finding in a table whose rows jump too, and a box to paste a provider's
-error, which names the rule and jumps to the messages that caused it.
+finding's step (brought into view, and the tool-call view filtered to its call
+id), every finding in a table whose rows jump too (columns as wide as the
+recording's places, kinds and call ids; a longer message ends with "…"), and a
+box to paste a provider's error, which names the rule, says what each call id
+it names is in this recording, and jumps to the messages that caused it.
 """
 
 from __future__ import annotations
@@ -228,8 +230,9 @@ def _show_findings(report: HealthReport, key: str, prefix: str) -> None:
         args=(key, prefix, picker, offered),
         placeholder="Pick a finding to jump to its step",
         help="Jumps to the step where GR-MEM acted on it (else where the message came in) and "
-        "filters the Tool calls tab to its call id. Steps are 1-based; message indexes and "
-        "buffer positions 0-based.",
+        "filters the Tool calls tab to its call id, and brings the step into view. Steps are "
+        "1-based; a place is named as your file names it (messages[4], line 5); buffer "
+        "positions are 0-based.",
     )
     chosen = st.session_state.get(picker)
     if isinstance(chosen, int) and 0 <= chosen < len(offered):
