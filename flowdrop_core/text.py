@@ -1,13 +1,39 @@
-"""Text to message (MEM-16): how a node turns text plus a role into one message."""
+"""Text to message (MEM-16), and text shown as it is: controls that act become their escapes."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from flowdrop_core._ids import usable_id
 from flowdrop_core.messages import ROLES, content_is_empty
 
-__all__ = ["text_to_message"]
+__all__ = ["text_to_message", "visible"]
+
+#: Characters a terminal or a page would act on or hide rather than show: C0/C1
+#: controls but the newline (ESC starts colour, cursor and title sequences), bidi overrides and
+#: isolates (which reorder what is shown: ``Done \u202eevil\u202c`` reads "Done
+#: live"), zero-width characters, and lone surrogates (undecodable bytes in a file
+#: name), which no UTF-8 stream can encode.
+_UNPRINTABLE = re.compile(
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]"
+)
+
+
+def visible(text: str, keep: str = "") -> str:
+    r"""``text`` with each such character (see above) as its escape, the ones in ``keep`` left.
+
+    ``\x1b``, ``\u202e``, ``\u200b``: a message or an id cannot recolour a
+    terminal, reorder a line or hide a character, and what is shown is what
+    the bytes hold. Newlines always stay; the inspector keeps tabs and
+    carriage returns too (``keep="\t\r"``).
+    """
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        return char if char in keep else char.encode("unicode_escape").decode("ascii")
+
+    return _UNPRINTABLE.sub(escape, text)
 
 
 def text_to_message(

@@ -19,7 +19,7 @@ from flowdrop_core.inspect.lifecycle import LIFE_COLUMNS, STATUSES, Lifecycle, l
 from flowdrop_core.replay import Timeline
 from inspector_ui.display import clip_frame
 from inspector_ui.navigator import select_step
-from inspector_ui.plain import md
+from inspector_ui.plain import md, shown
 
 __all__ = ["cached_lifecycle", "show_calls", "show_what_if"]
 
@@ -105,4 +105,4 @@ def show_what_if(base: Timeline, other: Timeline, label: str) -> None:
     left orphaned (two fates, two words), against the timeline as made."""
     lines = what_if(cached_lifecycle(base), cached_lifecycle(other), label)
     st.markdown("**Tool calls over the whole timeline**")
-    st.text("\n".join(lines))
+    st.text(shown("\n".join(lines)))

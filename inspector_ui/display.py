@@ -11,6 +11,7 @@ these are tested with plain pytest.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -21,7 +22,7 @@ from flowdrop_core.events import Event
 from flowdrop_core.inspect.labels import id_note
 from flowdrop_core.messages import read_call_id
 from flowdrop_core.provider import Finding, NormalizeReport
-from flowdrop_core.text import text_to_message
+from flowdrop_core.text import text_to_message, visible
 
 __all__ = [
     "CLIP",
@@ -38,12 +39,16 @@ __all__ = [
     "entry_text",
     "event_frame",
     "findings_frame",
+    "fit_cells",
+    "fit_width",
     "focus",
     "lint_of",
     "md_escape",
     "page_count",
     "page_of",
+    "shown",
     "tagged_frame",
+    "text_px",
     "timeline_frame",
 ]
 
@@ -86,35 +91,68 @@ TIMELINE_COLUMNS = [
 # --------------------------------------------------------------------------- text
 
 #: Every ASCII punctuation character: CommonMark lets each be backslash-escaped, and
-#: escaping all of them also breaks GFM auto-links (``www.``, ``http://``, ``a@b.c``),
-#: Streamlit's directives (``:red[...]``, ``:material/x:``) and LaTeX (``$``).
+#: escaping all of them breaks emphasis, links, images, HTML, Streamlit's directives
+#: (``:red[...]``, ``:material/x:``), emoji short codes and LaTeX (``$``).
 _MARKDOWN_SPECIALS = re.compile(r"""([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])""")
 _NEWLINES = re.compile(r"\r\n|\r|\n")
-#: Where GFM would auto-link plain text (``http://``, ``www.``, ``a@b.c``): Streamlit's
-#: Markdown finds links in the text *after* escapes are read, so escaping cannot stop
-#: them; an invisible WORD JOINER (U+2060) before ``:`` / ``@`` and after ``www`` does.
-_AUTOLINK_POINTS = re.compile(r"(?=[:@])|(?<=www)(?=\.)", re.IGNORECASE)
+#: A word GFM would turn into a link (``http://``, ``www.``, ``a@b.c``, ``mailto:``):
+#: Streamlit's Markdown finds those in the text *after* escapes are read, so
+#: escaping cannot stop them; such a word is drawn as a code span instead.
+_LINKISH = re.compile(r"://|www\.|@|mailto:|xmpp:", re.IGNORECASE)
+_WORDS = re.compile(r"(\s+)")
+_BACKTICKS = re.compile(r"`+")
 _LEADING_BLANKS = re.compile(r"^[ \t]+", re.MULTILINE)
+#: What :func:`shown` leaves as it is: a page shows tabs and line ends as such.
+_KEPT = "\t\r"
 
 #: Characters of one value drawn on a page; past it a view shows the start and offers the rest.
 CLIP = 2_000
 
 
+def shown(text: str) -> str:
+    """``text`` as drawn: each control a page would obey or hide as its escape.
+
+    Bidi overrides and isolates, zero-width characters and C0/C1 controls
+    (see :func:`flowdrop_core.text.visible`, the CLI's own rule) become
+    ``\\u202e``-style escapes, so ``Done \\u202eevil\\u202c ok`` does not
+    read "Done live ok"; everything else is left as it is. Tables, JSON
+    views and plain text go through this; Markdown through :func:`md_escape`.
+    """
+    return visible(text, keep=_KEPT)
+
+
+def _code_span(word: str) -> str:
+    """``word`` as an inline code span, fenced by more backticks than it holds."""
+    longest = max((len(run) for run in _BACKTICKS.findall(word)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if word.startswith("`") or word.endswith("`") else ""
+    return f"{fence}{pad}{word}{pad}{fence}"
+
+
+def _escape_word(word: str) -> str:
+    if _LINKISH.search(word):
+        return _code_span(word)
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", word)
+
+
 def md_escape(text: object) -> str:
-    """``text`` as Markdown that renders exactly as the text: THE one rule for data in the UI.
+    """``text`` as Markdown that renders as the text: THE one rule for data in the UI.
 
     Everything that came from input (content, ids, names, file names,
     reasons and errors quoting input) goes through this before it reaches
-    anything Streamlit renders as Markdown (alerts, captions, markdown): every
-    ASCII punctuation character is backslash-escaped, so no emphasis, link,
-    image, HTML, heading, list, code span, auto-link, directive or formula
-    can form; a WORD JOINER (invisible) goes before each ``:`` and ``@`` and
-    after ``www`` so no auto-link can form either. Newlines become hard line breaks and leading blanks become
-    no-break spaces, so no line can start a block (a code block, a
-    paragraph break that ends a span). Text shown with ``st.text``,
-    ``st.code``, ``st.json`` or in dataframe cells needs no escaping.
+    anything Streamlit renders as Markdown (alerts, captions, markdown):
+    controls are made visible (:func:`shown`); every ASCII punctuation
+    character is backslash-escaped, so no emphasis, link, image, HTML,
+    heading, list, code span, directive, emoji or formula can form; a word
+    GFM would auto-link (``http://x``, ``www.x``, ``a@b.c``) is drawn as a code
+    span, in which nothing is read. Newlines become hard line breaks and
+    leading blanks become no-break spaces, so no line can start a block.
+    Nothing invisible is added: what a reader copies is the text. Text shown
+    with ``st.text``, ``st.code``, ``st.json`` or in dataframe cells needs no
+    escaping (only :func:`shown`).
     """
-    escaped = _MARKDOWN_SPECIALS.sub(r"\\\1", _AUTOLINK_POINTS.sub("\u2060", str(text)))
+    words = _WORDS.split(shown(str(text)))
+    escaped = "".join(w if k % 2 else _escape_word(w) for k, w in enumerate(words))
     escaped = _LEADING_BLANKS.sub(lambda m: "\u00a0" * len(m.group()), escaped)
     lines = _NEWLINES.split(escaped)
     return "\\\n".join(line if line else "\u00a0" for line in lines)
@@ -133,14 +171,15 @@ def clip_text(text: str, limit: int = CLIP) -> tuple[str, int]:
 
 
 def clip_value(value: Any, limit: int = CLIP) -> Any:
-    """A copy of a JSON-like value with every string longer than ``limit`` clipped.
+    """A copy of a JSON-like value for a view: strings clipped at ``limit``, controls shown.
 
     A clipped string ends with ``… [N characters clipped]`` so the JSON views
-    say what they leave out. Containers are copied, leaves kept.
+    say what they leave out; every string goes through :func:`shown`, so a bidi
+    override is drawn as its escape, not obeyed. Containers are copied, leaves kept.
     """
     if isinstance(value, str):
         head, rest = clip_text(value, limit)
-        return f"{head}… [{rest} characters clipped]" if rest else value
+        return f"{shown(head)}… [{rest} characters clipped]" if rest else shown(value)
     if isinstance(value, Mapping):
         return {clip_value(k, limit): clip_value(v, limit) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -157,6 +196,151 @@ def clip_frame(frame: pd.DataFrame, limit: int = CLIP) -> pd.DataFrame:
                 clip_value(v, limit) if isinstance(v, str) else v for v in frame[column]
             ]
     return frame
+
+
+#: The width, in pixels, of each printable ASCII character (space to ``~``) in the table
+#: grid's font (Source Sans, 14 px), as the browser measures it; any other character is
+#: taken as ``WIDE_PX`` px. A guess too small would let the grid cut a text with no mark,
+#: and a cut id reads as another valid id, so the sum is rounded up by ``SLACK``.
+_ASCII_PX: tuple[float, ...] = (
+    2.8,
+    4.0,
+    6.0,
+    7.0,
+    7.0,
+    11.5,
+    8.5,
+    3.5,
+    4.2,
+    4.2,
+    5.8,
+    7.0,
+    3.5,
+    4.3,
+    3.5,
+    4.9,
+    7.0,
+    7.0,
+    7.0,
+    7.0,
+    7.0,
+    7.0,
+    7.0,
+    7.0,
+    7.0,
+    7.0,
+    3.5,
+    3.5,
+    7.0,
+    7.0,
+    7.0,
+    6.0,
+    11.9,
+    7.6,
+    8.2,
+    8.0,
+    8.6,
+    7.4,
+    6.9,
+    8.6,
+    9.1,
+    3.7,
+    6.7,
+    8.1,
+    6.8,
+    10.2,
+    9.1,
+    9.3,
+    7.9,
+    9.3,
+    8.0,
+    7.5,
+    7.5,
+    9.0,
+    7.2,
+    11.0,
+    7.2,
+    6.7,
+    7.5,
+    4.2,
+    4.9,
+    4.2,
+    7.0,
+    7.0,
+    7.6,
+    7.1,
+    7.7,
+    6.4,
+    7.8,
+    6.9,
+    4.1,
+    7.1,
+    7.6,
+    3.4,
+    3.5,
+    6.9,
+    3.6,
+    11.6,
+    7.7,
+    7.6,
+    7.8,
+    7.8,
+    4.9,
+    5.9,
+    4.7,
+    7.6,
+    6.5,
+    10.1,
+    6.2,
+    6.5,
+    6.0,
+    4.2,
+    3.4,
+    4.2,
+    7.0,
+)
+WIDE_PX = 14.0
+SLACK = 1.06
+#: A cell's left and right padding together, in pixels.
+CELL_PADDING_PX = 18
+
+
+def text_px(text: str) -> float:
+    """How wide ``text`` is drawn in a table cell, in pixels (rounded up, see above)."""
+    return SLACK * sum(_ASCII_PX[ord(c) - 32] if " " <= c <= "~" else WIDE_PX for c in text)
+
+
+def fit_width(texts: Iterable[object], *, least: int = 48, most: int = 400) -> int:
+    """A column width, in pixels, that holds the widest of ``texts`` (within the bounds)."""
+    widest = max((text_px(str(t)) for t in texts if t is not None), default=0.0)
+    return max(least, min(most, math.ceil(widest + CELL_PADDING_PX)))
+
+
+def fit_cells(frame: pd.DataFrame, widths: Mapping[str, int]) -> pd.DataFrame:
+    """Cut each text cell a column of ``widths[column]`` pixels cannot hold, ending it with "…".
+
+    The grid cuts an overflowing cell with no mark, which turns ``call_gh00031B``
+    into ``call_gh00031``, another valid-looking id; a cut made here says so.
+    The whole text is where the view offers it (the step's reasons, the finding
+    picked).
+    """
+    for column, px in widths.items():
+        if column in frame.columns:
+            room = px - CELL_PADDING_PX
+            frame[column] = [_cut(v, room) if isinstance(v, str) else v for v in frame[column]]
+    return frame
+
+
+def _cut(text: str, room: float) -> str:
+    """``text`` if it fits ``room`` pixels, else its longest start that fits with "…"."""
+    if text_px(text) <= room:
+        return text
+    used = text_px("…")
+    for k, char in enumerate(text):
+        used += text_px(char)
+        if used > room:
+            return text[:k] + "…"
+    return text
 
 
 # --------------------------------------------------------------------------- input

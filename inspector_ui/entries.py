@@ -8,7 +8,7 @@ import streamlit as st
 
 from flowdrop_core.inspect.labels import entry_calls
 from inspector_ui.display import ROLE_AVATARS, clip_text, entry_call_ids, entry_text, focus
-from inspector_ui.plain import clip_value, md, show_text
+from inspector_ui.plain import clip_value, md, show_text, shown
 
 #: Tag colours for st.badge (fixed vocabulary from Timeline.tagged).
 #: Badge colour per tag (Streamlit's named badge colours).
@@ -43,7 +43,7 @@ def show_entry_bubble(entry: Any, tag: str | None, key: str) -> None:
         calls = entry_calls(entry)
         for call in calls:  # names and arguments are data: plain text, clipped
             short, rest = clip_text(call, 300)
-            st.text(f"calls {short}" + (f" … ({rest:,} more characters)" if rest else ""))
+            st.text(f"calls {shown(short)}" + (f" … ({rest:,} more characters)" if rest else ""))
         text = entry_text(entry)
         if text:
             show_text(text, key)

@@ -28,7 +28,8 @@ from flowdrop_core.inspect.labels import step_label
 from flowdrop_core.inspect.rows import NAV_COLUMNS, count_flag, nav_rows
 from flowdrop_core.inspect.search import SearchHit, search_timeline
 from flowdrop_core.replay import Timeline
-from inspector_ui.display import clip_frame, clip_text, page_count
+from inspector_ui.display import clip_frame, clip_text, fit_cells, fit_width, page_count
+from inspector_ui.display import shown as visible_text
 from inspector_ui.plain import md, show_text
 
 PAGE_SIZE = 25
@@ -36,11 +37,18 @@ ROW_HEIGHT = 35
 SELECTED = "background-color: #cfe2ff; font-weight: 600"
 FLAGGED = "background-color: #fff3cd"
 
-#: Widths chosen so the eleven columns (780 px) fit a 1280 px window next to the sidebar
-#: (about 820 px of main area), row-selection column included.
+#: The columns that quote ids (calls, rules), and their widths in pixels: a cell they cannot hold ends
+#: with "…" (fit_cells), so a cut id never reads as another id. The place column ("from")
+#: is as wide as the places shown (up to ORIGIN_MOST); words (decisions, reasons) are cut
+#: by the grid, and the selected step's reasons are in full above the table.
+TEXT_WIDTHS = {"incoming": 120, "rules": 68}  # "MEM-3, MEM-1" must not read as MEM-1
+ORIGIN_MOST = 180
+
+#: Widths chosen so the eleven columns (788 px) fit a 1280 px window next to the sidebar
+#: (about 820 px of main area), row-selection column included; a long place widens "from".
 COLUMN_CONFIG: dict[str, Any] = {
     "step": st.column_config.NumberColumn("step", width=48, pinned=True, help="Step, 1-based"),
-    "incoming": st.column_config.TextColumn("incoming", width=120),
+    "incoming": st.column_config.TextColumn("incoming", width=TEXT_WIDTHS["incoming"]),
     "count": st.column_config.NumberColumn("count", width=50),
     "change": st.column_config.NumberColumn(
         "Δ", format="%+d", width=36, help="Change in count: NOT what was appended (MEM-14)"
@@ -55,7 +63,7 @@ COLUMN_CONFIG: dict[str, Any] = {
     "appended": st.column_config.NumberColumn("appended", width=66),
     "appended_any": st.column_config.CheckboxColumn("any", width=36, help="appended_any"),
     "decisions": st.column_config.TextColumn("decisions", width=120),
-    "rules": st.column_config.TextColumn("rules", width=60),
+    "rules": st.column_config.TextColumn("rules", width=TEXT_WIDTHS["rules"]),
     "reason": st.column_config.TextColumn("reason", width=120),
     "origin": st.column_config.TextColumn(
         "from", width=56, help="Where the step came from in the file, or its label"
@@ -98,15 +106,23 @@ def _read_url_step(key: str) -> int | None:
         return None
 
 
-def step_selector(timeline: Timeline, key: str, label: str = "Step") -> int:
+def step_selector(
+    timeline: Timeline, key: str, label: str = "Step", recording: object = None
+) -> int:
     """A slider over the timeline (0 = the starting buffer), bound to the URL.
 
     The selected step follows the newest append unless the person picked
     another one (slider, jump, typed number, row click, or a link's
     ``?step=N``); picking the newest step again makes it follow again.
+    Another ``recording`` (an upload, a sample) opens at its last step: one
+    rule for every file, the first of a session or the fifth.
     """
     n = len(timeline.steps)
-    pinned_key, n_key = f"{key}_pinned", f"{key}_n"
+    pinned_key, n_key, rec_key = f"{key}_pinned", f"{key}_n", f"{key}_recording"
+    if recording is not None:
+        if rec_key in st.session_state and st.session_state[rec_key] != recording:
+            st.session_state[pinned_key] = False  # a new file: its last step
+        st.session_state[rec_key] = recording
     if n == 0:
         for name in (key, pinned_key):
             st.session_state.pop(name, None)
@@ -135,8 +151,9 @@ def step_selector(timeline: Timeline, key: str, label: str = "Step") -> int:
             on_change=_slider_moved,
             args=(key,),
             help=(
-                "0 is the starting buffer. The selected step follows the newest append until you "
-                "pick another one; it is kept in the URL."
+                "0 is the starting buffer. A recording opens at its last step; the selected "
+                "step follows the newest append until you pick another one; it is kept in the "
+                "URL."
             ),
         )
     )
@@ -415,7 +432,7 @@ def _show_reasons(timeline: Timeline, step: int, prefix: str) -> None:
         st.caption(f"Step {step}: {cells['decisions']} ({', '.join(rules) or 'no other rule'})")
         show_text(step_label(record.incoming, width=None), f"{prefix}_nav_incoming")
         if shown:
-            st.text("\n".join(shown))
+            st.text(visible_text("\n".join(shown)))
 
 
 # --------------------------------------------------------------------------- the table
@@ -429,8 +446,13 @@ def _table_clicked(key: str, table_key: str, steps: list[int]) -> None:
 
 
 def nav_frame(timeline: Timeline, steps: list[int]) -> pd.DataFrame:
-    """The rows of ``steps`` as a table in :data:`NAV_COLUMNS` order."""
-    return clip_frame(pd.DataFrame(nav_rows(timeline, steps), columns=NAV_COLUMNS))
+    """The rows of ``steps`` as a table in :data:`NAV_COLUMNS` order, cut cells marked "…".
+
+    A cell its column cannot hold ends with "…"; the selected step's reasons are in
+    full above the table.
+    """
+    frame = clip_frame(pd.DataFrame(nav_rows(timeline, steps), columns=NAV_COLUMNS))
+    return fit_cells(frame, {**TEXT_WIDTHS, "origin": ORIGIN_MOST})
 
 
 def show_nav_table(
@@ -480,5 +502,12 @@ def show_nav_table(
         on_select=partial(_table_clicked, key, table_key, shown),
         selection_mode="single-row",
         alt="Timeline: one row per append with its MEM-14 report, decisions, rules and reasons",
-        column_config=COLUMN_CONFIG,
+        column_config={
+            **COLUMN_CONFIG,
+            "origin": st.column_config.TextColumn(
+                "from",
+                width=fit_width(frame["origin"], least=56, most=ORIGIN_MOST),
+                help="Where the step came from in the file, or its label",
+            ),
+        },
     )

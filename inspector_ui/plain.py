@@ -15,9 +15,9 @@ from typing import Any
 
 import streamlit as st
 
-from inspector_ui.display import CLIP, clip_text, clip_value, md_escape
+from inspector_ui.display import CLIP, clip_text, clip_value, md_escape, shown
 
-__all__ = ["clip_value", "md", "md_with_code", "show_text"]
+__all__ = ["clip_value", "md", "md_with_code", "show_text", "shown"]
 
 md = md_escape
 
@@ -42,12 +42,15 @@ def md_with_code(text: str) -> str:
 
 
 def show_text(text: str, key: str, *, limit: int = CLIP, file_name: str = "content.txt") -> None:
-    """``text`` as plain text, clipped past ``limit`` characters with the whole one click away."""
+    """``text`` as plain text, clipped past ``limit`` characters with the whole one click away.
+
+    Controls a page would obey (a bidi override) are drawn as their escapes (:func:`shown`).
+    """
     head, rest = clip_text(text, limit)
     if not rest:
-        st.text(text)
+        st.text(shown(text))
         return
-    st.text(head + " …")
+    st.text(shown(head) + " …")
     row = st.container(horizontal=True, vertical_alignment="center", gap="small")
     row.caption(f"{rest:,} characters clipped (of {len(text):,}).")
     row.download_button(

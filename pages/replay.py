@@ -269,7 +269,9 @@ else:
         else [[conv.messages[k] for k in g] for g in conv.turns]
     )
 show_health_panel(timeline, "rstep", "r", plan_keys(appends, refire or "none"))  # type: ignore[arg-type]
-step = step_selector(timeline, "rstep", label="Step (travel through the timeline)")
+step = step_selector(
+    timeline, "rstep", label="Step (travel through the timeline)", recording=(digest, picked)
+)
 if st.toggle(
     "Compare with other settings",
     key="r_compare",

@@ -2,9 +2,9 @@
 
 The recording is replayed (one append per message unless ``--per turn``)
 and its health report printed (:func:`flowdrop_core.inspect.health.health`):
-per finding its kind and rule, the message index in the recording (0-based,
-with where in the file), the replay step (1-based), the call id and GR-MEM's
-action. Exit 1 when a provider would reject the recording as it is. With
+one line per finding: where in the file (its own name for the message, e.g.
+``messages[52]``) and the replay step (1-based), the kind, call id and rule,
+and what GR-MEM did, once; the whole story of each is in ``--json``. Exit 1 when a provider would reject the recording as it is. With
 ``--json``, one object: ``{"findings": [{"kind", "rule", "index", "step",
 "call_id", "action", "message"}], "provider_rejects": bool}``.
 """
@@ -36,10 +36,10 @@ def register(subparsers: Any) -> None:
         description="Replay PATH and report every finding: what a provider would reject in "
         "the recording as it is (re-sent results, unanswered calls, orphan and id-less "
         "results, duplicate turns, results after the next turn) and what the buffer GR-MEM "
-        "builds still holds (a result the window left orphaned). Each finding gives the "
-        "message index in the recording (0-based), the replay step (1-based), the call id "
-        "and what GR-MEM did (dropped, healed, replaced, evicted, nothing). Exit 1 when a "
-        "provider would reject the recording.",
+        "builds still holds (a result the window left orphaned). Each finding is one line: "
+        "where it is in the file (e.g. messages[52]) and the replay step (1-based), its kind, "
+        "call id and rule, and what GR-MEM did; --json gives the whole story of each. Exit 1 "
+        "when a provider would reject the recording.",
         epilog=EPILOG,
     )
     doc.add_argument("path", metavar="PATH")
@@ -80,9 +80,7 @@ def run(args: argparse.Namespace) -> int:
         say_json(json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False))
         return status
     for f in report.findings:
-        cid = f" [{f.call_id}]" if f.call_id else ""
-        did = "GR-MEM did nothing" if f.action == "nothing" else f"GR-MEM {f.action}"
-        say(f"{source.path}: {f.where}: {f.kind}{cid} ({f.rule}): {did}: {f.message}")
+        say(f"{source.path}: {f.line}")
     verdict = (
         "a provider would reject the recording as it is"
         if report.provider_rejects

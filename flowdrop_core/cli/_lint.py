@@ -87,9 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _report(source: Source, findings: list[Any], *, many: bool) -> None:
     for f in findings:
-        say(
-            f"{source.path}: {origin(source, f)} (message index {f.index}, 0-based): {f.kind}: {f.message}"
-        )
+        say(f"{source.path}: {origin(source, f)}: {f.kind}: {f.message}")
     for note in source.notes:
         say(f"{source.path}: {note.where or '(top level)'}: import note: {note.what}: {note.why}")
     summary = plural(len(findings), "finding") if findings else "no findings"

@@ -356,7 +356,11 @@ def check_messages(path: str, entries: Sequence[Any], origins: Sequence[str]) ->
 
 
 def origin(source: Source, finding: Finding) -> str:
-    """Where the entry a finding is about came from in the file."""
+    """Where the entry a finding is about is in the file, as the file names it (one numbering).
+
+    ``messages[3].content[0]``, ``line 2``: a person finds it there (for Anthropic, the
+    ``messages[i]`` its errors name); the 0-based message index is in ``--json``.
+    """
     if 0 <= finding.index < len(source.origins):
         return source.origins[finding.index]
     return f"message index {finding.index} (0-based)"

@@ -87,15 +87,10 @@ def run(args: argparse.Namespace) -> int:
     repairs = [f for f in report.findings if not f.dropped]
     lines.append("")
     lines.append(f"dropped ({len(drops)}):" if drops else "dropped: none")
-    lines.extend(
-        f"  {origin(source, f)} (message index {f.index}, 0-based): {f.message}" for f in drops
-    )
+    lines.extend(f"  {origin(source, f)}: {f.message}" for f in drops)
     if repairs:
         lines.append(f"repaired ({len(repairs)}):")
-        lines.extend(
-            f"  {origin(source, f)} (message index {f.index}, 0-based): {f.message}"
-            for f in repairs
-        )
+        lines.extend(f"  {origin(source, f)}: {f.message}" for f in repairs)
     lines.extend(note_lines(source.notes))
     say("\n".join(lines))
     return 0

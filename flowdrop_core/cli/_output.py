@@ -11,12 +11,13 @@ and the progress bar live here too, so every command reports alike.
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from typing import Any, TextIO
 
 from flowdrop_core._errors import FlowdropError
+from flowdrop_core.text import _UNPRINTABLE
+from flowdrop_core.text import visible as shown
 
 __all__ = [
     "INPUT_ERRORS",
@@ -82,22 +83,13 @@ def left_to_exit() -> bool:
 INPUT_ERRORS: tuple[type[Exception], ...] = (FlowdropError, ValueError)
 
 
-#: Characters a terminal would act on or hide rather than show: C0/C1 controls
-#: (ESC starts colour, cursor and title sequences) but the newline, bidi overrides
-#: (which reorder what is shown), zero-width characters, and lone surrogates
-#: (undecodable bytes in a file name), which no UTF-8 stream can encode.
-_UNPRINTABLE = re.compile(
-    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]"
-)
-
-
 def visible(text: str) -> str:
-    """``text`` for a terminal: each character of :data:`_UNPRINTABLE` becomes its escape.
+    """``text`` for a terminal: :func:`flowdrop_core.text.visible`, newlines kept.
 
     ``\\x1b``, ``\\x9b``, ``\\u202e``: a message or an id cannot recolour the
     terminal, move the cursor, reorder a line or fail the write; newlines stay.
     """
-    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return shown(text)
 
 
 def visible_json(text: str) -> str:

@@ -679,7 +679,7 @@ def _no_match_message(
     head = f"no known format matched {source_name}: "
     if json_problem is not None:
         if not lines or any(isinstance(value, LineProblem) for _, value in lines):
-            return head + _not_json(json_problem, lines or [])
+            return f"{source_name}: {_not_json(json_problem, lines or [])}"
         looks = _looks_lines(lines)
         pool = [f.name for f in REGISTRY if f.read_text is not None and not f.on_text]
     else:

@@ -7,12 +7,15 @@ step). Each finding names:
 
 * its ``kind`` and the ``rule`` it is about;
 * ``index``: the message index in the recording, 0-based, in the order the
-  file holds its messages (``origin`` says where in the file, e.g.
-  ``messages[75]``), and ``step``: the replay step, 1-based, that appended it;
+  file holds its messages, and ``origin``: where in the file, as the user
+  finds it there (``messages[75]``; for Anthropic the ``messages[i]`` its
+  errors name, the system prompt not counted), and ``step``: the replay
+  step, 1-based, that appended it;
 * ``call_id``;
 * ``action``: what GR-MEM did about it (``dropped``, ``healed``,
   ``replaced``, ``evicted`` or ``nothing``), with ``action_step`` the step it
   did so and ``position`` the buffer position (0-based) it concerns;
+  ``did`` says it in a few words and ``message`` in full;
 * ``rejects``: whether a provider would reject the recording because of it.
 
 It is built from one pass over the recording (MEM-5's repair, plus the one
@@ -112,6 +115,7 @@ class HealthFinding:
     action_step: int | None = None
     rejects: bool = True
     source: Literal["recording", "buffer"] = "recording"
+    did: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The ``doctor --json`` object: exactly these seven keys."""
@@ -127,16 +131,20 @@ class HealthFinding:
 
     @property
     def where(self) -> str:
-        """Both numberings, labelled: ``message index 3 (0-based, messages[3]) · step 4``."""
+        """One place a user finds in their file, plus the step: ``messages[3] · step 4``.
+
+        The file's own name for the message (``origin``) is the one numbering
+        shown; a finding about the buffer only (no message of the file) gives
+        its buffer position instead, the one place it has.
+        """
         parts = []
         if self.index is not None:
-            origin = f", {self.origin}" if self.origin else ""
-            parts.append(f"message index {self.index} (0-based{origin})")
+            parts.append(self.origin or f"message {self.index} (0-based)")
         if self.step is not None:
             parts.append(f"step {self.step}")
         elif self.index is not None:
             parts.append("starting buffer")
-        if self.position is not None:
+        if self.index is None and self.position is not None:
             parts.append(f"buffer position {self.position} (0-based)")
         return " · ".join(parts) or "whole recording"
 
@@ -145,9 +153,19 @@ class HealthFinding:
         """The step a link should open: where GR-MEM acted, else where the message came in."""
         return self.action_step if self.action_step is not None else self.step
 
-    def __str__(self) -> str:
+    @property
+    def line(self) -> str:
+        """The finding at a glance: where, kind, call id, rule, what GR-MEM did (once).
+
+        ``messages[52] · step 53: duplicate_result [call_012x] (MEM-1): GR-MEM
+        dropped it as a duplicate (the first is at buffer position 51)``: the
+        doctor's line and the inspector's caption; ``message`` has the detail.
+        """
         cid = f" [{self.call_id}]" if self.call_id else ""
-        return f"{self.where}: {self.kind}{cid} ({self.rule}): {self.message} — {self.action}"
+        return f"{self.where}: {self.kind}{cid} ({self.rule}): {self.did or self.message}"
+
+    def __str__(self) -> str:
+        return self.line
 
 
 @dataclass
@@ -325,8 +343,13 @@ class _Findings:
         source: Literal["recording", "buffer"] = "recording",
         rule: str | None = None,
         step: int | None = None,
+        did: str = "",
     ) -> None:
-        """One finding about message ``index`` (``None``: about the buffer, at ``step``)."""
+        """One finding about message ``index`` (``None``: about the buffer, at ``step``).
+
+        ``text`` is the whole story (``doctor --json``'s message); ``did`` is what
+        GR-MEM did in a few words, for the one-line form.
+        """
         place = self.places[index] if index is not None else Place(step, None)
         self.findings.append(
             HealthFinding(
@@ -342,6 +365,7 @@ class _Findings:
                 action_step=action_step,
                 rejects=rejects,
                 source=source,
+                did=did,
             )
         )
 
@@ -375,6 +399,7 @@ class _Findings:
                 "user turn",
                 position=one.placeholder_position,
                 action_step=one.placeholder_step,
+                did=f"GR-MEM healed it at step {one.placeholder_step} with a placeholder",
             )
         elif one is not None and one.evicted_step is not None:
             self.add(
@@ -385,6 +410,8 @@ class _Findings:
                 f"{text}; the window evicted its turn at step {one.evicted_step} before a "
                 "user turn could heal it",
                 action_step=one.evicted_step,
+                did=f"the window evicted its turn at step {one.evicted_step}, before a user "
+                "turn could heal it",
             )
         else:
             self.add(
@@ -394,6 +421,7 @@ class _Findings:
                 "nothing",
                 f"{text}; no user turn came after it, so GR-MEM did not heal it (MEM-3 heals "
                 "only before a user turn); MEM-5's provider view adds a synthetic result",
+                did="GR-MEM did nothing: no user turn came after it to heal it before",
             )
 
     def dropped(self, f: Finding, dup: Event, place: Place, text: str) -> None:
@@ -404,6 +432,7 @@ class _Findings:
             else ""
         )
         rule = EFFECTS[dup.kind].rule
+        first = f" (the first is at buffer position {dup.position})" if held else ""
         self.add(
             f.kind,
             f.index,
@@ -413,6 +442,7 @@ class _Findings:
             position=dup.position,
             action_step=place.step,
             rule=rule if f.kind in ("duplicate_result", "duplicate_call") else None,
+            did=f"GR-MEM dropped it as a duplicate{first}",
         )
 
     def kept(self, f: Finding, events: list[Event], place: Place, text: str) -> None:
@@ -429,7 +459,9 @@ class _Findings:
             why = "it is in the starting buffer; MEM-5's provider view has to repair it"
         else:
             why = "GR-MEM did not append it"
-        self.add(f.kind, f.index, f.tool_call_id, "nothing", f"{text}; {why}", position=pos)
+        self.add(
+            f.kind, f.index, f.tool_call_id, "nothing", f"{text}; {why}", position=pos, did=why
+        )
 
     def late(self) -> None:
         """Results that come after another turn: replaced a placeholder (MEM-10) or left."""
@@ -447,6 +479,7 @@ class _Findings:
                     f"{one.placeholder_position}, 0-based)",
                     position=one.placeholder_position,
                     action_step=one.replaced_step,
+                    did=f"it replaced GR-MEM's placeholder in place at step {one.replaced_step}",
                 )
             else:
                 self.add(
@@ -456,6 +489,7 @@ class _Findings:
                     "nothing",
                     f"{text}; GR-MEM appended it where it came; MEM-5's provider view moves it",
                     rule="MEM-5",
+                    did="GR-MEM appended it where it came; MEM-5's provider view moves it",
                 )
 
     def orphaned_by_window(self) -> None:
@@ -485,4 +519,6 @@ class _Findings:
                 rejects=False,
                 source="buffer",
                 step=one.orphaned_step,
+                did=f"the window evicted its call's turn at step "
+                f"{one.evicted_step or one.orphaned_step} and kept {what}, to the last step",
             )

@@ -5,20 +5,30 @@ their own sentence. :func:`read_error` recognises those sentences (quoted as
 providers return them, JSON-escaped or wrapped across lines as they are when
 pasted from a log), names the GR-MEM rule the history broke and the kinds of
 health finding that cause it, and picks out the call ids and the provider's
-own message number when the text gives them. :func:`locate` then finds the
-causing messages in a :class:`~flowdrop_core.inspect.health.HealthReport`.
+own message number when the text gives them. The sentence is found with or
+without the SDK's wrapper around it (``Error code: 400 - {...}``, a Python
+repr with ``\\'`` quotes, a JSON body, a log line).
+
+:func:`check_ids` looks each named id up in a
+:class:`~flowdrop_core.inspect.health.HealthReport`: at fault there (its
+findings), answered there, or not in the recording at all, said plainly,
+because an error pasted from another request must not be pinned on some
+other call of this one. :func:`locate` returns only the findings of the
+named ids; a text that names no id (Gemini never does) is located by the
+kinds of finding that cause it, and :attr:`Diagnosis.others` offers those
+kinds' findings when the named ids are not at fault, saying so.
 
 The provider's ``messages.N`` counts the messages of the request it
-received (system prompts moved out, turns merged), not the recording, so it
-is reported as the provider's number and the location comes from the call
-ids or the finding kinds instead.
+received (system prompts moved out, turns merged), not necessarily the
+recording's, so it is reported as the provider's number and the location
+comes from the call ids or the finding kinds instead.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from flowdrop_core.inspect.health import HealthFinding, HealthReport
 
@@ -26,7 +36,9 @@ __all__ = [
     "PATTERNS",
     "Diagnosis",
     "ErrorPattern",
+    "IdCheck",
     "ProviderError",
+    "check_ids",
     "diagnose",
     "locate",
     "read_error",
@@ -111,6 +123,25 @@ PATTERNS: tuple[ErrorPattern, ...] = (
         "a call has no tool message right after its turn",
     ),
     ErrorPattern(
+        "OpenAI",
+        "function call without output (Responses API)",
+        _p(r"no tool output found for function call (?P<ids>[A-Za-z0-9][A-Za-z0-9_\-:]*)"),
+        "MEM-3",
+        ("unanswered_call", "late_result"),
+        "a function call has no function_call_output in the input",
+    ),
+    ErrorPattern(
+        "OpenAI",
+        "function call output without its call (Responses API)",
+        _p(
+            r"no tool call found for function call output with call_id "
+            r"(?P<ids>[A-Za-z0-9][A-Za-z0-9_\-:]*)"
+        ),
+        "MEM-5",
+        ("orphan_result", "orphaned_by_window", "late_result", "duplicate_result"),
+        "a function_call_output answers no function call of the input",
+    ),
+    ErrorPattern(
         "Gemini",
         "function response parts do not match function call parts",
         _p(
@@ -180,21 +211,28 @@ class ProviderError:
     def rule(self) -> str:
         return self.pattern.rule
 
-    def explain(self) -> str:
-        """One line: provider, what the sentence means, the rule, and the ids it names."""
+    def explain(self, same_numbering: bool = False) -> str:
+        """One line: provider, what the sentence means, the rule, and the ids it names.
+
+        ``same_numbering``: the provider's ``messages.N`` is the file's ``messages[N]``
+        (an Anthropic body: its system prompt is no message there either).
+        """
         ids = f" Call id(s) named: {', '.join(self.call_ids)}." if self.call_ids else ""
-        where = (
-            f" The provider counts it as its messages.{self.provider_index} (its own request's "
-            "numbering, not the recording's)."
-            if self.provider_index is not None
-            else ""
-        )
+        n = self.provider_index
+        where = ""
+        if n is not None:
+            where = (
+                f" The provider counts it as its messages.{n}, this file's messages[{n}]."
+                if same_numbering
+                else f" The provider counts it as its messages.{n} (its own request's "
+                "numbering, not the recording's)."
+            )
         return f"{self.pattern.provider}: {self.pattern.meaning} ({self.pattern.rule}).{ids}{where}"
 
 
 def _flatten(text: str) -> str:
     """Undo the JSON escaping and line wrapping an error picks up on its way to a paste."""
-    flat = text.replace('\\\\"', '"').replace('\\"', '"').replace("\\n", " ")
+    flat = text.replace('\\\\"', '"').replace('\\"', '"').replace("\\'", "'").replace("\\n", " ")
     return " ".join(flat.split())
 
 
@@ -225,35 +263,117 @@ def read_error(text: str) -> ProviderError | None:
             continue
         index_match = _PROVIDER_INDEX.search(flat)
         index = int(index_match.group(1)) if index_match else None
-        return ProviderError(pattern, _ids(flat, match.end()), index, text)
+        named = match.groupdict().get("ids")
+        ids = (named,) if named else _ids(flat, match.end())
+        return ProviderError(pattern, ids, index, text)
     return None
 
 
-def locate(error: ProviderError, report: HealthReport) -> list[HealthFinding]:
-    """The findings that caused ``error``: by the call ids it names, else by its kinds.
+def _by_id(error: ProviderError, report: HealthReport, cid: str) -> list[HealthFinding]:
+    """The findings about ``cid``: those of the error's kinds, else any (the same call)."""
+    about = [f for f in report.findings if f.call_id == cid]
+    of_kind = [f for f in about if f.kind in error.pattern.kinds]
+    return of_kind or about
 
-    Findings of the error's kinds about a named call id come first; when the
-    text names no id (Gemini never does) or none of its ids is found, every
-    finding of those kinds is returned, in recording order.
+
+def locate(error: ProviderError, report: HealthReport) -> list[HealthFinding]:
+    """The findings that caused ``error``: those of the call ids it names, else by its kinds.
+
+    A text that names ids is located by them only (findings of the error's
+    kinds first, in recording order): an id that is answered here or not in
+    the recording locates nothing, rather than some other call
+    (:func:`check_ids` says which). A text that names no id (Gemini never
+    does) gets every finding of the kinds that cause it.
     """
-    kinds: Sequence[str] = error.pattern.kinds
-    candidates = [f for f in report.findings if f.kind in kinds]
-    if error.call_ids:
-        named = [f for f in candidates if f.call_id in error.call_ids]
-        if named:
-            return named
-        by_id = [f for f in report.findings if f.call_id in error.call_ids]
-        if by_id:
-            return by_id
-    return candidates
+    if not error.call_ids:
+        return [f for f in report.findings if f.kind in error.pattern.kinds]
+    out: list[HealthFinding] = []
+    for cid in error.call_ids:
+        out.extend(f for f in _by_id(error, report, cid) if f not in out)
+    return out
+
+
+@dataclass(frozen=True)
+class IdCheck:
+    """One id the error names, looked up in the recording, and the sentence saying what it is.
+
+    ``status``: ``"at fault"`` (it has findings here), ``"answered"`` (its call
+    and its result are both here, with no finding), ``"in the recording"``
+    (there, with no finding and no result) or ``"absent"`` (not in the
+    recording at all).
+    """
+
+    call_id: str
+    status: Literal["at fault", "answered", "in the recording", "absent"]
+    findings: tuple[HealthFinding, ...]
+    note: str
+
+
+def check_ids(error: ProviderError, report: HealthReport) -> list[IdCheck]:
+    """Each id ``error`` names, looked up in ``report`` (see :class:`IdCheck`), in its order."""
+    out: list[IdCheck] = []
+    for cid in error.call_ids:
+        found = _by_id(error, report, cid)
+        life = report.lifecycle.get(cid)
+        if found:
+            cause = found[0]
+            other = (
+                ""
+                if cause.kind in error.pattern.kinds
+                else f" (a {cause.kind}, not a kind that causes this error)"
+            )
+            out.append(
+                IdCheck(
+                    cid, "at fault", tuple(found), f"{cid}: {cause.kind} at {cause.where}{other}"
+                )
+            )
+        elif life is None:
+            out.append(
+                IdCheck(
+                    cid,
+                    "absent",
+                    (),
+                    f"{cid} is not in this recording: is this the error of another request?",
+                )
+            )
+        elif life.declared_step is not None and life.answered_step is not None:
+            out.append(
+                IdCheck(
+                    cid,
+                    "answered",
+                    (),
+                    f"{cid} is answered in this recording (called at step {life.declared_step}, "
+                    f"answered at step {life.answered_step}), with nothing wrong: is this the "
+                    "error of another request, or of a later version of this one?",
+                )
+            )
+        else:
+            out.append(
+                IdCheck(
+                    cid,
+                    "in the recording",
+                    (),
+                    f"{cid} is in this recording (from step {life.first_step}) with no "
+                    "finding: the history the provider got differs from it",
+                )
+            )
+    return out
 
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """A pasted error read against a recording: the sentence, its causes and their rules."""
+    """A pasted error read against a recording: the ids checked, the causes, their rules.
+
+    ``findings`` are the causes (see :func:`locate`); ``checks`` say what each
+    named id is here; ``others`` are the recording's findings of the kinds that
+    cause the error when the ids it names are not at fault: other calls,
+    offered as such, never as the cause.
+    """
 
     error: ProviderError
     findings: list[HealthFinding]
+    checks: tuple[IdCheck, ...] = ()
+    others: tuple[HealthFinding, ...] = ()
 
     @property
     def rules(self) -> list[str]:
@@ -265,18 +385,43 @@ class Diagnosis:
         return out or [self.error.rule]
 
     def explain(self) -> str:
-        """The error's meaning, the rules broken and where, with both numberings labelled."""
-        head = self.error.explain()
+        """The error's meaning, what each named id is here, and the causes found."""
+        n = self.error.provider_index
+        head = self.error.explain(
+            n is not None and any(f.origin.startswith(f"messages[{n}]") for f in self.findings)
+        )
+        checks = "".join(
+            f" {c.note.rstrip('.?')}{'?' if c.note.endswith('?') else '.'}"
+            for c in self.checks
+            if c.status != "at fault" or "not a kind" in c.note
+        )
         if not self.findings:
-            return f"{head} No finding of this recording matches it."
+            if self.others:
+                return (
+                    f"{head}{checks} The id(s) it names are not at fault here; this recording's "
+                    f"own {len(self.others)} finding(s) of the kinds that cause this error are "
+                    "about other calls."
+                )
+            return f"{head}{checks} No finding of this recording matches it."
         where = "; ".join(f"{f.kind} at {f.where}" for f in self.findings[:5])
         more = f" (and {len(self.findings) - 5} more)" if len(self.findings) > 5 else ""
-        return f"{head} Caused by: {where}{more}. Rule(s): {', '.join(self.rules)}."
+        unnamed = (
+            ""
+            if self.error.call_ids
+            else " It names no call id: every finding of the kinds that cause it is listed."
+        )
+        return (
+            f"{head}{checks}{unnamed} Caused by: {where}{more}. Rule(s): {', '.join(self.rules)}."
+        )
 
 
 def diagnose(text: str, report: HealthReport) -> Diagnosis | None:
-    """:func:`read_error` then :func:`locate`: ``None`` when the text is no known error."""
+    """:func:`read_error`, :func:`check_ids` and :func:`locate`: ``None`` for no known error."""
     error = read_error(text)
     if error is None:
         return None
-    return Diagnosis(error, locate(error, report))
+    findings = locate(error, report)
+    others: tuple[HealthFinding, ...] = ()
+    if error.call_ids and not findings:
+        others = tuple(f for f in report.findings if f.kind in error.pattern.kinds)
+    return Diagnosis(error, findings, tuple(check_ids(error, report)), others)

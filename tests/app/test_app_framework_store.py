@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from apptest_helpers import path_entry  # noqa: F401 - autouse: a typed store per test
+from apptest_helpers import path_entry, shown  # noqa: F401 - autouse: a typed store per test
 from framework_files import agents_file, digest, langgraph_file
 from streamlit.testing.v1 import AppTest
 
@@ -39,7 +39,8 @@ def test_agents_file_lists_sessions_with_health_and_opens_the_timeline(tmp_path:
     assert any("SQLiteSession file, 3 session(s), read-only" in c.value for c in at.caption)
     at.selectbox(key="sf_thread").set_value("retried").run()
     assert not at.exception, at.exception
-    assert any("second result for call" in w.value for w in at.warning)
+    said = [shown(w.value) for w in at.warning]  # one line per finding, as doctor prints it
+    assert any("duplicate_result [" in w and "GR-MEM dropped it as a duplicate" in w for w in said)
     assert at.session_state["sf_step"] >= 1  # the timeline of the stored entries is shown
     at.session_state["sf_view"] = "Repair"
     at.run()

@@ -51,8 +51,8 @@ def test_the_panel_says_why_a_provider_rejects_and_jumps_to_a_finding() -> None:
     assert not at.exception, at.exception
     assert at.slider(key="rstep").value == finding.jump_step
     assert at.query_params["rstep"] in (str(finding.jump_step), [str(finding.jump_step)])
-    table = next(df.value for df in at.dataframe if "message index (0-based)" in df.value.columns)
-    assert table["message index (0-based)"].tolist() == [f.index for f in report.findings]
+    table = next(df.value for df in at.dataframe if "in the file" in df.value.columns)
+    assert table["in the file"].tolist() == [f.origin for f in report.findings]
     assert table["step (1-based)"].tolist() == [f.step for f in report.findings]
 
 
@@ -94,7 +94,9 @@ def test_a_pasted_provider_error_names_the_rule_and_jumps_to_its_cause() -> None
     ).run()
     assert not at.exception, at.exception
     said = " ".join(shown(w.value) for w in at.warning)
-    assert "OpenAI" in said and "MEM-3" in said and "message index 4 (0-based" in said
+    assert (
+        "OpenAI" in said and "MEM-3" in said and "unanswered_call at messages[4] · step 5" in said
+    )
     at.button(key="r_perr_go_0").click().run()
     assert at.slider(key="rstep").value == 6
 

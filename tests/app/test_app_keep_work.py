@@ -17,7 +17,7 @@ DATA = (ROOT / "sample_data" / "imports" / "openai_chat.json").read_bytes()
 
 
 def shown(markdown: str) -> str:
-    return re.sub(r"\\(.)", r"\1", markdown.replace("\u2060", "").replace("\u00a0", " "))
+    return re.sub(r"\\(.)", r"\1", markdown.replace("\u00a0", " "))
 
 
 def replay_page() -> AppTest:

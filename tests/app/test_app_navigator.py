@@ -254,7 +254,7 @@ def test_chat_view_shows_call_names_and_arguments_and_labels_are_readable():
     at = start()
     at.button(key="pg_load_conversation").click().run()
     frame = table(at)
-    calls = frame[frame["incoming"].str.startswith("assistant calls ")]
+    calls = frame[frame["incoming"].str.startswith("assistant calls")]
     assert len(calls) > 0 and not frame["incoming"].str.contains("null").any()
     step = int(calls.iloc[0]["step"])
     at.slider(key="step").set_value(step).run()
@@ -263,8 +263,10 @@ def test_chat_view_shows_call_names_and_arguments_and_labels_are_readable():
     assert not at.exception, at.exception
     texts = [t.value for t in at.text]
     assert any(t.startswith("calls ") and "(" in t and ")" in t for t in texts), texts
-    name = calls.iloc[0]["incoming"].removeprefix("assistant calls ").split("(")[0]
-    assert any(name in t for t in texts if t.startswith("calls "))
+    name = next(t for t in texts if t.startswith("calls ")).removeprefix("calls ").split("(")[0]
+    cell = calls.iloc[0]["incoming"]  # the table's cell: the same label, cut with "…" if long
+    whole = f"assistant calls {name}("
+    assert cell.startswith(whole) or (cell.endswith("…") and whole.startswith(cell[:-1]))
 
 
 # --------------------------------------------------------------------------- 6. spec, paste

@@ -27,9 +27,9 @@ def captions(at: AppTest) -> str:
 
 
 def plain(values: Iterable[str]) -> str:
-    """Elements' text as read: Markdown escapes and word joiners of the plain-text helper removed."""
+    """Elements' text as read: the Markdown escapes of the plain-text helper removed."""
     text = " ".join(values)
-    return re.sub(r"\\(.)", r"\1", text).replace("\u2060", "")
+    return re.sub(r"\\(.)", r"\1", text)
 
 
 def test_replay_shows_the_samples_import_notes_next_to_the_upload():

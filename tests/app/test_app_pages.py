@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,12 @@ def test_replay_a_scenario_file_and_a_bad_file():
         "broken.json", b'{"messages": [', "application/json"
     ).run()
     assert not at.exception
-    assert any("Cannot replay broken.json" in shown(e.value) for e in at.error)
+    said = [shown(e.value) for e in at.error]
+    # not JSON says so first, with its line and column: no reason per format before it
+    first = re.compile(
+        r"^Cannot replay broken\.json:\s+broken\.json: not JSON \(.* line 1, column 15\)$"
+    )
+    assert any(first.match(e) for e in said), said
 
 
 @pytest.mark.parametrize(
@@ -184,4 +190,5 @@ def test_replay_lists_the_conversations_of_a_fine_tuning_file_and_replays_the_on
     assert [e.icon for e in at.error] == [":material/report:"]
     assert origin_column(at) == [f"line 3: messages[{k}]" for k in range(3)]
     timeline = next(df.value for df in at.dataframe if "incoming" in df.value.columns)
-    assert "Can you safely bring the drone down" in timeline["incoming"][1]
+    cell = timeline["incoming"][1]  # cut to its column, and saying so
+    assert cell.endswith("…") and "user: Can you safely bring the drone down".startswith(cell[:-1])

@@ -312,7 +312,8 @@ def test_typed_data_is_never_rendered_as_markup():
     at.text_input(key="owner").input("**bold** [link](http://example.com) :red[x]").run()
     paste(at, '{"role": "user", "content": "<b>not html</b> **not bold**"}')
     success = next(s.value for s in at.success if "scope resolves to" in s.value)
-    assert "\\*\\*bold\\*\\*" in success and "\\[link\\]" in success and "\\:red\\[x\\]" in success
+    assert "\\*\\*bold\\*\\*" in success and "\\:red\\[x\\]" in success
+    assert "`[link](http://example.com)`" in success  # a linkable word: a code span, read as is
     # Message content is plain text (st.text), never Markdown or HTML.
     open_tab(at, "Step before / after")
     assert "<b>not html</b> **not bold**" in [t.value for t in at.text]

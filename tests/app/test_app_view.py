@@ -141,7 +141,7 @@ def test_focus_keeps_changes_neighbours_and_the_end():
 
 def test_md_escape_makes_markup_literal():
     assert md_escape("a*b_c [d](e) `f` $g$ :red[h] <i>") == (
-        "a\\*b\\_c \\[d\\]\\(e\\) \\`f\\` \\$g\\$ \u2060\\:red\\[h\\] \\<i\\>"
+        "a\\*b\\_c \\[d\\]\\(e\\) \\`f\\` \\$g\\$ \\:red\\[h\\] \\<i\\>"
     )
     assert md_escape("plain words 42") == "plain words 42"
 
@@ -149,7 +149,7 @@ def test_md_escape_makes_markup_literal():
 def test_md_escape_breaks_autolinks_blocks_and_span_escapes():
     """Bare URLs, e-mail addresses, blank lines and indents lose their meaning."""
     out = md_escape("see http://x.org/a www.x.org a@b.org")
-    assert "://" not in out and "www." not in out and "a@b" not in out
+    assert out == "see `http://x.org/a` `www.x.org` `a@b.org`"  # code spans: nothing is read
     out = md_escape("`id\n\n![x](http://h/p.png)\n    code\n# head")
     assert "\n\n" not in out  # no blank line: nothing ends a span or starts a block
     lines = out.split("\n")
@@ -163,3 +163,50 @@ def test_clip_text_and_value_keep_the_start_and_say_what_is_missing():
     assert clip_text("abcdef", 4) == ("abcd", 2)
     clipped = clip_value({"content": "x" * 10, "n": [1, "y" * 3]}, 8)
     assert clipped == {"content": "xxxxxxxx… [2 characters clipped]", "n": [1, "yyy"]}
+
+
+def test_md_escape_adds_nothing_invisible_and_reads_back_as_the_text():
+    """What a reader copies is the text: no word joiner, no zero-width character added."""
+    from apptest_helpers import shown as read_back
+
+    data = "Keep 3 message(s): see http://h.example/a?b=c, a@b.org or `www.x.org` *now* :red[x]"
+    out = md_escape(data)
+    assert "\u2060" not in out and "\u200b" not in out
+    assert read_back(out) == data
+    assert md_escape("message(s): 2") == "message\\(s\\)\\: 2"
+    assert md_escape("``a`@b``") == "``` ``a`@b`` ```"  # a longer fence than the word holds
+
+
+def test_controls_are_shown_not_obeyed():
+    """A bidi override reads as its escape, in Markdown and in plain text; tabs stay."""
+    from inspector_ui.display import shown
+
+    text = "Done \u202eevil\u202c ok\u200b\tend"
+    assert shown(text) == "Done \\u202eevil\\u202c ok\\u200b\tend"
+    assert md_escape(text) == "Done \\\\u202eevil\\\\u202c ok\\\\u200b\tend"
+
+
+def test_a_cell_too_narrow_says_it_is_cut_and_id_columns_hold_their_ids():
+    """The grid cuts with no mark ("call_gh00031" for call_gh00031B); a cut made here ends "…"."""
+    import pandas as pd
+
+    from flowdrop_core.importers import load_conversation
+    from flowdrop_core.inspect.health import health
+    from flowdrop_core.replay import replay_conversation
+    from inspector_ui.display import CELL_PADDING_PX, fit_cells, fit_width, text_px
+    from inspector_ui.health import finding_config
+
+    whole = "tool result for call_gh00031B"
+    cut = fit_cells(pd.DataFrame({"incoming": [whole, "ok"]}), {"incoming": 120})["incoming"]
+    assert cut[0].endswith("…") and whole.startswith(cut[0][:-1]) and cut[1] == "ok"
+    assert text_px(cut[0]) <= 120 - CELL_PADDING_PX
+    assert fit_width(["call_gh00031B", "c"]) >= text_px("call_gh00031B") + CELL_PADDING_PX
+
+    sample = Path(__file__).resolve().parents[2] / "sample_data" / "long_conversation.jsonl"
+    findings = health(replay_conversation(load_conversation(sample))).findings
+    config = finding_config(findings)
+    for column, texts in (
+        ("call id", [f.call_id for f in findings]),
+        ("kind", [f.kind for f in findings]),
+    ):
+        assert config[column]["width"] >= max(text_px(t or "") for t in texts) + CELL_PADDING_PX

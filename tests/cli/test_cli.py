@@ -332,10 +332,9 @@ def test_normalize_text(capsys: pytest.CaptureFixture[str]) -> None:
         "  1  tool      [c1] Tool call was interrupted; no result.",
         "",
         "dropped (1):",
-        "  steps[0].append (message index 0, 0-based): dropped: result for call 'c1' with no call declared "
-        "before it",
+        "  steps[0].append: dropped: result for call 'c1' with no call declared before it",
         "repaired (1):",
-        "  steps[1].append (message index 1, 0-based): call 'c1' has no result; a synthetic interrupted result "
+        "  steps[1].append: call 'c1' has no result; a synthetic interrupted result "
         "was placed right after its turn",
     ]
 
@@ -364,11 +363,10 @@ def test_normalize_text_of_zero_ids_locates_its_three_drops(
     assert lines[0] == f"MEM-5 provider view of {path}: 2 entries in, 0 messages out, 3 dropped"
     start = lines.index("dropped (3):")
     assert lines[start + 1 : start + 4] == [
-        "  steps[0].append (message index 0, 0-based): dropped: tool_calls[0] has no usable id "
+        "  steps[0].append: dropped: tool_calls[0] has no usable id "
         "(MEM-11: blank and '0' are no id)",
-        "  steps[0].append (message index 0, 0-based): dropped: assistant turn with no content and no usable "
-        "tool call",
-        "  steps[1].append (message index 1, 0-based): dropped: tool result with no usable tool_call_id (MEM-11)",
+        "  steps[0].append: dropped: assistant turn with no content and no usable tool call",
+        "  steps[1].append: dropped: tool result with no usable tool_call_id (MEM-11)",
     ]
 
 
@@ -388,12 +386,11 @@ def test_lint_reports_every_call_without_a_usable_id(
     code, out, _ = run(capsys, "lint", path)
     assert code == 1
     assert out.splitlines() == [
-        f"{path}: line 2 (message index 1, 0-based): idless_call: dropped: tool_calls[0] has no usable id "
+        f"{path}: line 2: idless_call: dropped: tool_calls[0] has no usable id "
         "(MEM-11: blank and '0' are no id)",
-        f"{path}: line 2 (message index 1, 0-based): idless_call: dropped: tool_calls[1] has no usable id "
+        f"{path}: line 2: idless_call: dropped: tool_calls[1] has no usable id "
         "(MEM-11: blank and '0' are no id)",
-        f"{path}: line 3 (message index 2, 0-based): duplicate_call: dropped: tool_calls[1] repeats call id 'c1' "
-        "of this turn",
+        f"{path}: line 3: duplicate_call: dropped: tool_calls[1] repeats call id 'c1' of this turn",
         "3 findings",
     ]
 
@@ -403,7 +400,7 @@ def test_normalize_conversation_names_origins(capsys: pytest.CaptureFixture[str]
     assert code == 0
     assert "14 entries in, 14 messages out, 1 dropped" in out.splitlines()[0]
     assert (
-        "  messages[3].content[0] (message index 5, 0-based): dropped: second result for call 'toolu_01LqW3aXn9TsA'"
+        "  messages[3].content[0]: dropped: second result for call 'toolu_01LqW3aXn9TsA'"
     ) in out.splitlines()
 
 
@@ -413,9 +410,9 @@ def test_lint_lists_findings_with_locations_and_exits_1(
     code, out, _ = run(capsys, "lint", OPENAI_CHAT)
     assert code == 1
     assert out.splitlines() == [
-        f"{OPENAI_CHAT}: messages[5] (message index 5, 0-based): duplicate_result: dropped: second result for "
+        f"{OPENAI_CHAT}: messages[5]: duplicate_result: dropped: second result for "
         "call 'call_Lq3aW0xTn9'",
-        f"{OPENAI_CHAT}: messages[8] (message index 8, 0-based): unanswered_call: call 'call_Pz7mD4eR1c' has no "
+        f"{OPENAI_CHAT}: messages[8]: unanswered_call: call 'call_Pz7mD4eR1c' has no "
         "result; a synthetic interrupted result was placed right after its turn",
         "2 findings",
     ]
@@ -432,8 +429,8 @@ def test_lint_leading_tool_and_orphan(capsys: pytest.CaptureFixture[str], tmp_pa
     code, out, _ = run(capsys, "lint", path)
     assert code == 1
     lines = out.splitlines()
-    assert lines[0].startswith(f"{path}: line 1 (message index 0, 0-based): ")
-    assert lines[1].startswith(f"{path}: line 3 (message index 2, 0-based): orphan_result: ")
+    assert lines[0].startswith(f"{path}: line 1: ")
+    assert lines[1].startswith(f"{path}: line 3: orphan_result: ")
     assert lines[-1] == "2 findings"
 
 
@@ -546,7 +543,7 @@ NOT_A_SCENARIO = (
 
 def _no_format_matched(path: Path, problem: str) -> str:
     """Text that is not JSON: said first, with where; no reason per format follows."""
-    return f"flowdrop-buffer: error: no known format matched {path}: {problem}\n"
+    return f"flowdrop-buffer: error: {path}: {problem}\n"
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -631,13 +628,10 @@ def test_non_string_role_in_a_scenario_step_is_a_lint_finding(
     path = write(tmp_path, "role.json", {"name": "role", "steps": [{"append": BAD_ROLE}]})
     code, out, err = run(capsys, "lint", path)
     assert (code, err) == (1, "")
-    assert (
-        out.startswith(f"{path}: steps[0].append (message index 0, 0-based): not_a_message: ")
-        and "role" in out
-    )
+    assert out.startswith(f"{path}: steps[0].append: not_a_message: ") and "role" in out
     code, out, err = run(capsys, "normalize", path)
     assert (code, err) == (0, "")
-    assert "steps[0].append (message index 0, 0-based): dropped: " in out and "role" in out
+    assert "steps[0].append: dropped: " in out and "role" in out
 
 
 @pytest.mark.parametrize("command", COMMANDS)

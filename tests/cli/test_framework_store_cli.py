@@ -41,8 +41,7 @@ def test_shows_a_thread_replays_it_and_repairs_only_with_admin(
     path = langgraph_file(tmp_path / "checkpoints.sqlite")
     code, out, _ = _run(capsys, str(path), "--thread", "t1")
     assert code == 1
-    assert "! message index 3 (0-based, t1.messages[3])" in out
-    assert "duplicate_result [c1] (MEM-1): second result for call 'c1'" in out
+    assert "! t1.messages[3] · step 4: duplicate_result [c1] (MEM-1): GR-MEM dropped it" in out
     assert "4 entries in 't1'; 1 finding" in out
     code, out, _ = _run(capsys, str(path), "--thread", "t1", "--timeline")
     assert "duplicate" in out.lower()

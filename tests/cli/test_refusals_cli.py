@@ -68,7 +68,7 @@ def test_text_that_is_not_json_says_so_first_with_line_and_column(
     code, err = _replay(capsys, path)
     assert (code, err) == (
         2,
-        f"flowdrop-buffer: error: no known format matched {path}: not JSON (Unterminated "
+        f"flowdrop-buffer: error: {path}: not JSON (Unterminated "
         "string starting at line 3, column 12)\n",
     )
 

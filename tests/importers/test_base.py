@@ -111,8 +111,7 @@ def test_truncated_json() -> None:
     """Not JSON: said first, with its line and column; no reason per format follows."""
     text = '{"messages": [\n  {"role": "user", "content": "hi"},\n  {"role": "assistant", "content": "he'
     assert error_of(text) == (
-        "no known format matched rec.json: not JSON (Unterminated string starting at line 3, "
-        "column 36)"
+        "rec.json: not JSON (Unterminated string starting at line 3, column 36)"
     )
 
 
@@ -160,7 +159,7 @@ def test_json_refused_without_a_decode_error_names_the_file(
     text: str, json_problem: str, jsonl_problem: str
 ) -> None:
     """A too-long integer (ValueError) or deep nesting (RecursionError): an error, no traceback."""
-    assert error_of(text) == f"no known format matched rec.json: {json_problem}"
+    assert error_of(text) == f"rec.json: {json_problem}"
     assert error_of(text, format="anthropic") == f"rec.json is not valid anthropic: {json_problem}"
     with pytest.raises(ConversationFormatError) as info:
         load_conversation(text.encode(), format="jsonl", name="big.json")

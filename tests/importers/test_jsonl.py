@@ -63,8 +63,7 @@ def test_jsonl_line_that_is_not_json() -> None:
         '{"role": "tool" "content": "x"}\n'
     )
     assert error_of(text) == (
-        "no known format matched rec.json: JSON Lines whose line 3 is not JSON "
-        "(Expecting ',' delimiter at column 17)"
+        "rec.json: JSON Lines whose line 3 is not JSON (Expecting ',' delimiter at column 17)"
     )
 
 

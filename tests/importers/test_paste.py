@@ -192,7 +192,7 @@ def test_parse_pasted_one_message_a_list_and_a_conversation():
             '{"role": "user", "content": }',
             "pasted text: not JSON (Expecting value at line 1, column 29)",
         ),
-        ('{"a": 1}\n{"b": ', "no known format matched pasted text"),
+        ('{"a": 1}\n{"b": ', "pasted text: JSON Lines whose line 2 is not JSON"),
         # json.loads refuses these without a JSONDecodeError (ValueError, RecursionError)
         (
             '{"role": "user", "content": "x", "n": ' + "9" * 5000 + "}",

@@ -200,7 +200,7 @@ def test_the_error_names_its_rule_and_locates_its_cause(
     cause = found.findings[0]
     assert (cause.kind, cause.call_id) == (kind, call_id)
     assert cause.index is not None and cause.step is not None
-    assert f"{kind} at message index {cause.index} (0-based" in found.explain()
+    assert f"{kind} at {cause.where}" in found.explain()
     assert f"step {cause.step}" in found.explain()
 
 
