@@ -380,9 +380,9 @@ def read_dict_row(msg: dict[str, Any]) -> list[Any] | str:
         rest = len(msg) - 2 if "content" in msg else len(msg) - 1  # keys besides these two
     else:
         kind = type(content)
-        if kind is not str:  # a list of parts or an object: checked for depth here, once
-            if (kind is not list and kind is not dict) or _deep(content):
-                return _read_row_slowly(msg)  # it names the problem
+        # A list of parts or an object is checked for depth here, once, for every shape.
+        if kind is not str and ((kind is not list and kind is not dict) or _deep(content)):
+            return _read_row_slowly(msg)  # it names the problem
         rest = len(msg) - 2
     if not rest:  # the commonest shape: {"role", "content"}
         return [{"role": role, "content": content, "metadata": {}}, _EMPTY, None, False, 0]
