@@ -26,9 +26,10 @@ test: $(STAMP)
 
 # The rule core in under a minute: no slow, UI, browser, Redis or Postgres test
 # (markers are applied in tests/conftest.py). `make test` stays the whole suite.
+# tests/app and tests/browser hold only ui and browser tests: not even imported here.
 FAST := not slow and not ui and not browser and not redis and not postgres
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider -m "$(FAST)"
+	$(PY) -m pytest -q -p no:cacheprovider -m "$(FAST)" --ignore=tests/app --ignore=tests/browser
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -430,115 +430,30 @@ class Buffer:
         allocation and one free fewer per append; a result anyone holds is
         never changed.
 
-        The rules run inline, one message at a time, because this is the hot
-        path (``benchmarks/append_bench.py``): MEM-1 / MEM-10 for a tool result,
-        MEM-11 for one without a usable id, MEM-2 for an assistant turn,
-        MEM-16 for an empty user message and MEM-3 before any other user turn;
-        everything else is appended (MEM-14). Then the window (step 6).
+        Each message goes through the rules (:meth:`_place`), then the window
+        (GR-MEM step 6). One message, the usual call, is placed without a loop
+        over a batch: this is the hot path (``benchmarks/append_bench.py``).
         """
+        events: list[Any] = []  # decision tuples, then evicted nodes
         if type(incoming) is dict:
             node = read_dict_row(incoming)
             if type(node) is str:
                 raise InvalidMessagesError([MessageProblem("incoming", 0, node)])
-            batch: Sequence[_Node] = (node,)  # type: ignore[assignment]
-            events: list[Any] = []  # decision tuples, then evicted nodes
+            appended = self._place(0, node, events)  # type: ignore[arg-type]
         else:
             batch = _read_batch(incoming)
             start = len(self._nodes)  # where the batch's first message goes, if appended
-            # MEM-16: an empty batch is a pure read (the window below still applies).
-            events = [] if batch else [_decision(_PURE_READ, "MEM-16", None, None)]
-        appended = 0
+            appended = 0
+            for i, node in enumerate(batch):
+                appended += self._place(i, node, events)
+            if not batch:  # MEM-16: an empty batch is a pure read (the window still applies)
+                events.append(_decision(_PURE_READ, "MEM-16", None, None))
+            elif len(batch) > 1 and type(events[0]) is list:  # the first message, appended
+                first = events[0]  # its tuple now: _appended holds for one message only
+                events[0] = _decision(
+                    _APPENDED, "MEM-14", 0, start, call_id=first[_RID], entry=first[_ENTRY]
+                )
         nodes = self._nodes
-        i = -1
-        for node in batch:
-            i += 1
-            # Dispatch on what the reader found: only a tool entry has a result
-            # id, only an assistant entry declares calls (MEM-11).
-            rid = node[_RID]
-            if rid is not None:
-                answers = self._answers
-                if rid in answers:  # MEM-1 / MEM-10: already answered here
-                    self._answered(i, node, answers[rid], events)
-                    continue
-                node[_SEQ] = self._next_seq  # a new result: appended and indexed
-                self._next_seq += 1
-                nodes.append(node)
-                answers[rid] = [node]
-                if rid in self._open:  # its call is answered now: no longer open (MEM-3)
-                    del self._open[rid]
-                if events or node[_HEALED]:  # a healed one's entry may be replaced (MEM-10)
-                    events.append(
-                        _decision(
-                            _APPENDED, "MEM-14", i, len(nodes) - 1, call_id=rid, entry=node[_ENTRY]
-                        )
-                    )
-                else:
-                    events.append(node)  # the first decision: see _appended
-                appended += 1
-                continue
-            calls = node[_CALLS]
-            if calls:
-                declared = self._declared
-                for cid in calls:
-                    if cid not in declared:
-                        break
-                else:  # MEM-2: every call it declares is declared already
-                    first = declared[calls[0]][0]
-                    pos = first[_SEQ] - nodes[0][_SEQ]
-                    events.append(_decision(_DUPLICATE_TURN, "MEM-2", i, pos, call_id=calls[0]))
-                    continue
-                node[_SEQ] = self._next_seq  # a new turn: appended, its calls indexed
-                self._next_seq += 1
-                nodes.append(node)
-                answers = self._answers
-                for cid in calls:
-                    holders = declared.get(cid)
-                    if holders is None:
-                        declared[cid] = [node]
-                        if cid not in answers:
-                            self._open[cid] = None
-                    else:
-                        holders.append(node)
-                if events:
-                    events.append(
-                        _decision(_APPENDED, "MEM-14", i, len(nodes) - 1, entry=node[_ENTRY])
-                    )
-                else:
-                    events.append(node)  # the first decision: see _appended
-                appended += 1
-                continue
-            entry = node[_ENTRY]
-            role = entry["role"]
-            if role == "user":
-                content = entry["content"]  # MEM-16 / step 5: empty content is a pure read
-                if not content or (type(content) is str and content.isspace()):
-                    events.append(_decision(_PURE_READ, "MEM-16", i, None))
-                    continue
-                if self._open:
-                    self._heal(i, events)
-            elif role == "tool":  # MEM-11: no usable id, no dedup: appended, with a warning
-                node[_SEQ] = self._next_seq
-                self._next_seq += 1
-                nodes.append(node)
-                pos = len(nodes) - 1
-                events.append(_decision(_APPENDED, "MEM-14", i, pos, entry=entry))
-                events.append(_decision(_IDLESS, "MEM-11", i, pos, entry=entry))
-                appended += 1
-                continue
-            node[_SEQ] = self._next_seq
-            self._next_seq += 1
-            nodes.append(node)
-            if events:
-                events.append(_decision(_APPENDED, "MEM-14", i, len(nodes) - 1, entry=entry))
-            else:
-                events.append(node)  # the first decision: see _appended
-            appended += 1
-
-        if i > 0 and type(events[0]) is list:  # a batch's first message, appended: its tuple
-            first = events[0]
-            events[0] = _decision(
-                _APPENDED, "MEM-14", 0, start, call_id=first[_RID], entry=first[_ENTRY]
-            )
         # Window (GR-MEM step 6): drop the oldest entries down to max_messages.
         # Cited as MEM-14 because that rule is why eviction must not lower
         # ``appended``; GR-MEM gives the window no rule id of its own.
@@ -579,6 +494,94 @@ class Buffer:
         result._events = events
         result._messages = None
         return result
+
+    def _place(self, i: int, node: _Node, events: list[Any]) -> int:
+        """Apply the rules to incoming message ``i``, read as ``node``; 1 if it became an entry.
+
+        The rules run inline, because this is the hot path: MEM-1 / MEM-10
+        for a tool result, MEM-11 for one without a usable id, MEM-2 for an
+        assistant turn, MEM-16 for an empty user message and MEM-3 before any
+        other user turn; everything else is appended (MEM-14). Each decision
+        goes to ``events``; the first, when it is this message appended, as
+        the node itself (see :func:`_appended`).
+        """
+        nodes = self._nodes
+        # Dispatch on what the reader found: only a tool entry has a result
+        # id, only an assistant entry declares calls (MEM-11).
+        rid = node[_RID]
+        if rid is not None:
+            answers = self._answers
+            if rid in answers:  # MEM-1 / MEM-10: already answered here
+                self._answered(i, node, answers[rid], events)
+                return 0
+            node[_SEQ] = self._next_seq  # a new result: appended and indexed
+            self._next_seq += 1
+            nodes.append(node)
+            answers[rid] = [node]
+            if rid in self._open:  # its call is answered now: no longer open (MEM-3)
+                del self._open[rid]
+            if events or node[_HEALED]:  # a healed one's entry may be replaced (MEM-10)
+                events.append(
+                    _decision(
+                        _APPENDED, "MEM-14", i, len(nodes) - 1, call_id=rid, entry=node[_ENTRY]
+                    )
+                )
+            else:
+                events.append(node)  # the first decision: see _appended
+            return 1
+        calls = node[_CALLS]
+        if calls:
+            declared = self._declared
+            for cid in calls:
+                if cid not in declared:
+                    break
+            else:  # MEM-2: every call it declares is declared already
+                first = declared[calls[0]][0]
+                pos = first[_SEQ] - nodes[0][_SEQ]
+                events.append(_decision(_DUPLICATE_TURN, "MEM-2", i, pos, call_id=calls[0]))
+                return 0
+            node[_SEQ] = self._next_seq  # a new turn: appended, its calls indexed
+            self._next_seq += 1
+            nodes.append(node)
+            answers = self._answers
+            for cid in calls:
+                holders = declared.get(cid)
+                if holders is None:
+                    declared[cid] = [node]
+                    if cid not in answers:
+                        self._open[cid] = None
+                else:
+                    holders.append(node)
+            if events:
+                events.append(_decision(_APPENDED, "MEM-14", i, len(nodes) - 1, entry=node[_ENTRY]))
+            else:
+                events.append(node)  # the first decision: see _appended
+            return 1
+        entry = node[_ENTRY]
+        role = entry["role"]
+        if role == "user":
+            content = entry["content"]  # MEM-16 / step 5: empty content is a pure read
+            if not content or (type(content) is str and content.isspace()):
+                events.append(_decision(_PURE_READ, "MEM-16", i, None))
+                return 0
+            if self._open:
+                self._heal(i, events)
+        elif role == "tool":  # MEM-11: no usable id, no dedup: appended, with a warning
+            node[_SEQ] = self._next_seq
+            self._next_seq += 1
+            nodes.append(node)
+            pos = len(nodes) - 1
+            events.append(_decision(_APPENDED, "MEM-14", i, pos, entry=entry))
+            events.append(_decision(_IDLESS, "MEM-11", i, pos, entry=entry))
+            return 1
+        node[_SEQ] = self._next_seq
+        self._next_seq += 1
+        nodes.append(node)
+        if events:
+            events.append(_decision(_APPENDED, "MEM-14", i, len(nodes) - 1, entry=entry))
+        else:
+            events.append(node)  # the first decision: see _appended
+        return 1
 
     def _answered(
         self, i: int, node: _Node, holders: list[_Node], events: list[tuple[Any, ...]]

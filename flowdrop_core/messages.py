@@ -319,28 +319,30 @@ def _call_ids(raw_calls: list[Any]) -> tuple[str, ...] | None:
     (MEM-11).
     """
     ids: list[str] = []
-    for call in raw_calls:
-        if type(call) is not dict:
-            return None
-        cid = call.get("id")
-        fn = call.get("function")
-        if (
-            len(call) != 3
-            or type(fn) is not dict
-            or type(call.get("type")) is not str
-            or len(fn) != 2
-            or type(fn.get("name")) is not str
-            or type(fn.get("arguments")) is not str
-        ):
-            return None
-        if type(cid) is not str or not (cid.isascii() and cid.isidentifier()):
-            if type(cid) is not str and type(cid) is not int:
+    try:
+        for call in raw_calls:
+            if type(call) is not dict or len(call) != 3:
                 return None
-            cid = read_call_id(call)
-            if cid is None:
-                continue  # not a declaration (MEM-11)
-        if cid not in ids:
-            ids.append(cid)
+            fn = call["function"]  # with "type" and "id" below: exactly the three keys
+            if (
+                type(fn) is not dict
+                or len(fn) != 2
+                or type(call["type"]) is not str
+                or type(fn["name"]) is not str
+                or type(fn["arguments"]) is not str
+            ):
+                return None
+            cid = call["id"]
+            if type(cid) is not str or not (cid.isascii() and cid.isidentifier()):
+                if type(cid) is not str and type(cid) is not int:
+                    return None
+                cid = read_call_id(call)
+                if cid is None:
+                    continue  # not a declaration (MEM-11)
+            if cid not in ids:
+                ids.append(cid)
+    except KeyError:  # a key of the common shape is missing
+        return None
     return tuple(ids)
 
 
@@ -378,12 +380,11 @@ def read_dict_row(msg: dict[str, Any]) -> list[Any] | str:
         rest = len(msg) - 2 if "content" in msg else len(msg) - 1  # keys besides these two
     else:
         kind = type(content)
-        if kind is not str and kind is not list and kind is not dict:
-            return _read_row_slowly(msg)
+        # A list of parts or an object is checked for depth here, once, for every shape.
+        if kind is not str and ((kind is not list and kind is not dict) or _deep(content)):
+            return _read_row_slowly(msg)  # it names the problem
         rest = len(msg) - 2
     if not rest:  # the commonest shape: {"role", "content"}
-        if content is not None and kind is not str and _deep(content):
-            return _read_row_slowly(msg)
         return [{"role": role, "content": content, "metadata": {}}, _EMPTY, None, False, 0]
     if rest == 1 and "tool_call_id" in msg:  # provider-flat tool result
         raw_result = msg["tool_call_id"]
@@ -395,8 +396,6 @@ def read_dict_row(msg: dict[str, Any]) -> list[Any] | str:
                 result_id = raw_result  # a plain ASCII name is its own id (see _call_ids)
             else:
                 result_id = usable_id(raw_result)
-            if type(content) is not str and content is not None and _deep(content):
-                return _read_row_slowly(msg)
             row: dict[str, Any] = {
                 "role": role,
                 "content": content,
@@ -407,9 +406,7 @@ def read_dict_row(msg: dict[str, Any]) -> list[Any] | str:
         raw_calls = msg["tool_calls"]
         if type(raw_calls) is list:
             ids = _call_ids(raw_calls)
-            if ids is not None:  # else a call is not a plain dict: the general path below
-                if content is not None and type(content) is not str and _deep(content):
-                    return _read_row_slowly(msg)
+            if ids is not None:  # else a call is not the common shape: the general path below
                 row = {"role": role, "content": content, "metadata": {"tool_calls": raw_calls}}
                 return [row, ids if role == "assistant" else _EMPTY, None, False, 0]
 

@@ -63,6 +63,11 @@ SLOW = frozenset(
         "tests/integrations/test_optional_imports.py::test_each_integration_names_its_extra_when_the_framework_is_missing",
         "tests/storage/test_concurrency.py::test_four_processes_lose_nothing",
         "tests/core/test_fuzz.py::test_parse_scenario_raises_only_scenario_error",
+        # The wheel is built once for these four (3.4 s of a separate build): packaging.
+        "tests/test_wheel.py::test_the_wheel_carries_the_inspector_under_its_ui_package",
+        "tests/test_wheel.py::test_the_wheel_has_no_top_level_app_or_pages",
+        "tests/test_wheel.py::test_the_wheel_ships_type_information",
+        "tests/test_wheel.py::test_the_wheel_metadata_names_the_version_and_a_lean_base",
     }
 )
 

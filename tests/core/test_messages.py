@@ -23,6 +23,7 @@ from flowdrop_core import (
     read_call_id,
 )
 from flowdrop_core.messages import read_message, read_row, to_stored_row
+from flowdrop_core.nesting import MAX_MESSAGE_DEPTH
 
 GOOD = {"role": "user", "content": "hi"}
 
@@ -549,3 +550,85 @@ def test_a_turns_call_ids_are_read_like_the_reference_pair(
 def test_a_one_call_list_whose_call_is_not_an_object_is_refused() -> None:
     turn = {"role": "assistant", "content": None, "tool_calls": ["c1"]}
     assert read_row(turn) == "tool_calls[0] must be an object, got str"
+
+
+def _deep_value(levels: int) -> Any:
+    """A value ``levels`` containers deep (lists and objects by turns)."""
+    value: Any = "leaf"
+    for n in range(levels):
+        value = {"a": value} if n % 2 else [value]
+    return value
+
+
+def _call_with(place: str, value: Any) -> dict[str, Any]:
+    """The common provider call with ``value`` put at ``place``."""
+    call: dict[str, Any] = {"id": "c1", "type": "function", "function": {"name": "f"}}
+    call["function"]["arguments"] = "{}"
+    if place.startswith("function."):
+        call["function"][place.removeprefix("function.")] = value
+    else:
+        call[place] = value
+    return call
+
+
+_CALL_PLACES = [
+    "id",
+    "type",
+    "function",
+    "function.name",
+    "function.arguments",
+    "function.extra",
+    "extra",
+]
+
+
+@pytest.mark.parametrize("place", _CALL_PLACES)
+@pytest.mark.parametrize("where", ["provider-flat", "stored row"])
+def test_a_call_nested_too_deep_is_refused_wherever_the_depth_hides(place: str, where: str) -> None:
+    """The engine's short path reads a common call without a walk: a value nested
+    past the bound anywhere in a call (a field of the call or of its function) is
+    refused as :func:`read_message` refuses it, and one at the bound is accepted.
+    The message is level 1, its call list level 2 (3 under ``metadata``)."""
+    calls = [{"id": "c0", "type": "function", "function": {"name": "g", "arguments": "{}"}}]
+    for levels, refused in ((MAX_MESSAGE_DEPTH + 1, True), (MAX_MESSAGE_DEPTH, False)):
+        at = (5 if place.startswith("function.") else 4) + (where == "stored row")
+        call = _call_with(place, _deep_value(levels - at + 1))
+        if where == "provider-flat":
+            turn: dict = {"role": "assistant", "content": None, "tool_calls": [*calls, call]}
+        else:
+            turn = {"role": "assistant", "content": None, "metadata": {"tool_calls": [call]}}
+        got = read_row(turn)
+        expected = read_message(turn)
+        if refused:
+            assert isinstance(got, str) and f"nested more than {MAX_MESSAGE_DEPTH}" in got
+            assert got == expected
+            with pytest.raises(InvalidMessagesError, match="nested more than"):
+                Buffer().append(turn)
+        else:
+            assert not isinstance(expected, str), expected
+            assert got == [to_stored_row(expected), expected.calls, None, False, 0]
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        {"role": "user"},
+        {"role": "tool", "tool_call_id": "c1"},
+        {"role": "assistant", "tool_calls": [_OPENAI_CALL]},
+        {"role": "user", "timestamp": 1},
+    ],
+    ids=["role and content", "tool result", "turn with calls", "other fields"],
+)
+def test_content_nested_too_deep_is_refused_in_every_shape_the_engine_reads(shape: dict) -> None:
+    """Content is level 2: a list or object nesting past the bound is refused in each
+    shape :func:`read_row` reads in one pass, with :func:`read_message`'s text."""
+    for levels, refused in ((MAX_MESSAGE_DEPTH, True), (MAX_MESSAGE_DEPTH - 1, False)):
+        msg = {**shape, "content": _deep_value(levels)}
+        got = read_row(msg)
+        expected = read_message(msg)
+        if refused:
+            assert isinstance(got, str) and got == expected
+            assert got.startswith(f"nested more than {MAX_MESSAGE_DEPTH} levels (at content.")
+        else:
+            assert not isinstance(expected, str), expected
+            assert got == [to_stored_row(expected), expected.calls, expected.result_id, False, 0]

@@ -9,7 +9,9 @@ libraries load the conversation and run on.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -197,17 +199,44 @@ def _look(path: Path) -> None:
     store.close()
 
 
+_WRITERS: dict[str, Callable[[Path], Path]] = {
+    "openai-agents": agents_file,
+    "advanced": advanced_file,
+    "langgraph": langgraph_file,
+}
+
+
+@pytest.fixture(scope="module")
+def dead_writer_files(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """Each kind's file as its framework's writer left it when its process died, made once.
+
+    A test copies the file with its ``-wal`` and ``-shm`` byte for byte into its own
+    folder: the same files a dead writer leaves, without starting one process per test.
+    """
+    made: dict[str, Path] = {}
+
+    def files(kind: str) -> Path:
+        if kind not in made:
+            path = _WRITERS[kind](tmp_path_factory.mktemp(kind) / "store.sqlite")
+            left_by_a_dead_writer(path, kind)
+            made[kind] = path
+        return made[kind]
+
+    return files
+
+
 @pytest.mark.parametrize("kind", ["openai-agents", "advanced", "langgraph"])
 @pytest.mark.parametrize("left", ["at rest", "wal and shm left", "wal left alone"])
 def test_reading_a_framework_file_changes_no_byte_and_creates_no_file(
-    tmp_path: Path, kind: str, left: str
+    tmp_path: Path, kind: str, left: str, dead_writer_files: Callable[[str], Path]
 ) -> None:
-    make = {"openai-agents": agents_file, "advanced": advanced_file, "langgraph": langgraph_file}[
-        kind
-    ]
-    path = make(tmp_path / "store.sqlite")
-    if left != "at rest":
-        left_by_a_dead_writer(path, kind)
+    path = tmp_path / "store.sqlite"
+    if left == "at rest":
+        _WRITERS[kind](path)
+    else:
+        source = dead_writer_files(kind)
+        for suffix in ("", "-wal", "-shm"):
+            shutil.copyfile(f"{source}{suffix}", f"{path}{suffix}")
         if left == "wal left alone":
             Path(f"{path}-shm").unlink()
     before = folder_state(tmp_path)
