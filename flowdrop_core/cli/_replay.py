@@ -58,7 +58,15 @@ from flowdrop_core.scenario import SCOPES, Scenario, ScenarioConfig, dump_scenar
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
-__all__ = ["NAME", "build_replay", "format_table", "recording_context", "register", "run"]
+__all__ = [
+    "NAME",
+    "build_replay",
+    "format_table",
+    "gc_paused",
+    "recording_context",
+    "register",
+    "run",
+]
 
 NAME = "replay"
 
@@ -383,13 +391,13 @@ def _summary(timeline: Timeline) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """``replay PATH``: the timeline as a table, or JSON lines with ``--json``."""
-    with _gc_paused():
+    with gc_paused():
         return _replay_command(args)
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for one command.
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for one command (``replay``, ``doctor``, ``lint``).
 
     A long replay allocates millions of small acyclic objects (steps, events,
     entries) that all stay alive until the output is written; the collector
