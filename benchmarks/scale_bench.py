@@ -118,7 +118,11 @@ def at_100k(path: Path, messages: int, rounds: int) -> bool:
     above = max(run.rss for run in runs.values()) - decoded.rss
     print("goals:")
     results = [
-        goal("replay <= 2x floor (CPU)", f"{replay.cpu / floor.cpu:.2f}x", replay.cpu <= 2 * floor.cpu),
+        goal(
+            "replay <= 2x floor (CPU)",
+            f"{replay.cpu / floor.cpu:.2f}x",
+            replay.cpu <= 2 * floor.cpu,
+        ),
         goal(
             "replay --json <= 2x floor (CPU)",
             f"{runs['replay --json'].cpu / floor.cpu:.2f}x",

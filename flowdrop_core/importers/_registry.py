@@ -375,8 +375,10 @@ def parse_conversations(
         head = format is None and spec.name == jsonl.NAME
         if format is None:
             on = text if spec.on_text else lines
-            verdict = jsonl.claims_head(lines or []) if head else _verdict(
-                spec, document, json_problem, on
+            verdict = (
+                jsonl.claims_head(lines or [])
+                if head
+                else _verdict(spec, document, json_problem, on)
             )
             if isinstance(verdict, Miss):
                 problems[spec.name], misses[spec.name] = str(verdict), verdict
