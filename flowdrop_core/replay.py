@@ -472,6 +472,8 @@ class Timeline:
         record.evicted = parts.evicted
         self.steps.append(record)
         slot = None if res.refused else (str(res.scope), res.resolved_scope_id, res.key)
+        if self._slot_of and slot == self._slot_of[-1]:
+            slot = self._slot_of[-1]  # one tuple for a run of steps on the same slot
         self._slot_of.append(slot)
         if slot is not None:
             self._slot_steps.setdefault(slot, []).append(number)
