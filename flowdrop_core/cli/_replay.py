@@ -312,9 +312,11 @@ def _longest(values: Iterable[int]) -> int:
     return max(values, default=0)
 
 
-def _widths(steps: Sequence[StepRecord], labels: list[str], incoming: list[str]) -> list[int]:
-    """Each column's width, from one cheap pass: the number columns by their extremes
-    (a whole number's text grows with its size), the text columns by their cells."""
+def _longest_cells(
+    steps: Sequence[StepRecord], labels: list[str], incoming: list[str], flags: list[str]
+) -> list[int]:
+    """Each column's longest cell, from one cheap pass: the number columns by their
+    extremes (a whole number's text grows with its size), the text columns by their cells."""
     counts = [r.count for r in steps]
     deltas = [r.count - r.count_before for r in steps]
     longest = [
@@ -330,13 +332,9 @@ def _widths(steps: Sequence[StepRecord], labels: list[str], incoming: list[str])
         len(str(_longest(r.inserted for r in steps))),
         len(str(_longest(r.evicted for r in steps))),
         _longest(len(_scope_cell(r)) for r in steps),
-        _longest(len(_flag(r)) for r in steps),
+        _longest(map(len, flags)),
     ]
-    # A column's cells are cut to its cap, so no cell is wider than the cap.
-    return [
-        max(len(header), min(width, cap))
-        for (_, header, _, cap), width in zip(_COLUMNS, longest, strict=True)
-    ]
+    return longest
 
 
 def _scope_cell(r: StepRecord) -> str:
@@ -344,15 +342,19 @@ def _scope_cell(r: StepRecord) -> str:
 
 
 def _columns(
-    steps: Sequence[StepRecord], labels: list[str], incoming: list[str]
+    steps: Sequence[StepRecord],
+    labels: list[str],
+    incoming: list[str],
+    flags: list[str],
+    cut: list[bool],
 ) -> list[list[str]]:
-    """The table's cells for ``steps`` column by column, in :data:`_COLUMNS` order, each
-    cut to its column's cap, read off the records (``labels`` and ``incoming`` made).
+    """The table's cells for ``steps`` column by column, in :data:`_COLUMNS` order, read
+    off the records (``labels``, ``incoming`` and ``flags`` made); a column whose ``cut``
+    is set has its cells cut to its cap.
 
     One pass per column over the records' slots (the event tallies were counted
     when each record was made), so no row dict is built per step for the table.
     """
-    flags = [_flag(r) for r in steps]
     columns = [
         [f"*{r.step}" if flag else f" {r.step}" for r, flag in zip(steps, flags, strict=True)],
         labels,
@@ -368,7 +370,10 @@ def _columns(
         [_scope_cell(r) for r in steps],
         flags,
     ]
-    return [_cut(column, cap) for column, (_, _, _, cap) in zip(columns, _COLUMNS, strict=True)]
+    return [
+        _cut(column, cap) if cutting else column
+        for column, (_, _, _, cap), cutting in zip(columns, _COLUMNS, cut, strict=True)
+    ]
 
 
 def format_table(timeline: Timeline) -> str:
@@ -400,7 +405,14 @@ def table_lines(timeline: Timeline) -> Iterator[str]:
     steps = timeline.steps
     labels = _cut([r.label for r in steps], _COLUMNS[1][3])
     incoming = _cut([incoming_summary(r.incoming) for r in steps], _COLUMNS[2][3])
-    widths = _widths(steps, labels, incoming)
+    flags = [_flag(r) for r in steps]
+    longest = _longest_cells(steps, labels, incoming, flags)
+    # A column's cells are cut to its cap, so no cell is wider than the cap.
+    widths = [
+        max(len(header), min(width, cap))
+        for (_, header, _, cap), width in zip(_COLUMNS, longest, strict=True)
+    ]
+    cut = [width > cap for (_, _, _, cap), width in zip(_COLUMNS, longest, strict=True)]
     # One format string for every row: a C call per row instead of a pad per cell
     # (what str.rjust / str.ljust do, cell by cell, then the trailing spaces cut).
     row_format = "  ".join(
@@ -410,11 +422,13 @@ def table_lines(timeline: Timeline) -> Iterator[str]:
     yield row_format(*["-" * w for w in widths]).rstrip()
     for at in range(0, len(steps), _TABLE_CHUNK):
         upto = at + _TABLE_CHUNK
-        columns = _columns(steps[at:upto], labels[at:upto], incoming[at:upto])
+        columns = _columns(
+            steps[at:upto], labels[at:upto], incoming[at:upto], flags[at:upto], cut
+        )
         yield from [row_format(*r).rstrip() for r in zip(*columns, strict=True)]
     yield ""
     yield _summary(timeline)
-    if any(r.mem14_flag for r in steps):
+    if any(flags):
         yield (
             "* MEM-14: the change in count does not show what was appended "
             "(hidden append: the window evicted as much as it added; growth without append: "
