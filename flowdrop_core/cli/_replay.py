@@ -243,6 +243,7 @@ def build_replay(
         config=ScenarioConfig(**config),
         context=recording_context(config.get("scope", ScenarioConfig().scope), context),
         name=Path(source.path).stem,
+        copies=False,  # the command owns the import and changes no message
     )
     return scenario, step_origins(conv, per)  # type: ignore[arg-type]
 
