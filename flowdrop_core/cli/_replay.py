@@ -423,9 +423,7 @@ def table_lines(timeline: Timeline) -> Iterator[str]:
     yield row_format(*["-" * w for w in widths]).rstrip()
     for at in range(0, len(steps), _TABLE_CHUNK):
         upto = at + _TABLE_CHUNK
-        columns = _columns(
-            steps[at:upto], labels[at:upto], incoming[at:upto], flags[at:upto], cut
-        )
+        columns = _columns(steps[at:upto], labels[at:upto], incoming[at:upto], flags[at:upto], cut)
         yield from [row_format(*r).rstrip() for r in zip(*columns, strict=True)]
     yield ""
     yield _summary(timeline)
