@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/store_bench.py
 	$(PY) benchmarks/replay_store_bench.py
 	$(PY) benchmarks/replay_memory.py
+	$(PY) benchmarks/scale_bench.py
 	$(PY) benchmarks/layers_bench.py
 	$(PY) benchmarks/ui_bench.py
 

@@ -472,6 +472,8 @@ class Timeline:
         record.evicted = parts.evicted
         self.steps.append(record)
         slot = None if res.refused else (str(res.scope), res.resolved_scope_id, res.key)
+        if self._slot_of and slot == self._slot_of[-1]:
+            slot = self._slot_of[-1]  # one tuple for a run of steps on the same slot
         self._slot_of.append(slot)
         if slot is not None:
             self._slot_steps.setdefault(slot, []).append(number)
@@ -835,17 +837,22 @@ def conversation_to_scenario(
     config: ScenarioConfig | None = None,
     context: dict[str, Any] | None = None,
     name: str | None = None,
+    copies: bool = True,
 ) -> Scenario:
     """Turn a recorded conversation into appends: one per message, or one per recorded turn.
 
     Each step's label says where its messages came from in the file. Without
     a context, the steps run under ``{"session_id": "replay"}`` so the default
-    ``session`` scope resolves.
+    ``session`` scope resolves. ``copies``: each step appends a shallow copy of
+    its message, so the scenario aliases nothing of ``conv``; a caller that owns
+    the import and changes neither (the command line) passes ``False`` and keeps
+    one dict per message, not two.
     """
     messages, origins = conv.messages, conv.origins
     if per == "message":  # the commonest: one step per message, labelled by its origin
         steps = [
-            _step(origin, dict(message)) for message, origin in zip(messages, origins, strict=True)
+            _step(origin, dict(message) if copies else message)
+            for message, origin in zip(messages, origins, strict=True)
         ]
     else:
         steps = []

@@ -17,8 +17,16 @@ from typing import Any
 
 from flowdrop_core.cli._loading import check_messages, load_source
 from flowdrop_core.cli._options import EPILOG, FORMAT_HELP, non_negative_int
-from flowdrop_core.cli._output import INPUT_ERRORS, CliError, in_file, plural, say, say_json
-from flowdrop_core.cli._replay import build_replay
+from flowdrop_core.cli._output import (
+    INPUT_ERRORS,
+    CliError,
+    in_file,
+    leave_to_exit,
+    plural,
+    say,
+    say_json,
+)
+from flowdrop_core.cli._replay import build_replay, gc_paused
 from flowdrop_core.inspect.health import health
 from flowdrop_core.replay import replay
 
@@ -67,14 +75,22 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``doctor PATH``: the health report; exit 1 when a provider would reject the recording."""
+    with gc_paused():
+        return _doctor(args)
+
+
+def _doctor(args: argparse.Namespace) -> int:
     source = load_source(args.path, args.format)
     check_messages(source.path, source.entries, source.origins)
     scenario, origins = build_replay(source, args)
     try:
-        timeline = replay(scenario, origins=origins)
+        # check_messages read every message a step appends or starts from: not again.
+        timeline = replay(scenario, origins=origins, validated=True)
     except INPUT_ERRORS as exc:
         raise CliError(in_file(args.path, exc)) from None
     report = health(timeline)
+    if scenario.config.storage.strip().lower() == "memory":
+        leave_to_exit(source, scenario, origins, timeline)  # see replay: no teardown at exit
     status = 1 if report.provider_rejects else 0
     if args.json:
         say_json(json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False))

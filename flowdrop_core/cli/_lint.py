@@ -21,7 +21,8 @@ from flowdrop_core.cli._loading import (
     origin,
 )
 from flowdrop_core.cli._options import CONVERSATION_HELP, EPILOG, FORMAT_HELP, positive_int
-from flowdrop_core.cli._output import plural, say, say_json
+from flowdrop_core.cli._output import leave_to_exit, plural, say, say_json
+from flowdrop_core.cli._replay import gc_paused
 from flowdrop_core.provider import normalize_report
 
 __all__ = ["NAME", "register", "run"]
@@ -57,6 +58,11 @@ def run(args: argparse.Namespace) -> int:
     (each on its own: one line's call ids are not another's), unless
     ``--conversation N`` picks one.
     """
+    with gc_paused():
+        return _lint(args)
+
+
+def _lint(args: argparse.Namespace) -> int:
     picked = getattr(args, "conversation", None)
     if picked is None:
         sources = load_sources(args.path, args.format)
@@ -67,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         for source in sources
     ]
     found = any(findings for _, findings in reports)
+    leave_to_exit(sources, reports)  # freed by the process's end (see replay)
     if getattr(args, "json", False):
         rows = [
             {

@@ -12,7 +12,7 @@ import argparse
 import gc
 import json
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,7 +58,16 @@ from flowdrop_core.scenario import SCOPES, Scenario, ScenarioConfig, dump_scenar
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
-__all__ = ["NAME", "build_replay", "format_table", "recording_context", "register", "run"]
+__all__ = [
+    "NAME",
+    "build_replay",
+    "format_table",
+    "gc_paused",
+    "recording_context",
+    "register",
+    "run",
+    "table_lines",
+]
 
 NAME = "replay"
 
@@ -234,6 +243,7 @@ def build_replay(
         config=ScenarioConfig(**config),
         context=recording_context(config.get("scope", ScenarioConfig().scope), context),
         name=Path(source.path).stem,
+        copies=False,  # the command owns the import and changes no message
     )
     return scenario, step_origins(conv, per)  # type: ignore[arg-type]
 
@@ -290,17 +300,66 @@ def _flag(record: StepRecord) -> str:
     return record.mem14_flag or ""
 
 
-def _columns(steps: Sequence[StepRecord]) -> list[list[str]]:
-    """The table's cells column by column, in :data:`_COLUMNS` order, read off the records.
+#: Rows formatted at once when the table is written as it goes (bounded memory).
+_TABLE_CHUNK = 8192
+
+
+def _cut(values: list[str], cap: int) -> list[str]:
+    """Each value longer than ``cap`` cut to it, ending in an ellipsis."""
+    return [v if len(v) <= cap else v[: cap - 1] + "…" for v in values]
+
+
+def _longest(values: Iterable[int]) -> int:
+    return max(values, default=0)
+
+
+def _longest_cells(
+    steps: Sequence[StepRecord], labels: list[str], incoming: list[str], flags: list[str]
+) -> list[int]:
+    """Each column's longest cell, from one cheap pass: the number columns by their
+    extremes (a whole number's text grows with its size), the text columns by their cells."""
+    counts = [r.count for r in steps]
+    deltas = [r.count - r.count_before for r in steps]
+    longest = [
+        1 + len(str(_longest(r.step for r in steps))),
+        _longest(map(len, labels)),
+        _longest(map(len, incoming)),
+        len(str(_longest(counts))),
+        max((len(f"{d:+d}") for d in (min(deltas), max(deltas))), default=0),
+        len(str(_longest(r.appended for r in steps))),
+        (3 if any(r.appended_any for r in steps) else 2) if steps else 0,
+        len(str(_longest(r.duplicates for r in steps))),
+        len(str(_longest(r.replaced for r in steps))),
+        len(str(_longest(r.inserted for r in steps))),
+        len(str(_longest(r.evicted for r in steps))),
+        _longest(len(_scope_cell(r)) for r in steps),
+        _longest(map(len, flags)),
+    ]
+    return longest
+
+
+def _scope_cell(r: StepRecord) -> str:
+    return "REFUSED" if r.refused else (r.resolved_scope_id if r.resolved_scope_id else '""')
+
+
+def _columns(
+    steps: Sequence[StepRecord],
+    labels: list[str],
+    incoming: list[str],
+    flags: list[str],
+    cut: list[bool],
+) -> list[list[str]]:
+    """The table's cells for ``steps`` column by column, in :data:`_COLUMNS` order, read
+    off the records (``labels``, ``incoming`` and ``flags`` made); a column whose ``cut``
+    is set has its cells cut to its cap.
 
     One pass per column over the records' slots (the event tallies were counted
     when each record was made), so no row dict is built per step for the table.
     """
-    flags = [_flag(r) for r in steps]
-    return [
+    columns = [
         [f"*{r.step}" if flag else f" {r.step}" for r, flag in zip(steps, flags, strict=True)],
-        [r.label for r in steps],
-        [incoming_summary(r.incoming) for r in steps],
+        labels,
+        incoming,
         [str(r.count) for r in steps],
         [f"{r.count - r.count_before:+d}" for r in steps],
         [str(r.appended) for r in steps],
@@ -309,11 +368,12 @@ def _columns(steps: Sequence[StepRecord]) -> list[list[str]]:
         [str(r.replaced) for r in steps],
         [str(r.inserted) for r in steps],
         [str(r.evicted) for r in steps],
-        [
-            "REFUSED" if r.refused else (r.resolved_scope_id if r.resolved_scope_id else '""')
-            for r in steps
-        ],
+        [_scope_cell(r) for r in steps],
         flags,
+    ]
+    return [
+        _cut(column, cap) if cutting else column
+        for column, (_, _, _, cap), cutting in zip(columns, _COLUMNS, cut, strict=True)
     ]
 
 
@@ -322,49 +382,57 @@ def format_table(timeline: Timeline) -> str:
 
     One row per step, computed once (O(steps)); the buffer itself is never shown.
     """
+    return "\n".join(table_lines(timeline))
+
+
+def table_lines(timeline: Timeline) -> Iterator[str]:
+    """:func:`format_table`'s lines, made a chunk of rows at a time as they are read.
+
+    The column widths come first from one cheap pass over the records (the text
+    columns' cells, cut to their caps, are kept for the rows); then the rows are
+    formatted :data:`_TABLE_CHUNK` at a time, so a long replay's table is never
+    whole in memory when it is written as it goes.
+    """
     scenario = timeline.scenario
     cfg = scenario.config
     window = f"{cfg.max_messages}" if cfg.max_messages else "0 (no cap)"
     context = json.dumps(scenario.context, ensure_ascii=False)
-    lines = [
-        f"{scenario.name}" + (f": {scenario.title}" if scenario.title else ""),
+    yield f"{scenario.name}" + (f": {scenario.title}" if scenario.title else "")
+    yield (
         f"scope {cfg.scope}, key {cfg.key}, max_messages {window}, storage {cfg.storage}; "
-        f"context {context}",
-        "",
-    ]
+        f"context {context}"
+    )
+    yield ""
     steps = timeline.steps
-    # Column by column (C-level passes, not a Python loop per cell): a value
-    # longer than its column's cap is cut to the cap, ending in an ellipsis.
-    columns = _columns(steps)
-    widths = []
-    for k, (_, header, _, cap) in enumerate(_COLUMNS):
-        column = columns[k]
-        longest = max(map(len, column), default=0)
-        if longest > cap:
-            columns[k] = column = [v if len(v) <= cap else v[: cap - 1] + "…" for v in column]
-            longest = max(map(len, column))
-        widths.append(max(len(header), longest))
+    labels = _cut([r.label for r in steps], _COLUMNS[1][3])
+    incoming = _cut([incoming_summary(r.incoming) for r in steps], _COLUMNS[2][3])
+    flags = [_flag(r) for r in steps]
+    longest = _longest_cells(steps, labels, incoming, flags)
+    # A column's cells are cut to its cap, so no cell is wider than the cap.
+    widths = [
+        max(len(header), min(width, cap))
+        for (_, header, _, cap), width in zip(_COLUMNS, longest, strict=True)
+    ]
+    cut = [width > cap for (_, _, _, cap), width in zip(_COLUMNS, longest, strict=True)]
     # One format string for every row: a C call per row instead of a pad per cell
     # (what str.rjust / str.ljust do, cell by cell, then the trailing spaces cut).
     row_format = "  ".join(
         f"{{:{align}{width}}}" for (_, _, align, _), width in zip(_COLUMNS, widths, strict=True)
     ).format
-
-    def render(values: Sequence[str]) -> str:
-        return row_format(*values).rstrip()
-
-    lines.append(render([header for _, header, _, _ in _COLUMNS]))
-    lines.append(render(["-" * w for w in widths]))
-    lines.extend([row_format(*r).rstrip() for r in zip(*columns, strict=True)])
-    lines.append("")
-    lines.append(_summary(timeline))
-    if any(columns[-1]):
-        lines.append(
+    yield row_format(*[header for _, header, _, _ in _COLUMNS]).rstrip()
+    yield row_format(*["-" * w for w in widths]).rstrip()
+    for at in range(0, len(steps), _TABLE_CHUNK):
+        upto = at + _TABLE_CHUNK
+        columns = _columns(steps[at:upto], labels[at:upto], incoming[at:upto], flags[at:upto], cut)
+        yield from [row_format(*r).rstrip() for r in zip(*columns, strict=True)]
+    yield ""
+    yield _summary(timeline)
+    if any(flags):
+        yield (
             "* MEM-14: the change in count does not show what was appended "
             "(hidden append: the window evicted as much as it added; growth without append: "
             "placeholders were inserted)."
         )
-    return "\n".join(lines)
 
 
 def _summary(timeline: Timeline) -> str:
@@ -383,13 +451,13 @@ def _summary(timeline: Timeline) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """``replay PATH``: the timeline as a table, or JSON lines with ``--json``."""
-    with _gc_paused():
+    with gc_paused():
         return _replay_command(args)
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for one command.
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for one command (``replay``, ``doctor``, ``lint``).
 
     A long replay allocates millions of small acyclic objects (steps, events,
     entries) that all stay alive until the output is written; the collector
@@ -414,8 +482,11 @@ def _gc_paused() -> Iterator[None]:
 _CHUNK = 1 << 20
 
 
-def _write_lines(out: SupportsWrite[str], lines: Iterable[str]) -> None:
-    """Write each line escaped (:func:`visible_json`) and ended, about a megabyte at a time.
+def _write_lines(
+    out: SupportsWrite[str], lines: Iterable[str], escape: Callable[[str], str] = visible_json
+) -> None:
+    """Write each line escaped (``escape``: :func:`visible_json`, or :func:`visible` for
+    text) and ended, about a megabyte at a time.
 
     One escape pass and one write per chunk rather than two writes per line
     (100,000 lines: 200,000 writes, each a system call when the output is
@@ -428,11 +499,11 @@ def _write_lines(out: SupportsWrite[str], lines: Iterable[str]) -> None:
         chunk.append(line)
         size += len(line)
         if size >= _CHUNK:
-            out.write(visible_json("\n".join(chunk)) + "\n")
+            out.write(escape("\n".join(chunk)) + "\n")
             chunk.clear()
             size = 0
     if chunk:
-        out.write(visible_json("\n".join(chunk)) + "\n")
+        out.write(escape("\n".join(chunk)) + "\n")
 
 
 def _replay_command(args: argparse.Namespace) -> int:
@@ -454,7 +525,7 @@ def _replay_command(args: argparse.Namespace) -> int:
         # whole buffer after each step only with --buffer (O(steps x buffer)).
         _write_lines(out, timeline.to_json_lines(include_messages=args.buffer))
     else:
-        out.write(visible(format_table(timeline)) + "\n")
+        _write_lines(out, table_lines(timeline), escape=visible)
         if source.notes:
             out.write(visible("\n".join(["", *note_lines(source.notes)])) + "\n")
     if args.save:

@@ -47,9 +47,25 @@ RUN_FORMATS = (
 _TOP_INDEX = re.compile(r"(^|\+)\[(\d+)\](\.?)")
 
 
+#: How many lines of a run of single-message lines :func:`claims_head` looks at.
+HEAD_LINES = 1000
+
+
 def claims(lines: list[Line]) -> Verdict:
     """Every line is JSON; each whole-conversation line is claimed by a JSON format, and
     each run of single-message lines by one of :data:`RUN_FORMATS`."""
+    return _claims(lines)
+
+
+def claims_head(lines: list[Line]) -> Verdict:
+    """:func:`claims` of the first :data:`HEAD_LINES` lines: the reader reads every
+    line and checks it itself (a line that is not JSON, a run no format claims), so a
+    long recording is not checked twice. When the reading then fails, the registry
+    asks :func:`claims` for the whole file's verdict, so the error is the same."""
+    return _claims(lines[:HEAD_LINES]) if len(lines) > HEAD_LINES else claims(lines)
+
+
+def _claims(lines: list[Line]) -> Verdict:
     if not lines:
         return Miss("", "no lines")
     if len(lines) == 1 and _is_conversation(lines[0][1]):

@@ -371,8 +371,15 @@ def parse_conversations(
     for spec in REGISTRY if format is None else (_BY_NAME[format],):
         if spec.read_text is not None and lines is None:
             lines = lines_of(text)
+        # JSON Lines is claimed on the first lines of each run; its reader checks the rest.
+        head = format is None and spec.name == jsonl.NAME
         if format is None:
-            verdict = _verdict(spec, document, json_problem, text if spec.on_text else lines)
+            on = text if spec.on_text else lines
+            verdict = (
+                jsonl.claims_head(lines or [])
+                if head
+                else _verdict(spec, document, json_problem, on)
+            )
             if isinstance(verdict, Miss):
                 problems[spec.name], misses[spec.name] = str(verdict), verdict
                 continue
@@ -382,8 +389,12 @@ def parse_conversations(
             assert lines is not None or spec.read_text is None
             read = _read(spec, document, text, lines or [])
         except Problem as problem:
-            problems[spec.name] = str(problem)
             _untraced(problem)
+            whole = _verdict(spec, document, json_problem, lines) if head else None
+            if isinstance(whole, Miss):  # the whole file's verdict, as if claimed at once
+                problems[spec.name], misses[spec.name] = str(whole), whole
+            else:
+                problems[spec.name] = str(problem)
             continue
         if best is None or _rank(read) < _rank(best[1]):
             best = (spec.name, read)
@@ -551,7 +562,12 @@ def nearest_miss(value: Any, formats: tuple[str, ...]) -> Miss | None:
 
 
 def detect_value(
-    value: Any, formats: tuple[str, ...], prefix: str, *, numbers: list[int] | None = None
+    value: Any,
+    formats: tuple[str, ...],
+    prefix: str,
+    *,
+    numbers: list[int] | None = None,
+    whole: bool = False,
 ) -> Out:
     """Read a nested JSON value in the claiming format that reads it with the fewest notes.
 
@@ -559,14 +575,25 @@ def detect_value(
     miss; when every claiming format fails, the problem of the one that read
     furthest (ties: the earlier format), tagged with its name; either located
     within ``value`` (callers with a ``prefix`` use only its ``what``).
-    ``numbers`` relocates ``[i]`` to line numbers for a run of JSONL lines.
+    ``numbers`` relocates ``[i]`` to line numbers for a run of JSONL lines; such a run
+    is claimed on its first lines unless ``whole`` (every format's reader checks each
+    line it reads; when none reads the run, it is judged on every line for the error).
     """
+    # A run of JSON Lines messages is claimed on its first lines; each reader checks
+    # every line it reads. When none reads it, the whole run is judged as ever.
+    head = (
+        not whole
+        and numbers is not None
+        and isinstance(value, list)
+        and len(value) > jsonl.HEAD_LINES
+    )
+    claimed_on = value[: jsonl.HEAD_LINES] if head else value
     failures: list[tuple[int, str, Problem]] = []
     best: Out | None = None
     for name in formats:
         spec = _BY_NAME[name]
         try:
-            claimed = isinstance(spec.claims(value), Claim)
+            claimed = isinstance(spec.claims(claimed_on), Claim)
         except RecursionError:
             claimed = False
         if not claimed:
@@ -590,6 +617,8 @@ def detect_value(
         placed = Out()
         placed.extend(best, lambda origin: _under(prefix, origin))
         return placed
+    if head:  # no format read the run: its error, as judged on every line
+        return detect_value(value, formats, prefix, numbers=numbers, whole=True)
     if failures:
         _, name, furthest = max(failures, key=lambda failure: failure[0])
         where, what = furthest.where, f"{furthest.what} (read as {name})"
