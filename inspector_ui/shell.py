@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from inspector_ui import place
 from inspector_ui.registry import BY_KEY, PAGES, PLAYGROUND, PageSpec
 from inspector_ui.visitor import require_token
 
@@ -26,6 +27,7 @@ def page_shell(key: str) -> PageSpec:
         layout="wide",
     )
     require_token()  # nothing of the page runs before the operator's token (when one is set)
+    place.restore(key)  # a page switch comes back to where the person was
     nav = st.container(horizontal=True, gap="small", key="nav")
     with nav:
         for page in PAGES:
