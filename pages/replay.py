@@ -331,8 +331,9 @@ except (ConversationFormatError, ReplayError, ValueError) as exc:
 with source_col:
     show_import_notes(notes, key="r_import", source=Path(name).name)
 
+showing = "your upload" if upload is not None else "the sample"
 st.success(
-    f"{md(Path(name).name)}: {len(timeline.steps)} step(s), "
+    f"Showing {showing} {md(Path(name).name)}: {len(timeline.steps)} step(s), "
     f"{sum(r.appended for r in timeline.steps)} appended, "
     f"{sum(1 for r in timeline.steps if count_flag(r))} highlighted for MEM-14 (a heal's "
     "growth, a replaced or dropped result's zero).",
