@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from flowdrop_core.importers import ConversationFormatError
 from flowdrop_core.inspect.compare import plan_keys, scenario_appends
@@ -23,7 +25,7 @@ from inspector_ui.cache import (
     replay_key,
     replays,
 )
-from inspector_ui import place
+from inspector_ui import place, upload_guard
 from inspector_ui.compare import REFIRE_LABELS, show_replay_compare
 from inspector_ui.health import show_health_panel
 from inspector_ui.kept_uploads import KeepSettingsError
@@ -48,6 +50,8 @@ from inspector_ui.visitor import forget, keep_value, kept, upload_keeper
 page_shell("replay")
 
 MAX_UPLOAD_MB = int(st.get_option("server.maxUploadSize"))
+#: Files up to this many times the limit reach the guard, which names them when refusing.
+OVERSIZED_FACTOR = 100
 DEFAULT_SAMPLE = "imports/openai_chat.json"
 #: The URL parameter naming a kept upload by the SHA-256 of its bytes.
 UPLOAD_PARAM = "upload"
@@ -127,6 +131,30 @@ def open_kept(digest: str) -> tuple[str, bytes] | None:
     return None
 
 
+def take_oversized(accepted: bool) -> tuple[str, int, int] | None:
+    """The upload the guard refused as too large (name, bytes, limit), kept for this
+    session's page until another file is accepted."""
+    ctx = get_script_run_ctx()
+    refused = upload_guard.take_oversized(ctx.session_id) if ctx is not None else None
+    if refused is not None:
+        st.session_state.r_oversized = refused
+    elif accepted:
+        st.session_state.pop("r_oversized", None)
+    found = st.session_state.get("r_oversized")
+    return found if isinstance(found, tuple) else None
+
+
+def show_oversized(where: DeltaGenerator, refused: tuple[str, int, int], showing: str) -> None:
+    """Name the refused file, its size and the limit, and what the page shows instead."""
+    file_name, size, limit = refused
+    where.error(
+        f"{md(file_name)} was not uploaded: it is {size / 1e6:,.1f} MB ({size:,} bytes), over "
+        f"the {limit / 1024**2:,.0f} MB limit ({limit:,} bytes). The page shows {md(showing)}, "
+        "not this file.",
+        icon=":material/error:",
+    )
+
+
 source_col, options_col = st.columns([3, 2])
 with source_col:
     uploaded = st.file_uploader(
@@ -135,7 +163,12 @@ with source_col:
         key="r_upload",
         help="OpenAI chat or responses, Anthropic messages, LangChain, JSONL, or a scenario file.",
         on_change=upload_changed,
+        # Behind the guard the browser sends a larger file, which the guard refuses after
+        # reading its name (never its bytes): the page can name it. Else the browser refuses.
+        max_upload_size=MAX_UPLOAD_MB * OVERSIZED_FACTOR if upload_guard.installed() else None,
     )
+    oversized = take_oversized(uploaded is not None)
+    oversized_slot = st.container()  # filled once the page knows what it shows
     # A page switch empties the uploader and a reload starts a new session: the upload is
     # kept on disk by digest (a link names it: ?upload=) or, with keeping off, in memory for
     # this browser session (see inspector_ui.kept_uploads and inspector_ui.visitor).
@@ -332,6 +365,8 @@ with source_col:
     show_import_notes(notes, key="r_import", source=Path(name).name)
 
 showing = "your upload" if upload is not None else "the sample"
+if oversized is not None:
+    show_oversized(oversized_slot, oversized, f"{showing} {Path(name).name}")
 st.success(
     f"Showing {showing} {md(Path(name).name)}: {len(timeline.steps)} step(s), "
     f"{sum(r.appended for r in timeline.steps)} appended, "
