@@ -23,6 +23,11 @@ lazily, and never removes that session's uploaded files. The guard's sweeper
 session that has been disconnected for that long through Streamlit's own
 ``Runtime.close_session`` (its state and its uploaded files go), then asks the
 allocator to hand the freed memory back (``malloc_trim``, where glibc has it).
+
+An upload over ``server.maxUploadSize`` (the Replay page lets the browser send
+one, so that it can be named) is refused after reading only its part header:
+the file's name and size are kept for the session (:func:`take_oversized`) and
+its page is run again to say so.
 """
 
 from __future__ import annotations
@@ -301,12 +306,12 @@ def release(session_id: str, size: int) -> None:
             _in_flight.pop(session_id, None)
 
 
-def _replaying(first: Message, receive: Receive) -> Receive:
-    """``receive`` that gives ``first`` (already read) once, then the rest of the body."""
-    pending: list[Message] = [first]
+def _replaying(read: list[Message], receive: Receive) -> Receive:
+    """``receive`` that gives the messages already ``read`` first, then the rest of the body."""
+    pending = list(read)
 
     async def again() -> Message:
-        return pending.pop() if pending else await receive()
+        return pending.pop(0) if pending else await receive()
 
     return again
 
@@ -362,17 +367,21 @@ class UploadGuard:
         if length is not None and length > _max_upload_bytes():
             # Perhaps over the limit: the part's header (its first bytes) says the file's
             # name and size. Over: refused, named for the page, nothing else read.
-            first = await receive()
-            file_name, file_size = _file_part(
-                bytes(first.get("body", b""))[:NAME_PEEK], content_type, length
-            )
+            read: list[Message] = []
+            head = b""
+            while b"\r\n\r\n" not in head and len(head) < NAME_PEEK:
+                read.append(await receive())
+                head += bytes(read[-1].get("body", b""))
+                if not read[-1].get("more_body"):
+                    break
+            file_name, file_size = _file_part(head[:NAME_PEEK], content_type, length)
             if file_size > _max_upload_bytes():
                 with _lock:
                     _oversized[session_id] = (file_name, file_size, _max_upload_bytes())
                 await _refuse(send, 413, "Upload refused: the file is over the size limit.")
                 _request_rerun(session_id)
                 return
-            receive = _replaying(first, receive)
+            receive = _replaying(read, receive)
         if length is not None:
             size = min(size, length)
         reason = reserve(session_id, file_id, size)

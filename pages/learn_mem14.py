@@ -17,10 +17,10 @@ from flowdrop_core.inspect.glossary import help_for
 from flowdrop_core.inspect.walk import MEM14_POINTS, WALK, WalkOutcome, run_walk_step, walk_summary
 from flowdrop_core.replay import RULE_SUMMARIES
 from flowdrop_core.verdicts import VERDICTS
+from inspector_ui import place
 from inspector_ui.entries import show_entries
 from inspector_ui.playground_state import load_scenario_into_playground
 from inspector_ui.samples import SAMPLE_DIR
-from inspector_ui import place
 from inspector_ui.shell import follow_goto_playground, page_shell
 
 KEYS = [s.key for s in WALK]

@@ -13,6 +13,7 @@ from flowdrop_core.inspect.compare import plan_keys, scenario_appends
 from flowdrop_core.inspect.rows import count_flag
 from flowdrop_core.replay import ReplayError, Timeline
 from flowdrop_core.scenario import dump_scenario
+from inspector_ui import place, upload_guard
 from inspector_ui.cache import (
     RecordingTooLarge,
     cached_conversation,
@@ -25,11 +26,10 @@ from inspector_ui.cache import (
     replay_key,
     replays,
 )
-from inspector_ui import place, upload_guard
 from inspector_ui.compare import REFIRE_LABELS, show_replay_compare
 from inspector_ui.health import show_health_panel
-from inspector_ui.kept_uploads import KeepSettingsError
 from inspector_ui.inspector import show_inspector
+from inspector_ui.kept_uploads import KeepSettingsError
 from inspector_ui.navigator import step_selector
 from inspector_ui.notes import show_import_notes
 from inspector_ui.plain import md
@@ -257,8 +257,9 @@ if upload is not None:
     name, data = upload
     if keeper is None or UPLOAD_PARAM not in st.query_params:
         st.caption(
-            ":material/link_off: This server does not keep uploads: the URL keeps the settings "
-            "and the step, and a copied link reopens the sample picked above, not this file."
+            ":material/link_off: This upload is not kept on this server (keeping is off, or the "
+            "file is larger than its budget): the URL keeps the settings and the step, and a "
+            "copied link reopens the sample picked above, not this file."
         )
     if len(data) > MAX_UPLOAD_MB * 1024 * 1024:  # the uploader enforces it too
         st.error(

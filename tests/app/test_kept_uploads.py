@@ -51,7 +51,9 @@ def test_an_upload_past_its_retention_is_gone(tmp_path: Path) -> None:
 def test_a_kept_upload_survives_a_server_restart(tmp_path: Path) -> None:
     env = {**os.environ, "FLOWDROP_UPLOAD_KEEP_DIR": str(tmp_path)}
     data = b'[{"role": "user", "content": "hello"}]'
-    put = "from inspector_ui.kept_uploads import keeper_from_env as k; print(k().put('r.json', {!r}))"
+    put = (
+        "from inspector_ui.kept_uploads import keeper_from_env as k; print(k().put('r.json', {!r}))"
+    )
     first = subprocess.run(
         [sys.executable, "-c", put.format(data)], env=env, cwd=ROOT, capture_output=True, text=True
     )
@@ -103,3 +105,67 @@ def test_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path
         keeper_from_env()
     monkeypatch.setenv("FLOWDROP_UPLOAD_KEEP_DIR", "off")
     assert keeper_from_env() is None
+
+
+def test_the_guard_names_an_oversized_upload_and_passes_a_fitting_one_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+
+    from inspector_ui import upload_guard
+
+    monkeypatch.setattr(upload_guard, "_max_upload_bytes", lambda: 100)
+    monkeypatch.setattr(upload_guard, "reserve", lambda *a: None)
+    monkeypatch.setattr(upload_guard, "token_required", lambda: False)
+
+    def multipart(name: str, size: int) -> bytes:
+        head = f'--xyz\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+        return (
+            head.encode()
+            + b"Content-Type: application/json\r\n\r\n"
+            + b"x" * size
+            + b"\r\n--xyz--\r\n"
+        )
+
+    async def call(body: bytes) -> tuple[list[int], bytes]:
+        got = bytearray()
+
+        async def app(scope, receive, send):  # Streamlit's handler: reads the whole body
+            while True:
+                message = await receive()
+                got.extend(message.get("body", b""))
+                if not message.get("more_body"):
+                    break
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+
+        chunks = [body[:60], body[60:]]
+        sent: list[int] = []
+
+        async def receive():
+            return {"type": "http.request", "body": chunks.pop(0), "more_body": bool(chunks)}
+
+        async def send(message):
+            if message["type"] == "http.response.start":
+                sent.append(message["status"])
+
+        guard = upload_guard.UploadGuard(app)
+        guard._sweeper = object()  # type: ignore[assignment]  # no sweeper task in this test
+        scope = {
+            "type": "http",
+            "method": "PUT",
+            "path": "/_stcore/upload_file/sid-1/file-1",
+            "headers": [
+                (b"content-type", b"multipart/form-data; boundary=xyz"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+        await guard(scope, receive, send)
+        return sent, bytes(got)
+
+    big = multipart("too_big.json", 150)
+    assert asyncio.run(call(big)) == ([413], b"")  # refused: the app never read a byte
+    assert upload_guard.take_oversized("sid-1") == ("too_big.json", 150, 100)
+    assert upload_guard.take_oversized("sid-1") is None  # said once
+    fits = multipart("fits.json", 95)  # the body is over 100 bytes, the file is not
+    assert asyncio.run(call(fits)) == ([204], fits)  # passed on whole, first chunk included
+    assert upload_guard.take_oversized("sid-1") is None
