@@ -236,5 +236,7 @@ def test_a_link_to_a_kept_upload_shows_nothing_of_it_without_the_token(
         assert page.get_by_test_id("stSlider").count() == 0
         give_token(page)  # the same link, once the token is given, opens the recording
         expect = require_browser().expect
-        expect(page.get_by_text("Showing your upload secret_recording.json: 13 step(s)")).to_be_visible()
+        expect(
+            page.get_by_text("Showing your upload secret_recording.json: 13 step(s)")
+        ).to_be_visible()
         assert "rstep=5" in page.url and f"upload={digest}" in page.url
