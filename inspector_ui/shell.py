@@ -11,10 +11,16 @@ every URL always meets the same router (see README, "Layout").
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
+from inspector_ui import place
 from inspector_ui.registry import BY_KEY, PAGES, PLAYGROUND, PageSpec
 from inspector_ui.visitor import require_token
+
+#: The tab's icon, served by the app itself (inlined as a data URL).
+ICON = Path(__file__).with_name("icon.svg")
 
 
 def page_shell(key: str) -> PageSpec:
@@ -22,10 +28,11 @@ def page_shell(key: str) -> PageSpec:
     spec = BY_KEY[key]
     st.set_page_config(
         page_title=f"{spec.title} · FlowDrop buffer inspector",
-        page_icon=":material/inventory_2:",
+        page_icon=str(ICON),  # a file of the app: the browser asks no font host for it
         layout="wide",
     )
     require_token()  # nothing of the page runs before the operator's token (when one is set)
+    place.restore(key)  # a page switch comes back to where the person was
     nav = st.container(horizontal=True, gap="small", key="nav")
     with nav:
         for page in PAGES:

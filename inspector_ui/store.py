@@ -29,7 +29,12 @@ from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.storage import Slot, StorageError, Store
 from flowdrop_core.storage.urls import mask_url
 from flowdrop_core.store_browser import ReadOnlyError, SlotInfo, StoreBrowser, open_browser
-from flowdrop_core.store_targets import StoreTargetsError, configured_targets, path_entry_enabled
+from flowdrop_core.store_targets import (
+    StoreTarget,
+    StoreTargetsError,
+    configured_targets,
+    path_entry_enabled,
+)
 from flowdrop_core.tiers import Tier, TierDenied
 from inspector_ui.display import clip_text
 from inspector_ui.entries import show_entries
@@ -49,6 +54,21 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 #: Records kept per slot by the Write tab's appends unless the person changes it.
 WRITE_JOURNAL = 1_000
+
+
+def backend_of(target: str) -> str:
+    """The kind of store a target names, for visitors: Redis, Postgres or a file."""
+    scheme = target.split("://", 1)[0].lower() if "://" in target else ""
+    if scheme.startswith("redis") or scheme == "unix":
+        return "Redis"
+    if scheme.startswith("postgres"):
+        return "Postgres"
+    return "file"
+
+
+def public_label(target: StoreTarget) -> str:
+    """``name · kind · read-only``: what a visitor sees of a store (never its path or URL)."""
+    return f"{target.name} · {backend_of(target.target)} · {'writable' if target.writable else 'read-only'}"
 
 
 def served_locally() -> bool:
@@ -153,7 +173,9 @@ def connect() -> StoreBrowser | None:
             names,
             index=None,
             key="s_store",
-            format_func=lambda n: targets[n].label() if n in targets else n,
+            format_func=lambda n: (
+                (targets[n].label() if local else public_label(targets[n])) if n in targets else n
+            ),
             placeholder="Pick a store the operator configured",
             on_change=_keep_choice,
         )
@@ -200,10 +222,16 @@ def connect() -> StoreBrowser | None:
         st.info(
             "Pick a store to browse its slots."
             if name != TYPE_OWN
-            else "Type a SQLite file path or a Redis URL.",
+            else "Type a SQLite file path (a FlowDrop store or a framework's own file), "
+            "a Redis URL or a Postgres URL.",
             icon=":material/storage:",
         )
         return None
+    if chosen is not None:  # a link names the operator's store (never a typed path)
+        if st.query_params.get("store") != name:
+            st.query_params["store"] = str(name)
+    elif "store" in st.query_params:
+        del st.query_params["store"]
     target = chosen.target if chosen is not None else typed
     if sniff(target) is not None:  # a framework's own file (Agents SQLiteSession, LangGraph)
         show_framework_store(target, tier)
@@ -263,7 +291,20 @@ def pick_slot(infos: list[SlotInfo]) -> Slot | None:
     slots = [i.slot for i in infos]
     if not slots:
         return None
-    return st.selectbox("Open a slot", slots, format_func=slot_label, key="s_slot")
+    if not st.session_state.get("_slot_seeded"):  # a link's ?slot= (once; a listed slot only)
+        st.session_state._slot_seeded = True
+        try:
+            asked = tuple(json.loads(st.query_params.get("slot") or "null") or ())
+        except (ValueError, TypeError):
+            asked = ()
+        if asked in slots:
+            st.session_state.s_slot = asked
+    slot = st.selectbox("Open a slot", slots, format_func=slot_label, key="s_slot")
+    if slot is not None:
+        shown = json.dumps(list(slot), ensure_ascii=False)
+        if st.query_params.get("slot") != shown:
+            st.query_params["slot"] = shown
+    return slot
 
 
 def show_buffer(browser: StoreBrowser, slot: Slot) -> None:
@@ -460,9 +501,11 @@ def show_clear(browser: StoreBrowser, slot: Slot) -> None:
 def show_store_page() -> None:
     """The whole page below the title."""
     st.caption(
-        "Browse the store a runtime writes (a SQLite file, a Redis or a Postgres server): every slot "
-        "with its scope, scope id, key, entry count and last write, a slot's buffer, and its "
-        "append journal replayed step by step. Read-only unless writes are switched on."
+        "Browse the store a runtime writes (a SQLite file, a Redis or a Postgres server, or a "
+        "framework's own file: an OpenAI Agents SQLiteSession or a LangGraph SQLite "
+        "checkpointer): every slot with its scope, scope id, key, entry count and last write, "
+        "a slot's buffer, and its append journal replayed step by step. Read-only unless "
+        "writes are switched on. A link opens the same store, slot, tab and step."
     )
     browser = connect()
     if browser is None:
@@ -483,7 +526,7 @@ def show_store_page() -> None:
     show_journal_truth(browser, slot)
     # Only the open tab runs: replaying a journal costs O(records), reading a buffer O(entries).
     tab_buffer, tab_journal, tab_write = st.tabs(
-        ["Buffer", "Journal", "Write"], key="s_tab", on_change="rerun"
+        ["Buffer", "Journal", "Write"], key="s_tab", on_change="rerun", bind="query-params"
     )
     try:
         if tab_buffer.open:

@@ -23,6 +23,11 @@ lazily, and never removes that session's uploaded files. The guard's sweeper
 session that has been disconnected for that long through Streamlit's own
 ``Runtime.close_session`` (its state and its uploaded files go), then asks the
 allocator to hand the freed memory back (``malloc_trim``, where glibc has it).
+
+An upload over ``server.maxUploadSize`` (the Replay page lets the browser send
+one, so that it can be named) is refused after reading only its part header:
+the file's name and size are kept for the session (:func:`take_oversized`) and
+its page is run again to say so.
 """
 
 from __future__ import annotations
@@ -50,6 +55,10 @@ FRAMING = 1024 * 1024
 MB = 1024 * 1024
 
 _PATH = re.compile(r"/_stcore/upload_file/([^/]+)/([^/]+)/?$")
+_FILENAME = re.compile(rb'filename="([^"\r\n]{0,1024})"')
+_BOUNDARY = re.compile(rb"boundary=\"?([^\";]+)")
+#: Bytes of an oversized upload read to learn its file name (the multipart part's header).
+NAME_PEEK = 8192
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -61,6 +70,7 @@ _lock = threading.Lock()
 _authorized: set[str] = set()
 _in_flight: dict[str, int] = {}  # session id -> bytes of uploads still arriving
 _installed = False
+_oversized: dict[str, tuple[str, int, int]] = {}  # session id -> (name, bytes, limit)
 _seen: dict[str, float] = {}  # session id -> when the sweeper (or its page) last saw it active
 #: How often the sweeper looks for ended sessions (at most; a short TTL sweeps more often).
 SWEEP_SECONDS = 5.0
@@ -116,6 +126,39 @@ def is_authorized(session_id: str) -> bool:
         return True
     with _lock:
         return session_id in _authorized
+
+
+def take_oversized(session_id: str) -> tuple[str, int, int] | None:
+    """The upload this session last had refused as too large: ``(file name, bytes, limit)``,
+    once (the page says so, then forgets it)."""
+    with _lock:
+        return _oversized.pop(session_id, None)
+
+
+def _file_part(first: bytes, content_type: bytes, length: int) -> tuple[str, int]:
+    """The file name and size of a one-file multipart body, from its first bytes."""
+    found = _FILENAME.search(first[:NAME_PEEK])
+    name = found.group(1).decode("utf-8", "replace") if found else "the file"
+    header_end = first.find(b"\r\n\r\n")
+    boundary = _BOUNDARY.search(content_type)
+    closing = len(b"\r\n--" + boundary.group(1) + b"--\r\n") if boundary else 0
+    size = length - (header_end + 4 if header_end >= 0 else 0) - closing
+    return name, max(0, size)
+
+
+def _request_rerun(session_id: str) -> None:
+    """Run the session's page again, so it can say what was refused (a failed upload does not)."""
+    from streamlit import runtime
+
+    if not runtime.exists():
+        return
+    with contextlib.suppress(Exception):  # Streamlit's session manager is not a public API
+        info = runtime.get_instance()._session_mgr.get_active_session_info(session_id)
+        # The session's last client state (its page, widgets and URL), as Streamlit's own
+        # rerun-on-save passes it; without one, no rerun (None would run the entry page).
+        state = getattr(info.session, "_client_state", None) if info is not None else None
+        if info is not None and state is not None:
+            info.session.request_rerun(state)
 
 
 def installed() -> bool:
@@ -182,6 +225,7 @@ def sweep(now: float | None = None) -> list[str]:
         with _lock:
             _seen.pop(sid, None)
             _authorized.discard(sid)
+            _oversized.pop(sid, None)
         closed.append(sid)
     if closed:
         gc.collect()
@@ -262,6 +306,16 @@ def release(session_id: str, size: int) -> None:
             _in_flight.pop(session_id, None)
 
 
+def _replaying(read: list[Message], receive: Receive) -> Receive:
+    """``receive`` that gives the messages already ``read`` first, then the rest of the body."""
+    pending = list(read)
+
+    async def again() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return again
+
+
 async def _refuse(send: Send, status: int, reason: str) -> None:
     body = reason.encode("utf-8")
     await send(
@@ -299,13 +353,37 @@ class UploadGuard:
             await _refuse(send, 403, "Upload refused: this session has not given the access token.")
             return
         size = _max_upload_bytes() + FRAMING
+        content_type = b""
+        length: int | None = None
         for name, value in scope.get("headers", []):
+            if name.lower() == b"content-type":
+                content_type = bytes(value)
             if name.lower() == b"content-length":
                 try:
-                    size = min(size, max(0, int(value)))
+                    length = max(0, int(value))
                 except ValueError:
                     await _refuse(send, 400, "Upload refused: invalid Content-Length.")
                     return
+        if length is not None and length > _max_upload_bytes():
+            # Perhaps over the limit: the part's header (its first bytes) says the file's
+            # name and size. Over: refused, named for the page, nothing else read.
+            read: list[Message] = []
+            head = b""
+            while b"\r\n\r\n" not in head and len(head) < NAME_PEEK:
+                read.append(await receive())
+                head += bytes(read[-1].get("body", b""))
+                if not read[-1].get("more_body"):
+                    break
+            file_name, file_size = _file_part(head[:NAME_PEEK], content_type, length)
+            if file_size > _max_upload_bytes():
+                with _lock:
+                    _oversized[session_id] = (file_name, file_size, _max_upload_bytes())
+                await _refuse(send, 413, "Upload refused: the file is over the size limit.")
+                _request_rerun(session_id)
+                return
+            receive = _replaying(read, receive)
+        if length is not None:
+            size = min(size, length)
         reason = reserve(session_id, file_id, size)
         if reason is not None:
             await _refuse(send, 413, f"Upload refused: {reason}.")

@@ -29,6 +29,7 @@ from typing import Any
 import streamlit as st
 
 from inspector_ui import upload_guard
+from inspector_ui.kept_uploads import UploadKeeper, keeper_from_env
 
 #: The environment variable holding the shared token (unset or empty: no token asked).
 TOKEN_ENV = "FLOWDROP_TOKEN"
@@ -181,6 +182,18 @@ def keep_value(name: str, value: Any, size: int = 0) -> None:
     bid = browser_id()
     if bid is not None:
         keep().put(bid, name, value, size)
+
+
+@st.cache_resource(show_spinner=False)
+def _upload_keeper() -> UploadKeeper | None:
+    return keeper_from_env()
+
+
+def upload_keeper() -> UploadKeeper | None:
+    """The server's keeper of uploads by digest (``None``: the operator switched it off).
+
+    Raises :class:`inspector_ui.kept_uploads.KeepSettingsError` for a setting it cannot use."""
+    return _upload_keeper()
 
 
 def forget(name: str) -> None:

@@ -17,6 +17,7 @@ from flowdrop_core.inspect.glossary import help_for
 from flowdrop_core.inspect.walk import MEM14_POINTS, WALK, WalkOutcome, run_walk_step, walk_summary
 from flowdrop_core.replay import RULE_SUMMARIES
 from flowdrop_core.verdicts import VERDICTS
+from inspector_ui import place
 from inspector_ui.entries import show_entries
 from inspector_ui.playground_state import load_scenario_into_playground
 from inspector_ui.samples import SAMPLE_DIR
@@ -120,6 +121,10 @@ if presenting:
 else:
     st.query_params.pop("present", None)
 
+if not st.session_state.get("_stop_seeded"):  # a link's ?stop= opens that stop (once)
+    st.session_state._stop_seeded = True
+    if st.query_params.get("stop") in KEYS:
+        st.session_state.walk_stop = st.query_params["stop"]
 if "walk_stop" not in st.session_state:
     st.session_state.walk_stop = KEYS[0]
 
@@ -147,6 +152,8 @@ nav.segmented_control(
 nav.button("Next", key="walk_next", on_click=go, args=(1,), icon=":material/arrow_forward:")
 
 key = st.session_state.walk_stop or KEYS[0]
+if st.query_params.get("stop") != key:
+    st.query_params["stop"] = key  # a copied link opens this stop
 stop = WALK[KEYS.index(key)]
 n_pressed = presses(key)
 outcome = run_walk_step(stop, SAMPLE_DIR, n_pressed)
@@ -248,3 +255,5 @@ if not presenting:
         )
     else:
         st.caption(f"{len(ran)} of {len(WALK)} stops run. Press Append on each to compare them.")
+
+place.remember("learn_mem14")

@@ -17,12 +17,19 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# Uploads the inspector keeps for links go to a folder of this test run, never the user's
+# cache (AppTest pages and the browser tests' servers inherit the environment).
+os.environ.setdefault(
+    "FLOWDROP_UPLOAD_KEEP_DIR", str(Path(tempfile.mkdtemp(prefix="flowdrop-kept-")) / "uploads")
+)
 
 from postgres_server import PostgresServer, require_postgres_bin
 from redis_server import RedisServer, require_redis_server

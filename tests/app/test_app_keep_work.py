@@ -30,7 +30,7 @@ def replay_page() -> AppTest:
 def upload(at: AppTest, name: str = "my_recording.json") -> AppTest:
     at.file_uploader(key="r_upload").upload(name, DATA, "application/json").run()
     assert not at.exception, at.exception
-    assert shown(at.success[0].value).startswith(f"{name}: 13 step(s)")
+    assert shown(at.success[0].value).startswith(f"Showing your upload {name}: 13 step(s)")
     return at
 
 
@@ -39,11 +39,13 @@ def test_an_upload_survives_a_page_switch() -> None:
     at.switch_page("pages/spec_examples.py").run()
     at.switch_page("pages/replay.py").run()
     assert not at.exception, at.exception
-    assert shown(at.success[0].value).startswith("my_recording.json: 13 step(s)")
+    assert shown(at.success[0].value).startswith(
+        "Showing your upload my_recording.json: 13 step(s)"
+    )
     assert any("Showing your upload my_recording.json" in shown(c.value) for c in at.caption)
     assert at.selectbox(key="r_sample").disabled
     at.button(key="r_forget").click().run()  # back to the samples
-    assert not shown(at.success[0].value).startswith("my_recording.json")
+    assert shown(at.success[0].value).startswith("Showing the sample ")
     assert not at.selectbox(key="r_sample").disabled
 
 
@@ -54,10 +56,12 @@ def test_an_upload_survives_a_reload_of_the_same_browser(monkeypatch: pytest.Mon
     monkeypatch.setattr(visitor, "browser_id", lambda: "browser-A")
     upload(replay_page())
     again = replay_page()  # a fresh session
-    assert shown(again.success[0].value).startswith("my_recording.json: 13 step(s)")
+    assert shown(again.success[0].value).startswith(
+        "Showing your upload my_recording.json: 13 step(s)"
+    )
     monkeypatch.setattr(visitor, "browser_id", lambda: "browser-B")
     other = replay_page()  # another browser sees only the samples
-    assert not shown(other.success[0].value).startswith("my_recording.json")
+    assert shown(other.success[0].value).startswith("Showing the sample ")
 
 
 def test_removing_the_upload_forgets_it() -> None:
@@ -66,7 +70,7 @@ def test_removing_the_upload_forgets_it() -> None:
         at.file_uploader(key="r_upload"), "clear"
     ) else pytest.skip("this Streamlit's AppTest cannot clear an uploader")
     assert not at.exception, at.exception
-    assert not shown(at.success[0].value).startswith("my_recording.json")
+    assert shown(at.success[0].value).startswith("Showing the sample ")
 
 
 def test_a_scope_that_runs_nothing_keeps_the_timeline() -> None:

@@ -7,12 +7,14 @@ Replay and Spec examples pages. Numbers are cross-checked with the library
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
 import string
 from pathlib import Path
 
+import pytest
 from apptest_helpers import paste, shown, start_app
 from streamlit.testing.v1 import AppTest
 
@@ -194,14 +196,29 @@ def test_reset_can_be_undone():
 def test_replay_sample_choice_is_read_from_the_url():
     at = replay_page(r_sample="imports/anthropic_messages.json")
     assert at.selectbox(key="r_sample").value == "imports/anthropic_messages.json"
-    assert shown(at.success[0].value).startswith("anthropic_messages.json")
+    assert shown(at.success[0].value).startswith("Showing the sample anthropic_messages.json")
 
 
-def test_an_upload_says_it_cannot_be_linked():
-    at = replay_page()
+def test_an_upload_is_named_in_the_url_only_when_the_server_keeps_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     data = (ROOT / "sample_data" / "imports" / "openai_chat.json").read_bytes()
+    at = replay_page()
     at.file_uploader(key="r_upload").upload("mine.json", data, "application/json").run()
-    assert any("cannot be linked" in c.value for c in at.caption)
+    assert at.query_params["upload"] == hashlib.sha256(data).hexdigest()
+    assert not any("not kept on this server" in c.value for c in at.caption)
+    from inspector_ui.visitor import _upload_keeper  # read once per server: start afresh
+
+    monkeypatch.setenv("FLOWDROP_UPLOAD_KEEP_DIR", "off")
+    _upload_keeper.clear()
+    try:
+        at = replay_page()
+        at.file_uploader(key="r_upload").upload("other.json", data + b" ", "application/json")
+        at.run()
+        assert "upload" not in at.query_params
+        assert any("not kept on this server" in c.value for c in at.caption)
+    finally:
+        _upload_keeper.clear()  # the next test's server reads its own setting
 
 
 # --------------------------------------------------------------------------- 4. compare

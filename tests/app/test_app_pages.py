@@ -53,17 +53,17 @@ def test_replay_upload_per_message_then_per_turn_and_refire():
     data = (SAMPLES / "imports" / "openai_chat.json").read_bytes()
     at.file_uploader(key="r_upload").upload("openai_chat.json", data, "application/json").run()
     assert not at.exception, at.exception
-    assert shown(at.success[0].value).startswith("openai_chat.json: 13 step(s)")
+    assert shown(at.success[0].value).startswith("Showing your upload openai_chat.json: 13 step(s)")
     # The recording re-fires a tool result: one step is a dropped duplicate.
     frame = nav_table(at)
     assert (frame["decisions"] == "duplicate result").sum() == 1
 
     at.segmented_control(key="r_per").set_value("turn").run()
     assert not at.exception
-    assert shown(at.success[0].value).startswith("openai_chat.json: 4 step(s)")
+    assert shown(at.success[0].value).startswith("Showing your upload openai_chat.json: 4 step(s)")
 
     at.selectbox(key="r_refire").select("steps").run()
-    assert shown(at.success[0].value).startswith("openai_chat.json: 8 step(s)")
+    assert shown(at.success[0].value).startswith("Showing your upload openai_chat.json: 8 step(s)")
     frame = nav_table(at)
     # Re-fired tool results and assistant calls are dropped; only plain turns land again.
     refired = frame.iloc[4:]
@@ -138,7 +138,9 @@ def test_replay_long_conversation_travels_and_stays_paged():
     at = open_page("pages/replay.py")
     at.selectbox(key="r_sample").select("long_conversation.jsonl").run()
     assert not at.exception, at.exception
-    assert shown(at.success[0].value).startswith("long_conversation.jsonl: 5002 step(s)")
+    assert shown(at.success[0].value).startswith(
+        "Showing the sample long_conversation.jsonl: 5002 step(s)"
+    )
     assert len(nav_table(at)) == 5002 - 200 * 25  # the last page of 25-row pages
     assert at.number_input(key="r_page").value == 201  # the page of the last step
     at.slider(key="rstep").set_value(2500).run()

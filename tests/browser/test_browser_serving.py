@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -38,6 +39,9 @@ from serving import (
 )
 
 SECRET = "s3cretPW"
+#: The folder this server keeps uploads in (for links).
+KEPT = Path(tempfile.mkdtemp(prefix="flowdrop-kept-serving-"))
+NAV = ".st-key-nav a[data-testid='stPageLink-NavLink']"
 
 playwright_sync = require_browser()
 if shutil.which("make") is None:
@@ -98,6 +102,7 @@ def served(store_file: Path) -> Iterator[tuple[str, int]]:
     env.update(
         FLOWDROP_STORES=f"team={store_file}",
         FLOWDROP_REDIS_URL=f"redis://:{SECRET}@127.0.0.1:9/0",
+        FLOWDROP_UPLOAD_KEEP_DIR=str(KEPT),
     )
     argv = [*command, "--headless", "--port", str(port)]
     with run_streamlit(argv, port, env) as url:
@@ -143,10 +148,9 @@ def test_the_store_page_offers_only_configured_stores_and_no_password(served, pa
     picker = page.get_by_test_id("stSelectbox").first
     picker.click()
     options = [o.inner_text().strip() for o in page.get_by_role("option").all()]
-    assert len(options) == 2, options
-    assert options[0].startswith("FLOWDROP_REDIS_URL · redis://:***@127.0.0.1:9/0")
-    assert options[1].startswith("team · ")
-    assert SECRET not in page.content()
+    assert options == ["FLOWDROP_REDIS_URL · Redis · read-only", "team · file · read-only"]
+    assert SECRET not in page.content() and "127.0.0.1:9" not in page.content()
+    assert "buffers.sqlite3" not in page.content()  # a visitor sees names, not paths
     shot(page, "serving-store-picker.png")
     page.keyboard.press("Escape")
     assert page.locator("input[aria-label^='Store: a SQLite file']").count() == 0
@@ -203,8 +207,124 @@ def test_an_upload_survives_a_page_switch_and_a_reload(served, page) -> None:
     settle(page)
     page.locator(".st-key-nav a[data-testid='stPageLink-NavLink']", has_text="Replay").first.click()
     expect(shown).to_be_visible(timeout=60_000)
-    expect(page.get_by_text("kept for this browser session")).to_be_visible()
+    expect(page.get_by_text("kept on this server: a copied link reopens it")).to_be_visible()
     shot(page, "serving-replay-kept-upload.png")
     # ... and a reload (a new Streamlit session from the same browser).
     page.reload()
     expect(shown).to_be_visible(timeout=60_000)
+
+
+def step_in_url(page) -> int:
+    found = re.search(r"[?&]rstep=(\d+)", page.url)
+    assert found, page.url
+    return int(found.group(1))
+
+
+def test_a_link_reopens_an_upload_at_a_findings_step_and_a_page_switch_keeps_it(
+    served, browser
+) -> None:
+    from inspector_ui.kept_uploads import UploadKeeper
+
+    url, _ = served
+    expect = playwright_sync.expect
+    copy = Path(tempfile.mkdtemp()) / "long_recording.jsonl"
+    copy.write_bytes((ROOT / "sample_data" / "long_conversation.jsonl").read_bytes())
+    with new_page(browser, 1280, 900) as page:
+        page.goto(f"{url}/replay")
+        settle(page)
+        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(copy))
+        shown = page.get_by_text("Showing your upload long_recording.jsonl:")
+        expect(shown).to_be_visible(timeout=60_000)
+        settle(page)
+        newest = step_in_url(page)
+        combo = page.get_by_role("combobox", name="Go to a finding")
+        combo.click()
+        page.get_by_role("option").nth(1).click()
+        settle(page)
+        step = step_in_url(page)
+        assert 0 < step < newest, page.url  # a finding's step, not where the upload opened
+        link = page.url
+        assert re.search(r"[?&]upload=[0-9a-f]{64}", link), link
+        page.locator(NAV, has_text="Spec examples").first.click()
+        settle(page)
+        page.locator(NAV, has_text="Replay").first.click()
+        expect(shown).to_be_visible(timeout=60_000)
+        settle(page)
+        assert step_in_url(page) == step  # the place survives a page switch
+        shot(page, "serving-replay-link.png")
+    with new_page(browser, 1280, 900) as fresh:  # a colleague's browser
+        fresh.goto(link)
+        expect(fresh.get_by_text("Showing your upload long_recording.jsonl:")).to_be_visible(
+            timeout=60_000
+        )
+        settle(fresh)
+        assert step_in_url(fresh) == step
+        slider = fresh.get_by_role("slider", name="Step (travel through the timeline)")
+        assert slider.get_attribute("aria-valuetext") == str(step)  # the page is at that step
+    digest = re.search(r"upload=([0-9a-f]{64})", link).group(1)  # type: ignore[union-attr]
+    UploadKeeper(KEPT, max_bytes=2**30, max_age=3600).drop(digest)  # evicted
+    with new_page(browser, 1280, 900) as gone:
+        gone.goto(link)
+        settle(gone)
+        expect(gone.get_by_text("This recording is no longer kept on this server")).to_be_visible()
+        assert "step(s)" not in gone.inner_text("body")  # no other recording in its place
+        assert gone.get_by_test_id("stSlider").count() == 0
+
+
+def test_no_request_leaves_the_server_and_an_oversized_upload_is_named(served, page) -> None:
+    from inspector_ui.registry import PAGES
+
+    url, _ = served
+    outside: list[str] = []
+    page.on(
+        "request",
+        lambda r: None if r.url.startswith((url, "data:", "blob:")) else outside.append(r.url),
+    )
+    for spec in PAGES:
+        page.goto(f"{url}/{spec.url_path}" if spec.url_path else url)
+        settle(page)
+        page.wait_for_timeout(500)
+    assert outside == []
+    page.goto(f"{url}/replay")
+    settle(page)
+    big = Path(tempfile.mkdtemp()) / "too_big.json"
+    big.write_bytes(b"[" + b" " * 21_000_000 + b"]")  # over server.maxUploadSize (20 MB)
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(big))
+    playwright_sync.expect(page.get_by_test_id("stAlert").first).to_have_text(
+        "errortoo_big.json was not uploaded: it is 21.0 MB (21,000,002 bytes), over the 20 MB "
+        "limit (20,971,520 bytes). The page shows the sample openai_chat.json, not this file.",
+        timeout=30_000,
+    )
+    settle(page)
+    assert "Showing the sample openai_chat.json:" in page.inner_text("body")  # not the big file
+    assert outside == []
+
+
+def test_store_and_learn_links_reopen_their_place(served, browser) -> None:
+    url, _ = served
+    expect = playwright_sync.expect
+    with new_page(browser, 1280, 900) as page:
+        page.goto(f"{url}/store")
+        settle(page)
+        page.get_by_test_id("stSelectbox").first.click()
+        page.get_by_role("option", name="team · file · read-only").click()
+        settle(page)
+        page.get_by_role("tab", name="Journal").click()
+        settle(page)
+        store_link = page.url
+        page.goto(f"{url}/learn_mem14")
+        settle(page)
+        page.get_by_role("button", name="Next").click()
+        settle(page)
+        title = page.get_by_role("heading", level=3).first.inner_text()
+        learn_link = page.url
+    assert "store=team" in store_link and "s_tab=Journal" in store_link, store_link
+    assert "slot=" in store_link and "s_step=" in store_link, store_link
+    with new_page(browser, 1280, 900) as fresh:
+        fresh.goto(store_link)
+        settle(fresh)
+        expect(fresh.get_by_role("tab", name="Journal", selected=True)).to_be_visible()
+        assert fresh.url == store_link
+        fresh.goto(learn_link)
+        settle(fresh)
+        assert fresh.get_by_role("heading", level=3).first.inner_text() == title

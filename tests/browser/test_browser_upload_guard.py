@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -44,6 +45,8 @@ FLAT_MB = 40
 TOKEN_INPUT = "input[aria-label='Access token']"
 #: The server's server.disconnectedSessionTTL (s): short, to see a session end.
 TTL = 4
+#: The folder the token server keeps uploads in (for links).
+KEPT = Path(tempfile.mkdtemp(prefix="flowdrop-kept-token-"))
 UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 require_browser()
@@ -100,7 +103,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]
     store = make_store_file(tmp_path_factory.mktemp("team") / "buffers.sqlite3")
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWDROP_")}
-    env.update(FLOWDROP_TOKEN=TOKEN, FLOWDROP_STORE_PATHS="1", FLOWDROP_STORES=f"team={store}")
+    env.update(
+        FLOWDROP_TOKEN=TOKEN,
+        FLOWDROP_STORE_PATHS="1",
+        FLOWDROP_STORES=f"team={store}",
+        FLOWDROP_UPLOAD_KEEP_DIR=str(KEPT),
+    )
     argv = streamlit_argv(SCRIPT, port, "--server.disconnectedSessionTTL", str(TTL))
     with run_streamlit_process(argv, port, env) as (url, proc):
         yield url, proc.pid
@@ -209,3 +217,26 @@ def test_a_token_without_the_guard_runs_no_page(browser: Any) -> None:
         settle(page)
         assert "started without the upload guard" in page.inner_text("body")
         assert page.locator(TOKEN_INPUT).count() == 0  # not even the token is asked
+
+
+def test_a_link_to_a_kept_upload_shows_nothing_of_it_without_the_token(
+    served: tuple[str, int], browser: Any
+) -> None:
+    from inspector_ui.kept_uploads import UploadKeeper
+
+    url, _ = served
+    data = (ROOT / "sample_data" / "imports" / "openai_chat.json").read_bytes()
+    digest = UploadKeeper(KEPT, max_bytes=2**30, max_age=3600).put("secret_recording.json", data)
+    with new_page(browser, 1280, 900) as page:
+        page.goto(f"{url}/replay?upload={digest}&rstep=5")
+        page.wait_for_selector(TOKEN_INPUT, timeout=60_000)
+        settle(page)
+        body = page.inner_text("body")
+        assert "secret_recording" not in page.content() and "step(s)" not in body
+        assert page.get_by_test_id("stSlider").count() == 0
+        give_token(page)  # the same link, once the token is given, opens the recording
+        expect = require_browser().expect
+        expect(
+            page.get_by_text("Showing your upload secret_recording.json: 13 step(s)")
+        ).to_be_visible()
+        assert "rstep=5" in page.url and f"upload={digest}" in page.url
