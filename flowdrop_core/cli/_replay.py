@@ -68,6 +68,7 @@ __all__ = [
     "recording_context",
     "register",
     "run",
+    "stream_steps",
     "table_lines",
 ]
 
@@ -511,7 +512,7 @@ def recording_steps(source: Source, per: str) -> Callable[[], Iterator[PlannedSt
     return steps
 
 
-def _stream(
+def stream_steps(
     source: Source, args: argparse.Namespace, bar: Progress | None = None
 ) -> tuple[Scenario, Timeline, Iterator[StepRecord]]:
     """The replay ``replay`` and ``doctor`` print as they go: each record made, then forgotten.
@@ -562,7 +563,7 @@ def _replay_command(args: argparse.Namespace) -> int:
         return _replay_whole(source, args)  # both need every step's record
     # A bar for the table only: JSON lines are written as the steps run.
     bar = None if args.json else Progress.for_stderr(len(source.entries))
-    scenario, timeline, records = _stream(source, args, bar)
+    scenario, timeline, records = stream_steps(source, args, bar)
     out = sys.stdout
     if args.json:
         if source.notes:  # one leading line, only when the import left something out
