@@ -465,7 +465,10 @@ _CHUNK = 1 << 20
 
 
 def _write_lines(
-    out: SupportsWrite[str], lines: Iterable[str], escape: Callable[[str], str] = visible_json
+    out: SupportsWrite[str],
+    lines: Iterable[str],
+    escape: Callable[[str], str] = visible_json,
+    bar: Progress | None = None,
 ) -> None:
     """Write each line escaped (``escape``: :func:`visible_json`, or :func:`visible` for
     text) and ended, about a megabyte at a time.
@@ -474,6 +477,7 @@ def _write_lines(
     (100,000 lines: 200,000 writes, each a system call when the output is
     unbuffered). A newline is never escaped, so a chunk's escape is the
     escapes of its lines; memory stays bounded by the chunk, not the output.
+    ``bar``: a progress bar drawn while the lines are made, erased before each write.
     """
     chunk: list[str] = []
     size = 0
@@ -481,9 +485,13 @@ def _write_lines(
         chunk.append(line)
         size += len(line)
         if size >= _CHUNK:
+            if bar is not None:
+                bar.close()
             out.write(escape("\n".join(chunk)) + "\n")
             chunk.clear()
             size = 0
+    if bar is not None:
+        bar.close()
     if chunk:
         out.write(escape("\n".join(chunk)) + "\n")
 
@@ -561,8 +569,7 @@ def _replay_command(args: argparse.Namespace) -> int:
     check_messages(source.path, source.entries, source.origins)
     if args.save or args.buffer:
         return _replay_whole(source, args)  # both need every step's record
-    # A bar for the table only: JSON lines are written as the steps run.
-    bar = None if args.json else Progress.for_stderr(len(source.entries))
+    bar = Progress.for_stderr(len(source.entries))
     scenario, timeline, records = stream_steps(source, args, bar)
     out = sys.stdout
     if args.json:
@@ -571,7 +578,7 @@ def _replay_command(args: argparse.Namespace) -> int:
             out.write(visible_json(json.dumps(data, ensure_ascii=False)))
             out.write("\n")
         # Each line's events are the step's delta (kind, position, entry), written as it comes.
-        _write_lines(out, (record.to_json() for record in records))
+        _write_lines(out, (record.to_json() for record in records), bar=bar)
     else:
         table = _Table(scenario)
         try:
