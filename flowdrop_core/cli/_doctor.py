@@ -118,10 +118,10 @@ class _MessagePlaces(Sequence[Place]):
     """Where each message of a one-message-per-step replay went: message k at step k + 1."""
 
     def __init__(self, count: int) -> None:
-        self.count = count
+        self._size = count
 
     def __len__(self) -> int:
-        return self.count
+        return self._size
 
     @overload
     def __getitem__(self, index: int) -> Place: ...
@@ -129,10 +129,10 @@ class _MessagePlaces(Sequence[Place]):
     def __getitem__(self, index: slice) -> Sequence[Place]: ...
     def __getitem__(self, index: int | slice) -> Place | Sequence[Place]:
         if isinstance(index, slice):
-            return [self[k] for k in range(*index.indices(self.count))]
-        if not -self.count <= index < self.count:
+            return [self[k] for k in range(*index.indices(self._size))]
+        if not -self._size <= index < self._size:
             raise IndexError(index)
-        return Place(index % self.count + 1, 0)
+        return Place(index % self._size + 1, 0)
 
 
 def _recording_health(source: Source, args: argparse.Namespace) -> HealthReport:

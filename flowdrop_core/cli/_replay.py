@@ -509,8 +509,8 @@ def recording_steps(source: Source, per: str) -> Callable[[], Iterator[PlannedSt
 
     def steps() -> Iterator[PlannedStep]:
         if per == "message":
-            for message, where in zip(messages, origins, strict=True):
-                yield (message, None, where, False, [where])
+            for message, origin in zip(messages, origins, strict=True):
+                yield (message, None, origin, False, [origin])
             return
         for group in conv.turns:
             where = [origins[k] for k in group]
