@@ -308,52 +308,86 @@ def _cut(value: str, cap: int) -> str:
     return value if len(value) <= cap else value[: cap - 1] + "…"
 
 
+#: The label and incoming columns' caps (their cells are cut when kept).
+_LABEL_CAP = _COLUMNS[1][3]
+_INCOMING_CAP = _COLUMNS[2][3]
+
+
 def _scope_cell(r: StepRecord) -> str:
     return "REFUSED" if r.refused else (r.resolved_scope_id if r.resolved_scope_id else '""')
+
+
+#: A kept table row: label, incoming, scope and flag cells, then count, Δcount,
+#: appended, any ("yes"/"no"), dup, repl, heal, evict.
+_Row = tuple[str, str, str, str, int, int, int, str, int, int, int, int]
 
 
 class _Table:
     """The ``replay`` table made from records read one at a time, each then forgotten.
 
     The column widths depend on every row, so each step is kept until the end
-    in a compact row: its label, incoming summary, scope cell and flag (cut to
-    their caps; the label and scope id are the record's own strings) and one
-    string of its numbers, about 250 bytes, rather than the record and its
-    events. The longest cell of each column and the summary's totals are kept
-    as the rows come.
+    in a compact row (:data:`_Row`: its text cells cut to their caps, the label
+    and scope id the record's own strings, small numbers shared), about 250
+    bytes, rather than the record and its events. Widths and totals are read
+    off the rows in one pass per column at the end.
     """
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
-        self.rows: list[tuple[str, str, str, str, str]] = []
-        self.longest = [0] * len(_COLUMNS)
-        # appended, duplicates, replaced, inserted, evicted, refused, marked
-        self.totals = [0] * 7
+        self.rows: list[_Row] = []
+        self.refused = 0
 
     def add(self, r: StepRecord) -> None:
         """Keep one step's row (see the class doc)."""
-        flag = _flag(r)
-        label = _cut(r.label, _COLUMNS[1][3])
-        incoming = _cut(incoming_summary(r.incoming), _COLUMNS[2][3])
-        scope = _scope_cell(r)
-        delta = r.count - r.count_before
-        numbers = (
-            f"{r.count} {delta:+d} {r.appended} {'yes' if r.appended_any else 'no'} "
-            f"{r.duplicates} {r.replaced} {r.inserted} {r.evicted}"
+        label = r.label
+        if len(label) > _LABEL_CAP:
+            label = label[: _LABEL_CAP - 1] + "…"
+        incoming = incoming_summary(r.incoming, _INCOMING_CAP)
+        if r.refused:
+            self.refused += 1
+        self.rows.append(
+            (
+                label,
+                incoming,
+                _scope_cell(r),
+                r.mem14_flag or "",
+                r.count,
+                r.count - r.count_before,
+                r.appended,
+                "yes" if r.appended_any else "no",
+                r.duplicates,
+                r.replaced,
+                r.inserted,
+                r.evicted,
+            )
         )
-        self.rows.append((label, incoming, scope, flag, numbers))
-        longest = self.longest
-        for k, cell in enumerate((f" {r.step}", label, incoming, *numbers.split(" "), scope, flag)):
-            if len(cell) > longest[k]:
-                longest[k] = len(cell)
-        totals = self.totals
-        totals[0] += r.appended
-        totals[1] += r.duplicates
-        totals[2] += r.replaced
-        totals[3] += r.inserted
-        totals[4] += r.evicted
-        totals[5] += r.refused
-        totals[6] += bool(flag)
+
+    @staticmethod
+    def _longest_of(rows: list[_Row]) -> list[int]:
+        """Each column's longest cell: the text columns by their cells, the numbers by their
+        extremes (a whole number's text grows with its size)."""
+        if not rows:
+            return [0] * len(_COLUMNS)
+
+        def most(k: int) -> int:
+            return len(str(max(row[k] for row in rows)))
+
+        deltas = [row[5] for row in rows]
+        return [
+            1 + len(str(len(rows))),
+            max(len(row[0]) for row in rows),
+            max(len(row[1]) for row in rows),
+            most(4),
+            max(len(f"{d:+d}") for d in (min(deltas), max(deltas))),
+            most(6),
+            3 if any(row[7] == "yes" for row in rows) else 2,
+            most(8),
+            most(9),
+            most(10),
+            most(11),
+            max(len(row[2]) for row in rows),
+            max(len(row[3]) for row in rows),
+        ]
 
     def lines(self) -> Iterator[str]:
         """The table's lines: header, aligned rows, summary and legend; rows dropped as written."""
@@ -367,45 +401,53 @@ class _Table:
             f"context {context}"
         )
         yield ""
+        rows = self.rows
+        self.rows = []
+        longest = self._longest_of(rows)
         caps = [cap for _, _, _, cap in _COLUMNS]
         # A column's cells are cut to its cap, so no cell is wider than the cap.
         widths = [
             max(len(header), min(width, cap))
-            for (_, header, _, cap), width in zip(_COLUMNS, self.longest, strict=True)
+            for (_, header, _, cap), width in zip(_COLUMNS, longest, strict=True)
+        ]
+        specs = [
+            f"{align}{width}" for (_, _, align, _), width in zip(_COLUMNS, widths, strict=True)
         ]
         # One format string for every row: a C call per row instead of a pad per cell.
-        row_format = "  ".join(
-            f"{{:{align}{width}}}" for (_, _, align, _), width in zip(_COLUMNS, widths, strict=True)
-        ).format
-        yield row_format(*[header for _, header, _, _ in _COLUMNS]).rstrip()
-        yield row_format(*["-" * w for w in widths]).rstrip()
-        # Number cells are cut only when a number outgrows its column (a cell of
-        # a million steps); the text cells were cut when kept.
-        cut_numbers = any(
-            width > cap for width, cap in zip(self.longest[3:11], caps[3:11], strict=True)
-        )
-        rows = self.rows
-        self.rows = []
-        flagged = False
-        for number, (label, incoming, scope, flag, numbers) in enumerate(rows, start=1):
-            cells = numbers.split(" ")
-            if cut_numbers:
-                cells = [_cut(c, cap) for c, cap in zip(cells, caps[3:11], strict=True)]
-            step = _cut(f"*{number}" if flag else f" {number}", caps[0])
-            flagged = flagged or bool(flag)
-            yield row_format(
-                step, label, incoming, *cells, _cut(scope, caps[11]), _cut(flag, caps[12])
-            ).rstrip()
+        text_format = "  ".join(f"{{:{spec}}}" for spec in specs).format
+        yield text_format(*[header for _, header, _, _ in _COLUMNS]).rstrip()
+        yield text_format(*["-" * w for w in widths]).rstrip()
+        # The numbers go to the format as numbers (Δcount with its sign), unless one
+        # outgrows its column (a million steps): then every cell is text, cut to its cap.
+        # (The step's cell is text, cut on its own: past 99,999 steps it outgrows its cap.)
+        cut = any(width > cap for width, cap in zip(longest[1:], caps[1:], strict=True))
+        step_cap = caps[0]
+        specs[4] = specs[4].replace(">", ">+")
+        row_format = "  ".join(f"{{:{spec}}}" for spec in specs).format
+        flagged = 0
+        for number, row in enumerate(rows, start=1):
+            label, incoming, scope, flag, *numbers = row
+            if flag:
+                flagged += 1
+            step = f"*{number}" if flag else f" {number}"
+            if len(step) > step_cap:
+                step = step[: step_cap - 1] + "…"
+            if cut:
+                cells = [step, label, incoming, str(numbers[0]), f"{numbers[1]:+d}"]
+                cells += [str(n) for n in numbers[2:]] + [scope, flag]
+                cells = [_cut(c, cap) for c, cap in zip(cells, caps, strict=True)]
+                yield text_format(*cells).rstrip()
+            else:
+                yield row_format(step, label, incoming, *numbers, scope, flag).rstrip()
         yield ""
-        t = self.totals
         yield (
-            f"{plural(len(rows), 'step')}: {t[0]} appended, "
-            f"{t[1]} duplicates dropped, "
-            f"{t[2]} placeholders replaced, "
-            f"{t[3]} placeholders inserted, "
-            f"{t[4]} evicted, "
-            f"{t[5]} refused; "
-            f"{t[6]} marked * (MEM-14)"
+            f"{plural(len(rows), 'step')}: {sum(row[6] for row in rows)} appended, "
+            f"{sum(row[8] for row in rows)} duplicates dropped, "
+            f"{sum(row[9] for row in rows)} placeholders replaced, "
+            f"{sum(row[10] for row in rows)} placeholders inserted, "
+            f"{sum(row[11] for row in rows)} evicted, "
+            f"{self.refused} refused; "
+            f"{flagged} marked * (MEM-14)"
         )
         if flagged:
             yield (
