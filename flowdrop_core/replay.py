@@ -18,7 +18,7 @@ import shutil
 import tempfile
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,6 +40,7 @@ __all__ = [
     "RULE_SUMMARIES",
     "CheckResult",
     "Mismatch",
+    "PlannedStep",
     "ReplayError",
     "StepRecord",
     "Timeline",
@@ -50,6 +51,7 @@ __all__ = [
     "replay",
     "replay_conversation",
     "step_origins",
+    "stream_replay",
 ]
 
 Refire = Literal["none", "steps", "results"]
@@ -273,6 +275,10 @@ class StepRecord:
             "mem14_flag": self.mem14_flag or "",
         }
 
+    def to_json(self) -> str:
+        """The CLI's ``--json`` line for this step (strict JSON, as :meth:`Timeline.to_json_lines`)."""
+        return _STRICT_JSON.encode(self.to_dict())
+
     def to_dict(self, messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """JSON-ready form (the CLI's ``--json`` line), optionally with the buffer after."""
         out: dict[str, Any] = {
@@ -334,10 +340,16 @@ class Timeline:
         scenario: Scenario,
         buffer: ConversationBuffer,
         checkpoint_every: int = 256,
+        *,
+        keep_steps: bool = True,
     ) -> None:
         self.scenario = scenario
         self.buffer = buffer
         self.steps: list[StepRecord] = []
+        #: ``False``: each step's record is returned and forgotten (a command printing
+        #: as it goes); ``steps`` stays empty and no step's buffer can be rebuilt.
+        self.keep_steps = keep_steps
+        self._made = 0  # steps made, kept or not
         self.checkpoint_every = max(1, checkpoint_every)
         self._slot_of: list[Slot | None] = []  # per step: the slot it touched (None: refused)
         self._slot_steps: dict[Slot, list[int]] = {}  # slot -> step numbers touching it
@@ -445,7 +457,8 @@ class Timeline:
         refire: bool,
         origins: list[str],
     ) -> StepRecord:
-        number = len(self.steps) + 1
+        number = len(self.steps) + 1 if self.keep_steps else self._made + 1
+        self._made = number
         events = res.events
         record = _new_object(StepRecord)  # every field set here: no defaults to fill
         record.step = number
@@ -470,6 +483,8 @@ class Timeline:
         record.replaced = parts.replaced
         record.inserted = parts.inserted
         record.evicted = parts.evicted
+        if not self.keep_steps:
+            return record
         self.steps.append(record)
         slot = None if res.refused else (str(res.scope), res.resolved_scope_id, res.key)
         if self._slot_of and slot == self._slot_of[-1]:
@@ -726,7 +741,7 @@ def new_timeline(
     return _timeline(scenario, store)
 
 
-def _timeline(scenario: Scenario, store: Store | None) -> Timeline:
+def _timeline(scenario: Scenario, store: Store | None, *, keep_steps: bool = True) -> Timeline:
     cfg = scenario.config
     conv = ConversationBuffer(
         scope=cfg.scope,
@@ -735,7 +750,7 @@ def _timeline(scenario: Scenario, store: Store | None) -> Timeline:
         store=store if store is not None else _store_for(cfg),
     )
     try:
-        return Timeline(scenario, conv)
+        return Timeline(scenario, conv, keep_steps=keep_steps)
     except InvalidMessagesError as exc:
         raise ReplayError(f"{scenario.name}: {exc}") from None
 
@@ -797,6 +812,82 @@ def replay(
         if progress is not None:
             progress(done, total)
     return timeline
+
+
+#: One step to run: what it appends, its own context, label, re-fire flag and origins.
+PlannedStep = tuple[Any, dict[str, Any] | None, str, bool, list[str]]
+
+
+def _planned(
+    steps: Callable[[], Iterable[PlannedStep]], refire: Refire
+) -> tuple[int, Iterator[PlannedStep]]:
+    """The steps :func:`replay` runs, made as they are run, and how many there are.
+
+    ``refire`` as in :func:`replay`: a re-fired step is a deep copy of the
+    step's messages, made when it runs, labelled ``re-fire: ...``.
+    """
+
+    def again(step: PlannedStep) -> PlannedStep:
+        append, context, label, _, where = step
+        return (copy.deepcopy(append), context, f"re-fire: {label}", True, where)
+
+    def tool(step: PlannedStep) -> bool:
+        return any(m.get("role") == "tool" for m in as_batch(step[0]))
+
+    def run() -> Iterator[PlannedStep]:
+        for step in steps():
+            yield step
+            if refire == "results" and tool(step):
+                yield again(step)
+        if refire == "steps":
+            yield from map(again, steps())
+
+    total = sum(1 for _ in steps())
+    if refire == "steps":
+        total *= 2
+    elif refire == "results":
+        total += sum(1 for step in steps() if tool(step))
+    return total, run()
+
+
+def stream_replay(
+    scenario: Scenario,
+    steps: Callable[[], Iterable[PlannedStep]] | None = None,
+    *,
+    refire: Refire = "none",
+    store: Store | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    validated: bool = False,
+) -> tuple[Timeline, Iterator[StepRecord]]:
+    """Like :func:`replay`, but each step's record is yielded as it is made and not kept.
+
+    For a command that prints each step and forgets it, so memory does not
+    grow with the records. The timeline returned keeps no steps (its buffers
+    cannot be rebuilt); its store holds the buffer. ``steps`` makes the steps
+    afresh each call (``(append, context, label, refire, origins)``), for a
+    caller that has the messages and no :class:`ScenarioStep` per message;
+    ``None``: the scenario's steps. Nothing runs until the records are read.
+    """
+    if steps is None:
+        if not validated:
+            _validate(scenario)
+
+        def steps() -> Iterator[PlannedStep]:
+            for step in scenario.steps:
+                yield (step.append, step.context, step.label, step.refire, [])
+
+    timeline = _timeline(scenario, store, keep_steps=False)
+    total, plan = _planned(steps, refire)
+
+    def records() -> Iterator[StepRecord]:
+        for done, (append, context, label, again, where) in enumerate(plan, start=1):
+            yield timeline.append_step(
+                append, context=context, label=label, refire=again, origins=where
+            )
+            if progress is not None:
+                progress(done, total)
+
+    return timeline, records()
 
 
 def _groups(conv: ImportedConversation, per: Per) -> list[list[int]]:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, overload
 
-from flowdrop_core.cli._loading import check_messages, load_source
+from flowdrop_core.cli._loading import Source, check_messages, load_source
 from flowdrop_core.cli._options import EPILOG, FORMAT_HELP, non_negative_int
 from flowdrop_core.cli._output import (
     INPUT_ERRORS,
@@ -26,8 +27,8 @@ from flowdrop_core.cli._output import (
     say,
     say_json,
 )
-from flowdrop_core.cli._replay import build_replay, gc_paused
-from flowdrop_core.inspect.health import health
+from flowdrop_core.cli._replay import build_replay, gc_paused, stream_steps
+from flowdrop_core.inspect.health import HealthReport, Place, health, health_of_steps
 from flowdrop_core.replay import replay
 
 __all__ = ["NAME", "register", "run"]
@@ -82,19 +83,23 @@ def run(args: argparse.Namespace) -> int:
 def _doctor(args: argparse.Namespace) -> int:
     source = load_source(args.path, args.format)
     check_messages(source.path, source.entries, source.origins)
-    scenario, origins = build_replay(source, args)
-    try:
-        # check_messages read every message a step appends or starts from: not again.
-        timeline = replay(scenario, origins=origins, validated=True)
-    except INPUT_ERRORS as exc:
-        raise CliError(in_file(args.path, exc)) from None
-    report = health(timeline)
-    if scenario.config.storage.strip().lower() == "memory":
-        leave_to_exit(source, scenario, origins, timeline)  # see replay: no teardown at exit
+    if source.conversation is not None:
+        report = _recording_health(source, args)
+    else:
+        scenario, origins = build_replay(source, args)
+        try:
+            # check_messages read every message a step appends or starts from: not again.
+            timeline = replay(scenario, origins=origins, validated=True)
+        except INPUT_ERRORS as exc:
+            raise CliError(in_file(args.path, exc)) from None
+        report = health(timeline)
+        if scenario.config.storage.strip().lower() == "memory":
+            leave_to_exit(source, scenario, origins, timeline)  # see replay: no teardown at exit
     status = 1 if report.provider_rejects else 0
     if args.json:
         say_json(json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False))
         return status
+
     for f in report.findings:
         say(f"{source.path}: {f.line}")
     verdict = (
@@ -107,3 +112,46 @@ def _doctor(args: argparse.Namespace) -> int:
         f"{count} in {plural(report.messages, 'message')}, {plural(report.steps, 'step')}: {verdict}"
     )
     return status
+
+
+class _MessagePlaces(Sequence[Place]):
+    """Where each message of a one-message-per-step replay went: message k at step k + 1."""
+
+    def __init__(self, count: int) -> None:
+        self._size = count
+
+    def __len__(self) -> int:
+        return self._size
+
+    @overload
+    def __getitem__(self, index: int) -> Place: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Place]: ...
+    def __getitem__(self, index: int | slice) -> Place | Sequence[Place]:
+        if isinstance(index, slice):
+            return [self[k] for k in range(*index.indices(self._size))]
+        if not -self._size <= index < self._size:
+            raise IndexError(index)
+        return Place(index % self._size + 1, 0)
+
+
+def _recording_health(source: Source, args: argparse.Namespace) -> HealthReport:
+    """A recorded conversation's health, its replay read step by step and not kept.
+
+    Its messages are the recording (no starting buffer); each step's record is
+    given to the health report as it is made (the call lifecycle, and the
+    events of the few steps MEM-5's repair pass has a finding in).
+    """
+    conv = source.conversation
+    assert conv is not None
+    _, timeline, records = stream_steps(source, args)
+    places: Sequence[Place]
+    if (args.per or "message") == "message":
+        places = _MessagePlaces(len(conv.messages))
+    else:
+        places = [
+            Place(g, j) for g, group in enumerate(conv.turns, start=1) for j in range(len(group))
+        ]
+    report = health_of_steps(records, conv.messages, conv.origins, places)
+    leave_to_exit(source, timeline)  # see replay: no teardown at exit
+    return report

@@ -12,7 +12,7 @@ import argparse
 import gc
 import json
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,11 +46,13 @@ from flowdrop_core.cli._output import (
     visible_json,
 )
 from flowdrop_core.replay import (
+    PlannedStep,
     StepRecord,
     Timeline,
     conversation_to_scenario,
     incoming_summary,
     step_origins,
+    stream_replay,
 )
 from flowdrop_core.replay import replay as run_replay
 from flowdrop_core.scenario import SCOPES, Scenario, ScenarioConfig, dump_scenario
@@ -66,6 +68,7 @@ __all__ = [
     "recording_context",
     "register",
     "run",
+    "stream_steps",
     "table_lines",
 ]
 
@@ -300,81 +303,158 @@ def _flag(record: StepRecord) -> str:
     return record.mem14_flag or ""
 
 
-#: Rows formatted at once when the table is written as it goes (bounded memory).
-_TABLE_CHUNK = 8192
+def _cut(value: str, cap: int) -> str:
+    """``value`` cut to ``cap`` characters, ending in an ellipsis, when longer."""
+    return value if len(value) <= cap else value[: cap - 1] + "…"
 
 
-def _cut(values: list[str], cap: int) -> list[str]:
-    """Each value longer than ``cap`` cut to it, ending in an ellipsis."""
-    return [v if len(v) <= cap else v[: cap - 1] + "…" for v in values]
-
-
-def _longest(values: Iterable[int]) -> int:
-    return max(values, default=0)
-
-
-def _longest_cells(
-    steps: Sequence[StepRecord], labels: list[str], incoming: list[str], flags: list[str]
-) -> list[int]:
-    """Each column's longest cell, from one cheap pass: the number columns by their
-    extremes (a whole number's text grows with its size), the text columns by their cells."""
-    counts = [r.count for r in steps]
-    deltas = [r.count - r.count_before for r in steps]
-    longest = [
-        1 + len(str(_longest(r.step for r in steps))),
-        _longest(map(len, labels)),
-        _longest(map(len, incoming)),
-        len(str(_longest(counts))),
-        max((len(f"{d:+d}") for d in (min(deltas), max(deltas))), default=0),
-        len(str(_longest(r.appended for r in steps))),
-        (3 if any(r.appended_any for r in steps) else 2) if steps else 0,
-        len(str(_longest(r.duplicates for r in steps))),
-        len(str(_longest(r.replaced for r in steps))),
-        len(str(_longest(r.inserted for r in steps))),
-        len(str(_longest(r.evicted for r in steps))),
-        _longest(len(_scope_cell(r)) for r in steps),
-        _longest(map(len, flags)),
-    ]
-    return longest
+#: The label and incoming columns' caps (their cells are cut when kept).
+_LABEL_CAP = _COLUMNS[1][3]
+_INCOMING_CAP = _COLUMNS[2][3]
 
 
 def _scope_cell(r: StepRecord) -> str:
     return "REFUSED" if r.refused else (r.resolved_scope_id if r.resolved_scope_id else '""')
 
 
-def _columns(
-    steps: Sequence[StepRecord],
-    labels: list[str],
-    incoming: list[str],
-    flags: list[str],
-    cut: list[bool],
-) -> list[list[str]]:
-    """The table's cells for ``steps`` column by column, in :data:`_COLUMNS` order, read
-    off the records (``labels``, ``incoming`` and ``flags`` made); a column whose ``cut``
-    is set has its cells cut to its cap.
+#: A kept table row: label, incoming, scope and flag cells, then count, Δcount,
+#: appended, any ("yes"/"no"), dup, repl, heal, evict.
+_Row = tuple[str, str, str, str, int, int, int, str, int, int, int, int]
 
-    One pass per column over the records' slots (the event tallies were counted
-    when each record was made), so no row dict is built per step for the table.
+
+class _Table:
+    """The ``replay`` table made from records read one at a time, each then forgotten.
+
+    The column widths depend on every row, so each step is kept until the end
+    in a compact row (:data:`_Row`: its text cells cut to their caps, the label
+    and scope id the record's own strings, small numbers shared), about 250
+    bytes, rather than the record and its events. Widths and totals are read
+    off the rows in one pass per column at the end.
     """
-    columns = [
-        [f"*{r.step}" if flag else f" {r.step}" for r, flag in zip(steps, flags, strict=True)],
-        labels,
-        incoming,
-        [str(r.count) for r in steps],
-        [f"{r.count - r.count_before:+d}" for r in steps],
-        [str(r.appended) for r in steps],
-        ["yes" if r.appended_any else "no" for r in steps],
-        [str(r.duplicates) for r in steps],
-        [str(r.replaced) for r in steps],
-        [str(r.inserted) for r in steps],
-        [str(r.evicted) for r in steps],
-        [_scope_cell(r) for r in steps],
-        flags,
-    ]
-    return [
-        _cut(column, cap) if cutting else column
-        for column, (_, _, _, cap), cutting in zip(columns, _COLUMNS, cut, strict=True)
-    ]
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.rows: list[_Row] = []
+        self.refused = 0
+
+    def add(self, r: StepRecord) -> None:
+        """Keep one step's row (see the class doc)."""
+        label = r.label
+        if len(label) > _LABEL_CAP:
+            label = label[: _LABEL_CAP - 1] + "…"
+        incoming = incoming_summary(r.incoming, _INCOMING_CAP)
+        if r.refused:
+            self.refused += 1
+        self.rows.append(
+            (
+                label,
+                incoming,
+                _scope_cell(r),
+                r.mem14_flag or "",
+                r.count,
+                r.count - r.count_before,
+                r.appended,
+                "yes" if r.appended_any else "no",
+                r.duplicates,
+                r.replaced,
+                r.inserted,
+                r.evicted,
+            )
+        )
+
+    @staticmethod
+    def _longest_of(rows: list[_Row]) -> list[int]:
+        """Each column's longest cell: the text columns by their cells, the numbers by their
+        extremes (a whole number's text grows with its size)."""
+        if not rows:
+            return [0] * len(_COLUMNS)
+
+        def most(k: int) -> int:
+            return len(str(max(row[k] for row in rows)))
+
+        deltas = [row[5] for row in rows]
+        return [
+            1 + len(str(len(rows))),
+            max(len(row[0]) for row in rows),
+            max(len(row[1]) for row in rows),
+            most(4),
+            max(len(f"{d:+d}") for d in (min(deltas), max(deltas))),
+            most(6),
+            3 if any(row[7] == "yes" for row in rows) else 2,
+            most(8),
+            most(9),
+            most(10),
+            most(11),
+            max(len(row[2]) for row in rows),
+            max(len(row[3]) for row in rows),
+        ]
+
+    def lines(self) -> Iterator[str]:
+        """The table's lines: header, aligned rows, summary and legend; rows dropped as written."""
+        scenario = self.scenario
+        cfg = scenario.config
+        window = f"{cfg.max_messages}" if cfg.max_messages else "0 (no cap)"
+        context = json.dumps(scenario.context, ensure_ascii=False)
+        yield f"{scenario.name}" + (f": {scenario.title}" if scenario.title else "")
+        yield (
+            f"scope {cfg.scope}, key {cfg.key}, max_messages {window}, storage {cfg.storage}; "
+            f"context {context}"
+        )
+        yield ""
+        rows = self.rows
+        self.rows = []
+        longest = self._longest_of(rows)
+        caps = [cap for _, _, _, cap in _COLUMNS]
+        # A column's cells are cut to its cap, so no cell is wider than the cap.
+        widths = [
+            max(len(header), min(width, cap))
+            for (_, header, _, cap), width in zip(_COLUMNS, longest, strict=True)
+        ]
+        specs = [
+            f"{align}{width}" for (_, _, align, _), width in zip(_COLUMNS, widths, strict=True)
+        ]
+        # One format string for every row: a C call per row instead of a pad per cell.
+        text_format = "  ".join(f"{{:{spec}}}" for spec in specs).format
+        yield text_format(*[header for _, header, _, _ in _COLUMNS]).rstrip()
+        yield text_format(*["-" * w for w in widths]).rstrip()
+        # The numbers go to the format as numbers (Δcount with its sign), unless one
+        # outgrows its column (a million steps): then every cell is text, cut to its cap.
+        # (The step's cell is text, cut on its own: past 99,999 steps it outgrows its cap.)
+        cut = any(width > cap for width, cap in zip(longest[1:], caps[1:], strict=True))
+        step_cap = caps[0]
+        specs[4] = specs[4].replace(">", ">+")
+        row_format = "  ".join(f"{{:{spec}}}" for spec in specs).format
+        flagged = 0
+        for number, row in enumerate(rows, start=1):
+            label, incoming, scope, flag, *numbers = row
+            if flag:
+                flagged += 1
+            step = f"*{number}" if flag else f" {number}"
+            if len(step) > step_cap:
+                step = step[: step_cap - 1] + "…"
+            if cut:
+                cells = [step, label, incoming, str(numbers[0]), f"{numbers[1]:+d}"]
+                cells += [str(n) for n in numbers[2:]] + [scope, flag]
+                cells = [_cut(c, cap) for c, cap in zip(cells, caps, strict=True)]
+                yield text_format(*cells).rstrip()
+            else:
+                yield row_format(step, label, incoming, *numbers, scope, flag).rstrip()
+        yield ""
+        yield (
+            f"{plural(len(rows), 'step')}: {sum(row[6] for row in rows)} appended, "
+            f"{sum(row[8] for row in rows)} duplicates dropped, "
+            f"{sum(row[9] for row in rows)} placeholders replaced, "
+            f"{sum(row[10] for row in rows)} placeholders inserted, "
+            f"{sum(row[11] for row in rows)} evicted, "
+            f"{self.refused} refused; "
+            f"{flagged} marked * (MEM-14)"
+        )
+        if flagged:
+            yield (
+                "* MEM-14: the change in count does not show what was appended "
+                "(hidden append: the window evicted as much as it added; growth without append: "
+                "placeholders were inserted)."
+            )
 
 
 def format_table(timeline: Timeline) -> str:
@@ -386,67 +466,11 @@ def format_table(timeline: Timeline) -> str:
 
 
 def table_lines(timeline: Timeline) -> Iterator[str]:
-    """:func:`format_table`'s lines, made a chunk of rows at a time as they are read.
-
-    The column widths come first from one cheap pass over the records (the text
-    columns' cells, cut to their caps, are kept for the rows); then the rows are
-    formatted :data:`_TABLE_CHUNK` at a time, so a long replay's table is never
-    whole in memory when it is written as it goes.
-    """
-    scenario = timeline.scenario
-    cfg = scenario.config
-    window = f"{cfg.max_messages}" if cfg.max_messages else "0 (no cap)"
-    context = json.dumps(scenario.context, ensure_ascii=False)
-    yield f"{scenario.name}" + (f": {scenario.title}" if scenario.title else "")
-    yield (
-        f"scope {cfg.scope}, key {cfg.key}, max_messages {window}, storage {cfg.storage}; "
-        f"context {context}"
-    )
-    yield ""
-    steps = timeline.steps
-    labels = _cut([r.label for r in steps], _COLUMNS[1][3])
-    incoming = _cut([incoming_summary(r.incoming) for r in steps], _COLUMNS[2][3])
-    flags = [_flag(r) for r in steps]
-    longest = _longest_cells(steps, labels, incoming, flags)
-    # A column's cells are cut to its cap, so no cell is wider than the cap.
-    widths = [
-        max(len(header), min(width, cap))
-        for (_, header, _, cap), width in zip(_COLUMNS, longest, strict=True)
-    ]
-    cut = [width > cap for (_, _, _, cap), width in zip(_COLUMNS, longest, strict=True)]
-    # One format string for every row: a C call per row instead of a pad per cell
-    # (what str.rjust / str.ljust do, cell by cell, then the trailing spaces cut).
-    row_format = "  ".join(
-        f"{{:{align}{width}}}" for (_, _, align, _), width in zip(_COLUMNS, widths, strict=True)
-    ).format
-    yield row_format(*[header for _, header, _, _ in _COLUMNS]).rstrip()
-    yield row_format(*["-" * w for w in widths]).rstrip()
-    for at in range(0, len(steps), _TABLE_CHUNK):
-        upto = at + _TABLE_CHUNK
-        columns = _columns(steps[at:upto], labels[at:upto], incoming[at:upto], flags[at:upto], cut)
-        yield from [row_format(*r).rstrip() for r in zip(*columns, strict=True)]
-    yield ""
-    yield _summary(timeline)
-    if any(flags):
-        yield (
-            "* MEM-14: the change in count does not show what was appended "
-            "(hidden append: the window evicted as much as it added; growth without append: "
-            "placeholders were inserted)."
-        )
-
-
-def _summary(timeline: Timeline) -> str:
-    """The line under the table: totals over the steps, read off the records."""
-    steps = timeline.steps
-    return (
-        f"{plural(len(steps), 'step')}: {sum(r.appended for r in steps)} appended, "
-        f"{sum(r.duplicates for r in steps)} duplicates dropped, "
-        f"{sum(r.replaced for r in steps)} placeholders replaced, "
-        f"{sum(r.inserted for r in steps)} placeholders inserted, "
-        f"{sum(r.evicted for r in steps)} evicted, "
-        f"{sum(1 for r in steps if r.refused)} refused; "
-        f"{sum(1 for r in steps if r.mem14_flag)} marked * (MEM-14)"
-    )
+    """:func:`format_table`'s lines: each record made a compact row, then the rows written."""
+    table = _Table(timeline.scenario)
+    for record in timeline.steps:
+        table.add(record)
+    return table.lines()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -483,7 +507,10 @@ _CHUNK = 1 << 20
 
 
 def _write_lines(
-    out: SupportsWrite[str], lines: Iterable[str], escape: Callable[[str], str] = visible_json
+    out: SupportsWrite[str],
+    lines: Iterable[str],
+    escape: Callable[[str], str] = visible_json,
+    bar: Progress | None = None,
 ) -> None:
     """Write each line escaped (``escape``: :func:`visible_json`, or :func:`visible` for
     text) and ended, about a megabyte at a time.
@@ -492,6 +519,7 @@ def _write_lines(
     (100,000 lines: 200,000 writes, each a system call when the output is
     unbuffered). A newline is never escaped, so a chunk's escape is the
     escapes of its lines; memory stays bounded by the chunk, not the output.
+    ``bar``: a progress bar drawn while the lines are made, erased before each write.
     """
     chunk: list[str] = []
     size = 0
@@ -499,16 +527,119 @@ def _write_lines(
         chunk.append(line)
         size += len(line)
         if size >= _CHUNK:
+            if bar is not None:
+                bar.close()
             out.write(escape("\n".join(chunk)) + "\n")
             chunk.clear()
             size = 0
+    if bar is not None:
+        bar.close()
     if chunk:
         out.write(escape("\n".join(chunk)) + "\n")
+
+
+def recording_steps(source: Source, per: str) -> Callable[[], Iterator[PlannedStep]]:
+    """The steps of a recorded conversation, made afresh each call from its messages.
+
+    What :func:`build_replay`'s scenario holds, without a step object kept per
+    message: one message per step labelled by its origin, or one recorded turn
+    (shallow copies of its messages) labelled by its first and last origins.
+    """
+    conv = source.conversation
+    assert conv is not None
+    messages, origins = conv.messages, conv.origins
+
+    def steps() -> Iterator[PlannedStep]:
+        if per == "message":
+            for message, origin in zip(messages, origins, strict=True):
+                yield (message, None, origin, False, [origin])
+            return
+        for group in conv.turns:
+            where = [origins[k] for k in group]
+            label = where[0] if len(where) == 1 else f"{where[0]} … {where[-1]}"
+            yield ([dict(messages[k]) for k in group], None, label, False, where)
+
+    return steps
+
+
+def stream_steps(
+    source: Source, args: argparse.Namespace, bar: Progress | None = None
+) -> tuple[Scenario, Timeline, Iterator[StepRecord]]:
+    """The replay ``replay`` and ``doctor`` print as they go: each record made, then forgotten.
+
+    A recorded conversation is run from its messages (its scenario holds no
+    steps); a scenario from its steps. ``check_messages`` read every message.
+    ``bar`` is told each step done (its total counted first).
+    """
+    if source.scenario is not None:
+        scenario, _ = build_replay(source, args)
+        steps = None
+    else:
+        conv = source.conversation
+        assert conv is not None
+        config = _config_overrides(args)
+        per = args.per or "message"
+        scenario = Scenario(
+            name=Path(source.path).stem,
+            title=f"{conv.name} ({conv.format}, one append per {per})",
+            config=ScenarioConfig(**config),
+            context=recording_context(
+                config.get("scope", ScenarioConfig().scope), _context_overrides(args)
+            ),
+            steps=[],
+        )
+        steps = recording_steps(source, per)
+    try:
+        timeline, records = stream_replay(
+            scenario, steps, refire=getattr(args, "refire", "none"), validated=True, progress=bar
+        )
+    except INPUT_ERRORS as exc:
+        raise CliError(in_file(args.path, exc)) from None
+    return scenario, timeline, _located(args.path, records)
+
+
+def _located(path: str, records: Iterator[StepRecord]) -> Iterator[StepRecord]:
+    """``records``, an input error met on the way made a :class:`CliError` naming ``path``."""
+    try:
+        yield from records
+    except INPUT_ERRORS as exc:
+        raise CliError(in_file(path, exc)) from None
 
 
 def _replay_command(args: argparse.Namespace) -> int:
     source = load_source(args.path, args.format, getattr(args, "conversation", None))
     check_messages(source.path, source.entries, source.origins)
+    if args.save or args.buffer:
+        return _replay_whole(source, args)  # both need every step's record
+    bar = Progress.for_stderr(len(source.entries))
+    scenario, timeline, records = stream_steps(source, args, bar)
+    out = sys.stdout
+    if args.json:
+        if source.notes:  # one leading line, only when the import left something out
+            data = {"import_notes": notes_json(source.notes)}
+            out.write(visible_json(json.dumps(data, ensure_ascii=False)))
+            out.write("\n")
+        # Each line's events are the step's delta (kind, position, entry), written as it comes.
+        _write_lines(out, (record.to_json() for record in records), bar=bar)
+    else:
+        table = _Table(scenario)
+        try:
+            for record in records:
+                table.add(record)
+        finally:
+            if bar is not None:
+                bar.close()
+        _write_lines(out, table.lines(), escape=visible)
+        if source.notes:
+            out.write(visible("\n".join(["", *note_lines(source.notes)])) + "\n")
+    if scenario.config.storage.strip().lower() == "memory":
+        # Nothing to clean up at exit (a SQLite replay removes its temporary file then).
+        leave_to_exit(source, scenario, timeline)
+    return 0
+
+
+def _replay_whole(source: Source, args: argparse.Namespace) -> int:
+    """``replay --save`` or ``--json --buffer``: the whole timeline, kept, then written."""
     scenario, origins = build_replay(source, args)
     try:
         # check_messages read every message a step appends or starts from: not again.
@@ -521,8 +652,6 @@ def _replay_command(args: argparse.Namespace) -> int:
             data = {"import_notes": notes_json(source.notes)}
             out.write(visible_json(json.dumps(data, ensure_ascii=False)))
             out.write("\n")
-        # Each line's events are the step's delta (kind, position, entry); the
-        # whole buffer after each step only with --buffer (O(steps x buffer)).
         _write_lines(out, timeline.to_json_lines(include_messages=args.buffer))
     else:
         _write_lines(out, table_lines(timeline), escape=visible)

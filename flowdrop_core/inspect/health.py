@@ -26,7 +26,7 @@ lifecycle), so it costs O(messages + events).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,9 +36,10 @@ from flowdrop_core.inspect.lifecycle import (
     entry_call_ids,
     entry_result_id,
     lifecycle,
+    steps_lifecycle,
 )
 from flowdrop_core.provider import Finding, normalize_report
-from flowdrop_core.replay import Timeline
+from flowdrop_core.replay import StepRecord, Timeline
 
 __all__ = [
     "ACTIONS",
@@ -47,6 +48,7 @@ __all__ = [
     "HealthReport",
     "Place",
     "health",
+    "health_of_steps",
     "recording_of",
 ]
 
@@ -300,8 +302,60 @@ def health(timeline: Timeline, keys: Sequence[tuple[int, int]] | None = None) ->
     orphaned in the buffer (:meth:`_Findings.orphaned_by_window`).
     """
     messages, origins, places = recording_of(timeline, keys)
-    out = _Findings(timeline, messages, origins, places)
-    for f in normalize_report(messages).findings:
+    life = lifecycle(timeline)
+    return _report(
+        messages, origins, places, life, len(timeline.steps), lambda p: _events_of(timeline, p)
+    )
+
+
+def health_of_steps(
+    records: Iterable[StepRecord],
+    messages: Sequence[Any],
+    origins: Sequence[str],
+    places: Sequence[Place],
+) -> HealthReport:
+    """:func:`health` from a replay's records read once as they are made, none kept.
+
+    ``messages``, ``origins`` and ``places`` are the recording (what
+    :func:`recording_of` gives; a recording's own messages need no replay to
+    know). MEM-5's repair pass runs on them first, so only the events of the
+    steps holding one of its findings are kept; the call lifecycle is built
+    step by step. The same report as :func:`health` of the kept timeline.
+    """
+    repair = normalize_report(list(messages)).findings
+    wanted = {
+        places[f.index].step
+        for f in repair
+        if not (f.kind == "unanswered_call" and f.tool_call_id is not None)
+    }
+    kept: dict[int, tuple[Event, ...]] = {}
+
+    def seen(record: StepRecord) -> None:
+        if record.step in wanted:
+            kept[record.step] = record.events
+
+    life, steps = steps_lifecycle(records, seen)
+
+    def events_of(place: Place) -> list[Event]:
+        if place.step is None:
+            return []
+        return [ev for ev in kept.get(place.step, ()) if ev.incoming_index == place.incoming]
+
+    return _report(messages, origins, places, life, steps, events_of, repair)
+
+
+def _report(
+    messages: Sequence[Any],
+    origins: Sequence[str],
+    places: Sequence[Place],
+    life: Lifecycle,
+    steps: int,
+    events_of: Callable[[Place], list[Event]],
+    repair: list[Finding] | None = None,
+) -> HealthReport:
+    """The findings in recording order (``repair``: MEM-5's, when already found)."""
+    out = _Findings(events_of, messages, origins, places, life)
+    for f in normalize_report(list(messages)).findings if repair is None else repair:
         out.repaired(f)
     out.late()
     out.orphaned_by_window()
@@ -313,20 +367,25 @@ def health(timeline: Timeline, keys: Sequence[tuple[int, int]] | None = None) ->
             f.kind,
         )
     )
-    return HealthReport(out.findings, len(messages), len(timeline.steps), out.life)
+    return HealthReport(out.findings, len(messages), steps, life)
 
 
 class _Findings:
     """The findings of :func:`health`, made step by step from the recording and its timeline."""
 
     def __init__(
-        self, timeline: Timeline, messages: list[Any], origins: list[str], places: list[Place]
+        self,
+        events_of: Callable[[Place], list[Event]],
+        messages: Sequence[Any],
+        origins: Sequence[str],
+        places: Sequence[Place],
+        life: Lifecycle,
     ) -> None:
-        self.timeline = timeline
+        self.events_of = events_of
         self.messages = messages
         self.origins = origins
         self.places = places
-        self.life = lifecycle(timeline)
+        self.life = life
         self.findings: list[HealthFinding] = []
 
     def add(
@@ -375,7 +434,7 @@ class _Findings:
             self.unanswered(f.index, f.tool_call_id)
             return
         place = self.places[f.index]
-        events = _events_of(self.timeline, place)
+        events = self.events_of(place)
         text = f.message.removeprefix("dropped: ")
         dup = next((ev for ev in events if EFFECTS[ev.kind].part == "dropped"), None)
         if dup is not None:

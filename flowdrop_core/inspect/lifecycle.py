@@ -39,6 +39,7 @@ __all__ = [
     "entry_call_ids",
     "entry_result_id",
     "lifecycle",
+    "steps_lifecycle",
     "what_if",
 ]
 
@@ -275,6 +276,27 @@ def lifecycle(timeline: Timeline) -> Lifecycle:
             tracker.step(record)
     tracker.finish()
     return Lifecycle(tracker.calls, len(timeline.steps))
+
+
+def steps_lifecycle(
+    records: Iterable[StepRecord], seen: Callable[[StepRecord], None] | None = None
+) -> tuple[Lifecycle, int]:
+    """:func:`lifecycle` of a replay whose records are read once, none kept, and their count.
+
+    For a replay with no starting buffer (a recorded conversation): each
+    record's events are read as it comes; ``seen`` is shown each record too.
+    """
+    tracker = _Tracker()
+    steps = 0
+    for record in records:
+        steps += 1
+        if not record.refused and record.events:
+            tracker.step(record)
+        if seen is not None:
+            seen(record)
+    tracker.record = None  # keep no record past its step
+    tracker.finish()
+    return Lifecycle(tracker.calls, steps), steps
 
 
 class _Tracker:
