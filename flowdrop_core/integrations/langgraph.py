@@ -34,12 +34,13 @@ the whole list) plus the engine's O(new messages).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from flowdrop_core import telemetry
 from flowdrop_core.engine import AppendResult, Buffer
@@ -65,6 +66,8 @@ from langchain_core.messages import (  # noqa: E402
 
 if TYPE_CHECKING:
     from flowdrop_core.storage import Slot, Store
+
+_log = logging.getLogger("flowdrop_core")
 
 __all__ = [
     "HEALED_MARK",
@@ -511,9 +514,17 @@ class ReducerJournal:
 
     With ``store`` (any flowdrop store) and ``slot``, every update is also
     written to that store's append journal as a record the Store page and
-    ``flowdrop-buffer store --journal`` replay step by step; an update that
+    ``flowdrop-buffer store --journal`` replays step by step; an update that
     also replaced or removed messages by id is recorded as a write outside
     the journal, so the replay says where it may differ.
+
+    LangGraph runs a reducer on the event loop under ``ainvoke``/``astream``,
+    and a reducer cannot be awaited: there the record is written in order on
+    the store's bounded executor (:mod:`flowdrop_core.storage._aio`) instead,
+    so the loop never waits for the store. ``await journal.aflush()`` (or
+    ``journal.flush()``) waits until every record is written and raises the
+    first write that failed. Outside an event loop the record is written
+    before the reducer returns, as ever.
     """
 
     def __init__(
@@ -526,57 +537,123 @@ class ReducerJournal:
     ) -> None:
         self.reports: deque[ReducerReport] = deque(maxlen=keep)
         self.store, self.slot, self.limit = store, slot, limit
-        self._guard = threading.Lock()
+        self._guard = threading.Condition()
         self._revision = 0
         self._last_count: int | None = None
+        self._pending: deque[_Pending] = deque()  # records to write, oldest first
+        self._draining = False
+        self._failed: BaseException | None = None
 
     def __call__(self, report: ReducerReport, merge: _Merge | None = None) -> None:
         with self._guard:
             self.reports.append(report)
-            if self.store is not None and merge is not None:
-                self._record(report, merge)
+            if self.store is None or merge is None:
+                return
+            job = self._prepare(report, merge)
+            if not self._pending and not _on_event_loop():
+                self._write(job)
+                return
+            self._pending.append(job)  # after any still pending, so records keep their order
+            if self._draining:
+                return
+            self._draining = True
+        from flowdrop_core.storage._aio import submit_to_store
+
+        submit_to_store(self.store, self._drain)
 
     @property
     def last(self) -> ReducerReport | None:
         """The newest report (``None`` before the first update)."""
         return self.reports[-1] if self.reports else None
 
-    def _record(self, report: ReducerReport, merge: _Merge) -> None:
-        from flowdrop_core.journal import CHECKPOINT_EVERY, JournalRecord, journal_for
-        from flowdrop_core.storage._base import JournalWrite
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait until every record is written; raise the first write that failed."""
+        with self._guard:
+            if not self._guard.wait_for(lambda: not self._pending, timeout):
+                raise TimeoutError(f"{len(self._pending)} journal records not written yet")
+            self._raise_failed()
 
-        assert self.store is not None
-        from flowdrop_core.storage import Delta, JournalConflict, RevisionConflict
+    async def aflush(self, timeout: float | None = None) -> None:
+        """:meth:`flush` for async code (polls; the loop is never blocked)."""
+        import asyncio
 
+        async with asyncio.timeout(timeout):
+            while self._pending:
+                await asyncio.sleep(0.002)
+        with self._guard:
+            self._raise_failed()
+
+    def _raise_failed(self) -> None:
+        failed, self._failed = self._failed, None
+        if failed is not None:
+            raise failed
+
+    def _drain(self) -> None:
+        """Write the pending records in order (one drainer at a time, on the executor)."""
+        while True:
+            with self._guard:
+                if not self._pending:
+                    self._draining = False
+                    self._guard.notify_all()
+                    return
+                job = self._pending[0]
+            try:
+                self._write(job)
+            except BaseException as exc:  # kept for flush; the next records still go in
+                _log.warning("the reducer journal could not write a record to %r: %s", self.store, exc)
+                with self._guard:
+                    self._failed = self._failed or exc
+            with self._guard:
+                self._pending.popleft()
+
+    def _prepare(self, report: ReducerReport, merge: _Merge) -> _Pending:
+        """What the record needs from this update, taken now (the write may come later)."""
         outside = merge.rewritten or self._last_count != len(merge.before)
         before = f"r{self._revision}"
         if outside:  # the state changed besides this journal's appends
             self._revision += 1
             before = f"r{self._revision}-outside"
         self._revision += 1
+        self._last_count = report.count
+        return _Pending(
+            report,
+            outside,
+            before,
+            f"r{self._revision}",
+            list(merge.before),
+            [message_to_row(m) for m in merge.incoming],
+            merge.buffer.max_messages,
+        )
+
+    def _write(self, job: _Pending) -> None:
+        from flowdrop_core.journal import CHECKPOINT_EVERY, JournalRecord, journal_for
+        from flowdrop_core.storage import Delta, JournalConflict, RevisionConflict
+        from flowdrop_core.storage._base import JournalWrite
+
+        assert self.store is not None
+        report = job.report
         every = max(1, min(CHECKPOINT_EVERY, self.limit // 2))
         scope, scope_id, key = self.slot
-        incoming = [message_to_row(m) for m in merge.incoming]
         events = [{k: v for k, v in ev.to_dict().items() if k != "reason"} for ev in report.events]
         for _ in range(100):  # another writer took the record number: number it again
             seq = journal_for(self.store).last_seq(self.slot) + 1
             base = None
-            if outside or (seq - 1) % every == 0:
-                base = [message_to_row(m) for m in merge.before]
+            if job.outside or (seq - 1) % every == 0:
+                base = [message_to_row(m) for m in job.before]
             record = JournalRecord(
                 seq=seq,
                 at=report.at,
                 scope=scope,
                 scope_id=scope_id,
                 key=key,
-                max_messages=merge.buffer.max_messages,
-                incoming=incoming,
+                max_messages=job.max_messages,
+                incoming=job.incoming,
                 context={f"{scope}_id": scope_id} if scope in _ID_SCOPES else None,
                 count=report.count,
                 appended=report.appended,
                 appended_any=report.appended_any,
-                revision_before=before,
-                revision=f"r{self._revision}",
+                revision_before=job.revision_before,
+                revision=job.revision,
                 events=events,
                 base=base,
             )
@@ -589,7 +666,29 @@ class ReducerJournal:
             except (JournalConflict, RevisionConflict):
                 continue
             break
-        self._last_count = report.count
+
+
+class _Pending(NamedTuple):
+    """One reducer update's record, as :meth:`ReducerJournal._write` needs it."""
+
+    report: ReducerReport
+    outside: bool
+    revision_before: str
+    revision: str
+    before: list[BaseMessage]
+    incoming: list[dict[str, Any]]
+    max_messages: int
+
+
+def _on_event_loop() -> bool:
+    """Whether this thread is running an event loop (a store call here would block it)."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 _ID_SCOPES = frozenset({"session", "user", "workflow", "pipeline", "execution"})

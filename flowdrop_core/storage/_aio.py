@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from flowdrop_core.storage._base import fork_generation
 
-__all__ = ["DEFAULT_WORKERS", "async_workers", "run_in_store"]
+__all__ = ["DEFAULT_WORKERS", "async_workers", "run_in_store", "submit_to_store"]
 
 T = TypeVar("T")
 
@@ -70,3 +70,8 @@ async def run_in_store(store: Any, fn: Callable[..., T], *args: Any) -> T:
     """
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(_executor(store), fn, *args)
+
+
+def submit_to_store(store: Any, fn: Callable[[], Any]) -> None:
+    """Start ``fn()`` on ``store``'s executor without waiting (for work a caller cannot await)."""
+    _executor(store).submit(fn)

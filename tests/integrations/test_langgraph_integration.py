@@ -224,6 +224,67 @@ def test_window_and_journal_report_each_update() -> None:
     assert replayed.check.passed, replayed.check.mismatches
 
 
+def test_the_journal_never_writes_the_store_on_the_event_loop() -> None:
+    """Under ``ainvoke`` the reducer runs on the event loop: its journal's store calls do not.
+
+    Every record still lands, in order (``aflush`` waits for them), and replays.
+    """
+    import asyncio
+
+    on_loop: list[str] = []
+
+    def loop_running() -> bool:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return True
+
+    class Watched(MemoryStore):
+        def read(self, *slot: Any) -> Any:
+            if loop_running():
+                on_loop.append("read")
+            return super().read(*slot)
+
+        def apply(self, *args: Any, **kw: Any) -> str:
+            if loop_running():
+                on_loop.append("apply")
+            return super().apply(*args, **kw)
+
+    store = Watched()
+    slot = ("execution", "thread-a", "messages")
+    journal = ReducerJournal(store=store, slot=slot)
+
+    reducer = gr_mem_reducer(journal=journal)
+    State = TypedDict("State", {"messages": Annotated[list[AnyMessage], reducer]})  # noqa: UP013
+
+    def agent(state: Any) -> dict[str, Any]:
+        return {"messages": [AIMessage("", id=f"a{len(state['messages'])}", tool_calls=[CALL])]}
+
+    def tool_node(state: Any) -> dict[str, Any]:
+        return {"messages": [ToolMessage("Found 3 cats", tool_call_id="c1", id="t1")]}
+
+    graph = StateGraph(State)
+    graph.add_node("agent", agent)
+    graph.add_node("tool", tool_node)
+    graph.add_edge(START, "agent")
+    graph.add_edge("agent", "tool")
+    graph.add_edge("tool", END)
+    app = graph.compile()
+
+    async def run() -> Any:
+        out = await app.ainvoke({"messages": [HumanMessage("find cats", id="h1")]})
+        await journal.aflush()
+        return out
+
+    out = asyncio.run(run())
+    assert [m.id for m in out["messages"]] == ["h1", "a1", "t1"]
+    assert on_loop == []
+    records = journal_for(store).read(slot)
+    assert [r.seq for r in records] == [1, 2, 3]
+    assert replay_journal(records).check.passed
+
+
 def test_journal_callback() -> None:
     """Any callable receives the report."""
     seen: list[Any] = []
