@@ -70,10 +70,12 @@ class Source:
 #: Largest file a command reads (a recording is far smaller; /dev/zero is not a recording).
 MAX_FILE_BYTES = 200 * 1024 * 1024
 
-#: Messages one file may hold before a command refuses it. A replay keeps ~3.5 KB per
-#: message (1,000,000 one-message lines took 131 s and 3.5 GB), so this default stays
-#: under ~2 GB. A JSON Lines file is counted by its lines before any is decoded.
-MAX_MESSAGES = 500_000
+#: Messages one file may hold before a command refuses it. ``replay`` and ``doctor`` print
+#: as they go and keep about 1.4 KB per message beside the decoded messages: a 1,000,000-
+#: message agent recording (146 MB) peaks at 1.8 GB, 1,000,000 one-message lines at 1.3 GB
+#: (benchmarks/scale_bench.py), so this default stays under 2 GB. A JSON Lines file is
+#: counted by its lines before any is decoded.
+MAX_MESSAGES = 1_000_000
 #: Environment variable that sets another limit (a whole number >= 1).
 MAX_MESSAGES_ENV = "FLOWDROP_MAX_MESSAGES"
 
@@ -95,7 +97,7 @@ def message_limit() -> int:
 def _too_many(path: str, count: int, what: str, limit: int) -> CliError:
     return CliError(
         f"{path}: {count:,} {what}, over the limit of {limit:,} messages per file (a replay "
-        f"keeps ~3.5 KB per message); nothing was read further. Raise the limit with "
+        f"keeps about 1.8 KB per message); nothing was read further. Raise the limit with "
         f"{MAX_MESSAGES_ENV}={count}, or split the file"
     )
 
