@@ -56,6 +56,7 @@ from flowdrop_core.context import (
     as_scope,
     resolve_scope,
 )
+from flowdrop_core.engine import _ENTRY as _NODE_ENTRY
 from flowdrop_core.engine import AppendResult, Buffer, check_window
 from flowdrop_core.events import Event, EventKind
 from flowdrop_core.journal._recorder import start as journal_start
@@ -147,7 +148,7 @@ class ScopedAppendResult(AppendResult):
             count=count,
             appended=appended,
             appended_any=appended_any,
-            messages=messages,
+            messages=list(messages) if type(messages) is tuple else messages,
             events=events,
             max_messages=max_messages,
         )
@@ -157,6 +158,26 @@ class ScopedAppendResult(AppendResult):
         self.refused = refused
         self.refusal_reason = refusal_reason
         self.serialized = serialized
+
+    @property
+    def messages(self) -> list[dict[str, Any]] | None:
+        """The buffer after the append, built the first time it is read.
+
+        The live-store append leaves it as a plain tuple ``(base, log,
+        upto)``, read as :class:`_LazyMessages` is (a tuple costs less to
+        make); a tuple assigned from outside is kept as a list, so a tuple
+        here is always the layer's.
+        """
+        value = self._messages
+        if type(value) is tuple:
+            value = self._messages = _LazyMessages.get(value)  # type: ignore[arg-type]
+        elif isinstance(value, LazyValue):
+            value = self._messages = value.get()
+        return value
+
+    @messages.setter
+    def messages(self, value: list[dict[str, Any]] | None) -> None:
+        self._messages = list(value) if type(value) is tuple else value
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: :meth:`AppendResult.to_dict` plus the slot and the flags."""
@@ -557,7 +578,12 @@ class ConversationBuffer:
         buf = live.buf
         result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
         log = live.log
-        entry = result.appended_at_end()
+        decisions = result._events
+        if len(decisions) == 1 and type(decisions[0]) is list:
+            # appended_at_end()'s usual answer, inline: the appended node's entry
+            entry = decisions[0][_NODE_ENTRY]
+        else:
+            entry = result.appended_at_end()
         if entry is not None:  # the usual append: one message appended at the end
             # a plain tuple reads as an Op (apply_ops unpacks it) and costs less to make
             log.append(("insert", result.count - 1, entry))  # type: ignore[arg-type]
@@ -566,7 +592,7 @@ class ConversationBuffer:
             ops = delta_from_events(result.decisions(), result.count).ops  # type: ignore[arg-type]
             log.extend(ops)
             changed = bool(ops)
-        result._messages = _new_lazy(_LazyMessages, (live.base, log, len(log)))
+        result._messages = (live.base, log, len(log))  # built when read (see ScopedAppendResult)
         if len(log) > 64 and len(log) > 2 * result.count:  # a new base: O(1) amortized
             live.base, live.log = buf.messages(), []
         return live, result, changed
@@ -630,7 +656,28 @@ class ConversationBuffer:
                     if context.get(name, _MISSING) is not value:
                         break
                 else:
-                    return self._append_at(messages, memo.res, memo.ctx, memo.slot)
+                    res = memo.res
+                    live = self._live
+                    # The usual append on a live store (see _append_at), inline: one call fewer.
+                    if (
+                        live.apply is not None
+                        and live.store is self.store
+                        and not self.journal
+                        and not res.refused
+                    ):
+                        slot = memo.slot
+                        done: ScopedAppendResult | None = live.apply(
+                            slot[0], slot[1], slot[2], self._step, messages
+                        )
+                        if done is not None:
+                            done.scope = res.scope
+                            done.key = self.key
+                            done.resolved_scope_id = res.resolved_scope_id
+                            done.refused = False
+                            done.refusal_reason = None
+                            done.serialized = True
+                            return done
+                    return self._append_at(messages, res, memo.ctx, memo.slot)
         ctx, res, slot = self._resolved(context)
         return self._append_at(messages, res, ctx, slot)
 

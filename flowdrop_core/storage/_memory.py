@@ -185,7 +185,8 @@ class MemoryStore:
         slot's lock (see :class:`~flowdrop_core.storage.LiveStore`).
         """
         slot = (scope, scope_id, key) if type(scope) is str else (str(scope), scope_id, key)
-        held = self._locks.get(slot)
+        locks = self._locks
+        held = locks._recent.get(slot) or locks.get(slot)  # SlotLocks.get's usual answer, inline
         with self._guard:
             if held.locked():
                 return None
