@@ -592,8 +592,9 @@ class ConversationBuffer:
             ops = delta_from_events(result.decisions(), result.count).ops  # type: ignore[arg-type]
             log.extend(ops)
             changed = bool(ops)
-        result._messages = (live.base, log, len(log))  # built when read (see ScopedAppendResult)
-        if len(log) > 64 and len(log) > 2 * result.count:  # a new base: O(1) amortized
+        upto = len(log)
+        result._messages = (live.base, log, upto)  # built when read (see ScopedAppendResult)
+        if upto > 64 and upto > 2 * result.count:  # a new base: O(1) amortized
             live.base, live.log = buf.messages(), []
         return live, result, changed
 

@@ -187,7 +187,9 @@ class MemoryStore:
         slot = (scope, scope_id, key) if type(scope) is str else (str(scope), scope_id, key)
         locks = self._locks
         held = locks._recent.get(slot) or locks.get(slot)  # SlotLocks.get's usual answer, inline
-        with self._guard:
+        guard = self._guard
+        guard.acquire()  # not ``with``: this is the hot path of every live append
+        try:
             if held.locked():
                 return None
             item = self._data.get(slot)
@@ -199,6 +201,8 @@ class MemoryStore:
             elif changed:
                 self._data[slot] = [value, _CHANGED]
             return result
+        finally:
+            guard.release()
 
     def _records_for(self, slot: Slot, limit: int) -> deque[tuple[int, str]]:
         """The slot's record deque keeping the newest ``limit`` (under the guard)."""
