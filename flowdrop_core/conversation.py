@@ -206,10 +206,14 @@ class _LazyMessages(tuple, LazyValue):  # type: ignore[type-arg]
     __slots__ = ()
 
     def get(self) -> list[dict[str, Any]]:
-        """The entries (O(base + ops))."""
+        """The entries (O(base + ops)); an entry itself in the log was appended at the end."""
         base, log, upto = self
         entries = list(base)
-        apply_ops(entries, log[:upto])
+        for op in log[:upto]:
+            if type(op) is dict:
+                entries.append(op)
+            else:
+                apply_ops(entries, (op,))
         return entries
 
 
@@ -262,7 +266,7 @@ class _LiveSlot(LiveValue):
     def __init__(self, buf: Buffer, base: list[dict[str, Any]]) -> None:
         self.buf = buf
         self.base = base
-        self.log: list[Op] = []
+        self.log: list[Op | dict[str, Any]] = []  # an entry itself: appended at the end
 
     def entries(self) -> list[dict[str, Any]]:
         """The entries, oldest first (a new list of the stored dicts)."""
@@ -585,8 +589,7 @@ class ConversationBuffer:
         else:
             entry = result.appended_at_end()
         if entry is not None:  # the usual append: one message appended at the end
-            # a plain tuple reads as an Op (apply_ops unpacks it) and costs less to make
-            log.append(("insert", result.count - 1, entry))  # type: ignore[arg-type]
+            log.append(entry)  # the entry itself: "appended at the end" (see _LazyMessages)
             changed = True
         else:
             ops = delta_from_events(result.decisions(), result.count).ops  # type: ignore[arg-type]

@@ -192,7 +192,10 @@ class MemoryStore:
         try:
             if held.locked():
                 return None
-            item = self._data.get(slot)
+            try:
+                item = self._data[slot]
+            except KeyError:
+                item = None
             value, result, changed = step(slot, None if item is None else item[0], arg)
             if item is not None:
                 item[0] = value
