@@ -571,7 +571,7 @@ class ConversationBuffer:
         so a bad one raises with the slot untouched.
         """
         live = value
-        if type(live) is not _LiveSlot or live.buf.max_messages != self.max_messages:
+        if type(live) is not _LiveSlot or (buf := live.buf).max_messages != self.max_messages:
             if value is None:
                 entries: list[dict[str, Any]] = []
             elif type(value) is _LiveSlot:
@@ -579,17 +579,17 @@ class ConversationBuffer:
             else:
                 entries = _checked_entries(list(value) if type(value) is deque else value, slot)
             live = _LiveSlot(self._build(slot, entries), entries)
-        buf = live.buf
+            buf = live.buf
         result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
         log = live.log
         decisions = result._events
-        if len(decisions) == 1 and type(decisions[0]) is list:
-            # appended_at_end()'s usual answer, inline: the appended node's entry
-            entry = decisions[0][_NODE_ENTRY]
-        else:
-            entry = result.appended_at_end()
-        if entry is not None:  # the usual append: one message appended at the end
-            log.append(entry)  # the entry itself: "appended at the end" (see _LazyMessages)
+        if len(decisions) == 1 and type(first := decisions[0]) is list:
+            # the usual append, appended_at_end()'s answer inline: one message appended at the end,
+            # logged as its entry itself (see _LazyMessages)
+            log.append(first[_NODE_ENTRY])
+            changed = True
+        elif (entry := result.appended_at_end()) is not None:
+            log.append(entry)
             changed = True
         else:
             ops = delta_from_events(result.decisions(), result.count).ops  # type: ignore[arg-type]
