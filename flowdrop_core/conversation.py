@@ -196,7 +196,8 @@ class _LazyMessages(tuple, LazyValue):  # type: ignore[type-arg]
 
     ``(base, log, upto)``: ``base`` is a list the conversation buffer never
     changes (what it read from the store, or a later copy) and ``log`` the ops
-    of the appends made since, in order; this result's buffer is ``base``
+    of the appends made since, in order (an entry appended at the end is
+    logged as the entry itself: no op tuple on the usual append); this result's buffer is ``base``
     with the first ``upto`` ops applied. Later appends only add ops to ``log``
     (or start a new base), so a kept result keeps its own buffer and nothing
     is copied per append. A tuple, so making one per append costs no

@@ -19,7 +19,7 @@ commonest one, a message appended as its append's first decision, and every
 eviction as the node itself, described when first read), and the result is
 a plain slotted :class:`AppendResult` whose ``Event`` objects are built only
 when a caller reads ``events``; a result the caller has let go of is reused
-by the next append. An independent oracle (``tests/oracle.py``) holds it to
+by the next append (not a large batch's, so no append frees another's events). An independent oracle (``tests/oracle.py``) holds it to
 the rules on random conversations.
 """
 
