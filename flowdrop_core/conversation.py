@@ -597,7 +597,8 @@ class ConversationBuffer:
             log.extend(ops)
             changed = bool(ops)
         upto = len(log)
-        result._messages = (live.base, log, upto)  # built when read (see ScopedAppendResult)
+        # built when read (see ScopedAppendResult.messages)
+        result._messages = (live.base, log, upto)  # type: ignore[assignment]
         if upto > 64 and upto > 2 * result.count:  # a new base: O(1) amortized
             live.base, live.log = buf.messages(), []
         return live, result, changed

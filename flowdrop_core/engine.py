@@ -442,7 +442,7 @@ class Buffer:
         """
         events: list[Any] = []  # decision tuples, then evicted nodes
         if type(incoming) is dict:
-            result: AppendResult | None = self._last  # reused below when nobody holds it
+            result: Any = self._last  # reused below when nobody holds it (None: not kept)
             node = read_dict_row(incoming)
             if type(node) is str:
                 raise InvalidMessagesError([MessageProblem("incoming", 0, node)])
