@@ -56,7 +56,6 @@ from flowdrop_core.context import (
     as_scope,
     resolve_scope,
 )
-from flowdrop_core.engine import _ENTRY as _NODE_ENTRY
 from flowdrop_core.engine import AppendResult, Buffer, check_window
 from flowdrop_core.events import Event, EventKind
 from flowdrop_core.journal._recorder import start as journal_start
@@ -303,7 +302,7 @@ class _Memo:
     or, for a dict, its items.
     """
 
-    __slots__ = ("ctx", "key", "res", "slot")
+    __slots__ = ("ctx", "key", "open_slot", "res", "slot")
 
     def __init__(
         self, key: Any, ctx: ExecutionContext | None, res: ScopeResolution, slot: Slot
@@ -312,6 +311,7 @@ class _Memo:
         self.ctx = ctx
         self.res = res
         self.slot = slot
+        self.open_slot = None if res.refused else slot  # the slot, unless the scope refused
 
 
 class _LiveHook:
@@ -572,7 +572,7 @@ class ConversationBuffer:
         so a bad one raises with the slot untouched.
         """
         live = value
-        if type(live) is not _LiveSlot or (buf := live.buf).max_messages != self.max_messages:
+        if type(value) is not _LiveSlot or (buf := value.buf).max_messages != self.max_messages:
             if value is None:
                 entries: list[dict[str, Any]] = []
             elif type(value) is _LiveSlot:
@@ -583,14 +583,9 @@ class ConversationBuffer:
             buf = live.buf
         result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
         log = live.log
-        decisions = result._events
-        if len(decisions) == 1 and type(first := decisions[0]) is list:
-            # the usual append, appended_at_end()'s answer inline: one message appended at the end,
-            # logged as its entry itself (see _LazyMessages)
-            log.append(first[_NODE_ENTRY])
-            changed = True
-        elif (entry := result.appended_at_end()) is not None:
-            log.append(entry)
+        entry = result.appended_at_end()
+        if entry is not None:  # the usual append: one message appended at the end
+            log.append(entry)  # logged as the entry itself (see _LazyMessages)
             changed = True
         else:
             ops = delta_from_events(result.decisions(), result.count).ops  # type: ignore[arg-type]
@@ -662,16 +657,16 @@ class ConversationBuffer:
                     if context.get(name, _MISSING) is not value:
                         break
                 else:
-                    res = memo.res
                     live = self._live
+                    slot = memo.open_slot
                     # The usual append on a live store (see _append_at), inline: one call fewer.
                     if (
-                        live.apply is not None
+                        slot is not None
+                        and live.apply is not None
                         and live.store is self.store
                         and not self.journal
-                        and not res.refused
                     ):
-                        slot = memo.slot
+                        res = memo.res
                         done: ScopedAppendResult | None = live.apply(
                             slot[0], slot[1], slot[2], self._step, messages
                         )
@@ -683,7 +678,7 @@ class ConversationBuffer:
                             done.refusal_reason = None
                             done.serialized = True
                             return done
-                    return self._append_at(messages, res, memo.ctx, memo.slot)
+                    return self._append_at(messages, memo.res, memo.ctx, memo.slot)
         ctx, res, slot = self._resolved(context)
         return self._append_at(messages, res, ctx, slot)
 
