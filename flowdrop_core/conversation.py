@@ -594,7 +594,7 @@ class ConversationBuffer:
         upto = len(log)
         # built when read (see ScopedAppendResult.messages)
         result._messages = (live.base, log, upto)  # type: ignore[assignment]
-        if upto > 64 and upto > 2 * result.count:  # a new base: O(1) amortized
+        if upto > 2 * result.count and upto > 64:  # a new base: O(1) amortized
             live.base, live.log = buf.messages(), []
         return live, result, changed
 

@@ -194,9 +194,10 @@ class MemoryStore:
                 return None
             try:
                 item = self._data[slot]
+                current = item[0]
             except KeyError:
-                item = None
-            value, result, changed = step(slot, None if item is None else item[0], arg)
+                item = current = None
+            value, result, changed = step(slot, current, arg)
             if item is not None:
                 item[0] = value
                 if changed:
