@@ -192,6 +192,7 @@ class MemoryStore:
         try:
             if held.locked():
                 return None
+            item: list[Any] | None
             try:
                 item = self._data[slot]
                 current = item[0]
