@@ -147,7 +147,7 @@ class ScopedAppendResult(AppendResult):
             count=count,
             appended=appended,
             appended_any=appended_any,
-            messages=messages,
+            messages=list(messages) if type(messages) is tuple else messages,
             events=events,
             max_messages=max_messages,
         )
@@ -157,6 +157,26 @@ class ScopedAppendResult(AppendResult):
         self.refused = refused
         self.refusal_reason = refusal_reason
         self.serialized = serialized
+
+    @property
+    def messages(self) -> list[dict[str, Any]] | None:
+        """The buffer after the append, built the first time it is read.
+
+        The live-store append leaves it as a plain tuple ``(base, log,
+        upto)``, read as :class:`_LazyMessages` is (a tuple costs less to
+        make); a tuple assigned from outside is kept as a list, so a tuple
+        here is always the layer's.
+        """
+        value = self._messages
+        if type(value) is tuple:
+            value = self._messages = _LazyMessages.get(value)  # type: ignore[arg-type]
+        elif isinstance(value, LazyValue):
+            value = self._messages = value.get()
+        return value
+
+    @messages.setter
+    def messages(self, value: list[dict[str, Any]] | None) -> None:
+        self._messages = list(value) if type(value) is tuple else value
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: :meth:`AppendResult.to_dict` plus the slot and the flags."""
@@ -175,7 +195,8 @@ class _LazyMessages(tuple, LazyValue):  # type: ignore[type-arg]
 
     ``(base, log, upto)``: ``base`` is a list the conversation buffer never
     changes (what it read from the store, or a later copy) and ``log`` the ops
-    of the appends made since, in order; this result's buffer is ``base``
+    of the appends made since, in order (an entry appended at the end is
+    logged as the entry itself: no op tuple on the usual append); this result's buffer is ``base``
     with the first ``upto`` ops applied. Later appends only add ops to ``log``
     (or start a new base), so a kept result keeps its own buffer and nothing
     is copied per append. A tuple, so making one per append costs no
@@ -185,10 +206,14 @@ class _LazyMessages(tuple, LazyValue):  # type: ignore[type-arg]
     __slots__ = ()
 
     def get(self) -> list[dict[str, Any]]:
-        """The entries (O(base + ops))."""
+        """The entries (O(base + ops)); an entry itself in the log was appended at the end."""
         base, log, upto = self
         entries = list(base)
-        apply_ops(entries, log[:upto])
+        for op in log[:upto]:
+            if type(op) is dict:
+                entries.append(op)
+            else:
+                apply_ops(entries, (op,))
         return entries
 
 
@@ -241,7 +266,7 @@ class _LiveSlot(LiveValue):
     def __init__(self, buf: Buffer, base: list[dict[str, Any]]) -> None:
         self.buf = buf
         self.base = base
-        self.log: list[Op] = []
+        self.log: list[Op | dict[str, Any]] = []  # an entry itself: appended at the end
 
     def entries(self) -> list[dict[str, Any]]:
         """The entries, oldest first (a new list of the stored dicts)."""
@@ -277,7 +302,7 @@ class _Memo:
     or, for a dict, its items.
     """
 
-    __slots__ = ("ctx", "key", "res", "slot")
+    __slots__ = ("ctx", "key", "open_slot", "res", "slot")
 
     def __init__(
         self, key: Any, ctx: ExecutionContext | None, res: ScopeResolution, slot: Slot
@@ -286,6 +311,7 @@ class _Memo:
         self.ctx = ctx
         self.res = res
         self.slot = slot
+        self.open_slot = None if res.refused else slot  # the slot, unless the scope refused
 
 
 class _LiveHook:
@@ -546,7 +572,7 @@ class ConversationBuffer:
         so a bad one raises with the slot untouched.
         """
         live = value
-        if type(live) is not _LiveSlot or live.buf.max_messages != self.max_messages:
+        if type(value) is not _LiveSlot or (buf := value.buf).max_messages != self.max_messages:
             if value is None:
                 entries: list[dict[str, Any]] = []
             elif type(value) is _LiveSlot:
@@ -554,20 +580,21 @@ class ConversationBuffer:
             else:
                 entries = _checked_entries(list(value) if type(value) is deque else value, slot)
             live = _LiveSlot(self._build(slot, entries), entries)
-        buf = live.buf
+            buf = live.buf
         result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
         log = live.log
         entry = result.appended_at_end()
         if entry is not None:  # the usual append: one message appended at the end
-            # a plain tuple reads as an Op (apply_ops unpacks it) and costs less to make
-            log.append(("insert", result.count - 1, entry))  # type: ignore[arg-type]
+            log.append(entry)  # logged as the entry itself (see _LazyMessages)
             changed = True
         else:
             ops = delta_from_events(result.decisions(), result.count).ops  # type: ignore[arg-type]
             log.extend(ops)
             changed = bool(ops)
-        result._messages = _new_lazy(_LazyMessages, (live.base, log, len(log)))
-        if len(log) > 64 and len(log) > 2 * result.count:  # a new base: O(1) amortized
+        upto = len(log)
+        # built when read (see ScopedAppendResult.messages)
+        result._messages = (live.base, log, upto)  # type: ignore[assignment]
+        if upto > 2 * result.count and upto > 64:  # a new base: O(1) amortized
             live.base, live.log = buf.messages(), []
         return live, result, changed
 
@@ -630,6 +657,27 @@ class ConversationBuffer:
                     if context.get(name, _MISSING) is not value:
                         break
                 else:
+                    live = self._live
+                    slot = memo.open_slot
+                    # The usual append on a live store (see _append_at), inline: one call fewer.
+                    if (
+                        slot is not None
+                        and live.apply is not None
+                        and live.store is self.store
+                        and not self.journal
+                    ):
+                        res = memo.res
+                        done: ScopedAppendResult | None = live.apply(
+                            slot[0], slot[1], slot[2], self._step, messages
+                        )
+                        if done is not None:
+                            done.scope = res.scope
+                            done.key = self.key
+                            done.resolved_scope_id = res.resolved_scope_id
+                            done.refused = False
+                            done.refusal_reason = None
+                            done.serialized = True
+                            return done
                     return self._append_at(messages, memo.res, memo.ctx, memo.slot)
         ctx, res, slot = self._resolved(context)
         return self._append_at(messages, res, ctx, slot)

@@ -19,7 +19,7 @@ commonest one, a message appended as its append's first decision, and every
 eviction as the node itself, described when first read), and the result is
 a plain slotted :class:`AppendResult` whose ``Event`` objects are built only
 when a caller reads ``events``; a result the caller has let go of is reused
-by the next append. An independent oracle (``tests/oracle.py``) holds it to
+by the next append (not a large batch's, so no append frees another's events). An independent oracle (``tests/oracle.py``) holds it to
 the rules on random conversations.
 """
 
@@ -69,6 +69,12 @@ _new_event = tuple.__new__
 # behaviour once, at import (``_calibrated``): a held result is never reused,
 # a released one is, or reuse is off.
 _COUNT_WHEN_FREE = 3
+
+#: A batch of more messages than this gets a result the buffer does not keep
+#: (``None`` stands for it until it is made; its count is never 3): freeing a
+#: kept result's events falls to the next append, which would pay for the
+#: whole batch.
+_KEEP_AT_MOST = 64
 
 
 def _never_free(obj: object, /) -> int:
@@ -436,12 +442,16 @@ class Buffer:
         """
         events: list[Any] = []  # decision tuples, then evicted nodes
         if type(incoming) is dict:
+            result: Any = self._last  # reused below when nobody holds it (None: not kept)
             node = read_dict_row(incoming)
             if type(node) is str:
                 raise InvalidMessagesError([MessageProblem("incoming", 0, node)])
             appended = self._place(0, node, events)  # type: ignore[arg-type]
         else:
             batch = _read_batch(incoming)
+            # A large batch's result is not kept for reuse: kept, its events
+            # would be freed by the next append, a spike of milliseconds there.
+            result = None if len(batch) > _KEEP_AT_MOST else self._last
             start = len(self._nodes)  # where the batch's first message goes, if appended
             appended = 0
             for i, node in enumerate(batch):
@@ -484,9 +494,11 @@ class Buffer:
                         else:
                             _remove(holders, node)
                 events.append(node)  # its EVICTED decision is made when read (_evicted)
-        result = self._last
         if _refs(result) != _COUNT_WHEN_FREE:  # someone holds it (or reuse is off): a new one
-            result = self._last = _new_object(self._result_class)
+            if result is None:  # only the caller holds it, and frees it when done
+                result = _new_object(self._result_class)
+            else:
+                result = self._last = _new_object(self._result_class)
         result.count = result._length = count
         result.appended = appended
         result.appended_any = appended > 0

@@ -185,12 +185,20 @@ class MemoryStore:
         slot's lock (see :class:`~flowdrop_core.storage.LiveStore`).
         """
         slot = (scope, scope_id, key) if type(scope) is str else (str(scope), scope_id, key)
-        held = self._locks.get(slot)
-        with self._guard:
+        locks = self._locks
+        held = locks._recent.get(slot) or locks.get(slot)  # SlotLocks.get's usual answer, inline
+        guard = self._guard
+        guard.acquire()  # not ``with``: this is the hot path of every live append
+        try:
             if held.locked():
                 return None
-            item = self._data.get(slot)
-            value, result, changed = step(slot, None if item is None else item[0], arg)
+            item: list[Any] | None
+            try:
+                item = self._data[slot]
+                current = item[0]
+            except KeyError:
+                item = current = None
+            value, result, changed = step(slot, current, arg)
             if item is not None:
                 item[0] = value
                 if changed:
@@ -198,6 +206,8 @@ class MemoryStore:
             elif changed:
                 self._data[slot] = [value, _CHANGED]
             return result
+        finally:
+            guard.release()
 
     def _records_for(self, slot: Slot, limit: int) -> deque[tuple[int, str]]:
         """The slot's record deque keeping the newest ``limit`` (under the guard)."""

@@ -112,3 +112,35 @@ def test_reuse_by_count_only_where_the_count_is_proven(
     from flowdrop_core import engine
 
     assert engine._reuse_proven(implementation, version, gil, source) is proven
+
+
+def _holds(holder: object, obj: object) -> bool:
+    """Whether ``holder`` references ``obj`` (the garbage collector's view)."""
+    import gc
+
+    return any(ref is holder for ref in gc.get_referrers(obj))
+
+
+@pytest.mark.skipif(sys.implementation.name != "cpython", reason="reuse needs reference counts")
+def test_a_large_batch_result_is_not_kept_so_the_next_append_frees_nothing() -> None:
+    """The buffer keeps a result for reuse only when it is small: a caller letting go of
+    a large batch's result frees its events then, not during the next append."""
+    buf = Buffer()
+    big = buf.append([_user(k) for k in range(1_000)])
+    assert big.appended == 1_000
+    assert not _holds(buf, big)
+    del big
+    small = buf.append(_user(1_000))
+    assert _holds(buf, small)  # a one-message result is still kept for reuse
+    assert small.events[0].position == 1_000
+
+
+def test_a_large_result_of_the_conversation_layer_is_not_kept_by_its_slot() -> None:
+    from flowdrop_core.conversation import ConversationBuffer
+
+    conv = ConversationBuffer()
+    big = conv.append([_user(k) for k in range(1_000)], {"session_id": "s"})
+    assert big.appended == 1_000 and big.count == 1_000
+    import gc
+
+    assert not any(type(ref).__name__ == "_ScopedBuffer" for ref in gc.get_referrers(big))
