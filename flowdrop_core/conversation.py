@@ -91,6 +91,21 @@ logger = logging.getLogger("flowdrop_core")
 ContextLike = ExecutionContext | Mapping[str, Any] | None
 
 
+def _evict(cache: dict[Slot, Any], keep: int, guard: threading.Lock) -> None:
+    """Drop the least recently written entries of ``cache`` past ``keep``.
+
+    The oldest keys are copied first (``list`` of a dict is one C call): a put
+    from another thread (one unguarded assignment) may land meanwhile, and
+    ``next(iter(cache))`` would then raise "dictionary changed size during
+    iteration" (seen with 100 sessions on the async executor's threads).
+    """
+    with guard:
+        excess = len(cache) - keep
+        if excess > 0:
+            for victim in list(cache)[:excess]:
+                cache.pop(victim, None)
+
+
 class ScopedAppendResult(AppendResult):
     """An :class:`AppendResult` (MEM-14) plus where it happened.
 
@@ -542,9 +557,7 @@ class ConversationBuffer:
             cache = self._cache
             cache[slot] = entry  # taken out before, so now the newest
             if len(cache) > self.cache_slots:
-                with self._cache_guard:
-                    while len(cache) > self.cache_slots:
-                        del cache[next(iter(cache))]
+                _evict(cache, self.cache_slots, self._cache_guard)
 
     def __repr__(self) -> str:
         return (
@@ -856,9 +869,7 @@ class ConversationBuffer:
                 if type(token) is str and self.cache_slots and self._cache_pid == generation:
                     cache[slot] = cached
                     if len(cache) > self.cache_slots:
-                        with self._cache_guard:
-                            while len(cache) > self.cache_slots:
-                                del cache[next(iter(cache))]
+                        _evict(cache, self.cache_slots, self._cache_guard)
                 break
         # Where it happened (set here rather than copied: the engine made this result).
         result.scope = res.scope
