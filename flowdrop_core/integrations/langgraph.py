@@ -600,7 +600,9 @@ class ReducerJournal:
             try:
                 self._write(job)
             except BaseException as exc:  # kept for flush; the next records still go in
-                _log.warning("the reducer journal could not write a record to %r: %s", self.store, exc)
+                _log.warning(
+                    "the reducer journal could not write a record to %r: %s", self.store, exc
+                )
                 with self._guard:
                     self._failed = self._failed or exc
             with self._guard:
