@@ -93,3 +93,11 @@ def test_results_are_slotted_and_their_events_are_made_once() -> None:
         with pytest.raises(AttributeError):
             res.not_a_field = 1  # type: ignore[attr-defined]
         assert res.events is res.events  # made once, then the same tuple
+
+
+def test_a_conversation_buffer_says_what_it_is_in_its_repr() -> None:
+    """A log line or a debugger shows the scope, key, window and store, not an address."""
+    from flowdrop_core import ConversationBuffer
+
+    text = repr(ConversationBuffer(scope="user", key="chat", max_messages=7))
+    assert text.startswith("ConversationBuffer(scope='user', key='chat', max_messages=7, store=")
