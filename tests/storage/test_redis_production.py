@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from redis_server import RedisServer, free_port, require_redis_server
 
 from flowdrop_core.cli import main as cli_main
@@ -179,11 +180,13 @@ def cluster(tmp_path: Path) -> Iterator[list[_ClusterNode]]:
             timeout=60,
         )
         deadline = time.monotonic() + 30
-        admin = RedisStore(nodes[0].url, check_policy=False, cluster=False).client
-        while admin.info("cluster").get("cluster_enabled") and time.monotonic() < deadline:
-            if b"cluster_state:ok" in admin.execute_command("CLUSTER", "INFO"):
+        admins = [redis.Redis.from_url(n.url) for n in nodes]
+        while time.monotonic() < deadline:  # every node, not the first: a client may ask any
+            if all(b"cluster_state:ok" in a.execute_command("CLUSTER", "INFO") for a in admins):
                 break
             time.sleep(0.1)
+        for a in admins:
+            a.close()
         yield nodes
     finally:
         for node in nodes:
