@@ -43,9 +43,8 @@ from flowdrop_core.framework_stores._base import (
     FrameworkStoreError,
     RepairPlan,
     RepairReport,
-    health,
+    finish_repair,
     open_tier,
-    record_repair,
     settle_repair,
 )
 from flowdrop_core.integrations import require
@@ -303,19 +302,7 @@ class AgentsSQLAlchemySession(AgentsSessionFile):
                 f"{self.path}: the repair of {thread_id!r} failed "
                 f"({type(exc).__name__}: {exc}); rolled back, nothing was written"
             ) from exc
-        return record_repair(
-            self,
-            RepairReport(
-                thread_id=thread_id,
-                backup=None,
-                before=plan.before,
-                after=plan.after,
-                events=plan.events,
-                remaining=health(self.rows(thread_id)),
-                changes=plan.changes,
-                readback=readback,
-            ),
-        )
+        return finish_repair(self, thread_id, plan, None, readback)
 
     async def _repair_async(self, thread_id: str, plan: RepairPlan) -> str:
         from agents.extensions.memory import SQLAlchemySession

@@ -51,11 +51,11 @@ from flowdrop_core.framework_stores._base import (
     ThreadInfo,
     backup_file,
     connect,
+    finish_repair,
     gr_mem_view,
     health,
     open_tier,
     read_back,
-    record_repair,
     restore_file,
     rows_scenario,
     scratch_copy,
@@ -689,19 +689,7 @@ class AgentsSessionFile:
         readback = read_back(
             conn, self.path, backup, lambda: self._read_back(thread, plan, before_sdk, backup)
         )
-        return record_repair(
-            self,
-            RepairReport(
-                thread_id=thread_id,
-                backup=backup,
-                before=plan.before,
-                after=plan.after,
-                events=plan.events,
-                remaining=health(self.rows(thread_id)),
-                changes=plan.changes,
-                readback=readback,
-            ),
-        )
+        return finish_repair(self, thread_id, plan, backup, readback)
 
     def _write_plain(self, thread: _Thread, plan: RepairPlan) -> None:
         table = self.messages_table

@@ -29,6 +29,7 @@ __all__ = [
     "ThreadInfo",
     "backup_file",
     "connect",
+    "finish_repair",
     "gr_mem_view",
     "health",
     "open_tier",
@@ -404,6 +405,29 @@ def record_repair(store: Any, report: RepairReport) -> RepairReport:
         fh.write(json.dumps(line, ensure_ascii=False, default=repr) + "\n")
     report.record = log
     return report
+
+
+def finish_repair(
+    store: Any, thread_id: str, plan: RepairPlan, backup: Path | None, readback: str
+) -> RepairReport:
+    """The report of a repair that wrote ``plan``, with what is left, recorded (MEM-15).
+
+    Every kind of store ends a repair the same way: the thread's health read
+    again, then :func:`record_repair`.
+    """
+    return record_repair(
+        store,
+        RepairReport(
+            thread_id=thread_id,
+            backup=backup,
+            before=plan.before,
+            after=plan.after,
+            events=plan.events,
+            remaining=health(store.rows(thread_id)),
+            changes=plan.changes,
+            readback=readback,
+        ),
+    )
 
 
 def settle_repair(

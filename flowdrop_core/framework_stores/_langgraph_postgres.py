@@ -28,9 +28,8 @@ from flowdrop_core.framework_stores._base import (
     FrameworkStoreError,
     RepairPlan,
     RepairReport,
-    health,
+    finish_repair,
     open_tier,
-    record_repair,
     settle_repair,
 )
 from flowdrop_core.framework_stores._langgraph_sqlite import (
@@ -221,19 +220,7 @@ class LangGraphPostgresCheckpointer(LangGraphCheckpointFile):
             ) from exc
         finally:
             self._in_repair = False
-        return record_repair(
-            self,
-            RepairReport(
-                thread_id=thread_id,
-                backup=None,
-                before=plan.before,
-                after=plan.after,
-                events=plan.events,
-                remaining=health(self.rows(thread_id)),
-                changes=plan.changes,
-                readback=readback,
-            ),
-        )
+        return finish_repair(self, thread_id, plan, None, readback)
 
     def _read_back_here(self, thread_id: str, checkpoint_id: str, fixed: list[Any]) -> str:
         """A fresh ``PostgresSaver`` in the open transaction must load the planned messages."""

@@ -30,11 +30,11 @@ from flowdrop_core.framework_stores._base import (
     ThreadInfo,
     backup_file,
     connect,
+    finish_repair,
     gr_mem_view,
     health,
     open_tier,
     read_back,
-    record_repair,
     restore_file,
     rows_scenario,
     scratch_copy,
@@ -229,19 +229,7 @@ class LangGraphCheckpointFile:
             backup,
             lambda: self._read_back(thread_id, checkpoint["id"], fixed, backup),
         )
-        return record_repair(
-            self,
-            RepairReport(
-                thread_id=thread_id,
-                backup=backup,
-                before=plan.before,
-                after=plan.after,
-                events=plan.events,
-                remaining=health(self.rows(thread_id)),
-                changes=plan.changes,
-                readback=readback,
-            ),
-        )
+        return finish_repair(self, thread_id, plan, backup, readback)
 
     def _new_checkpoint(
         self, latest: Any, plan: RepairPlan, note: dict[str, Any]

@@ -41,6 +41,7 @@ class RowSQL(NamedTuple):
     shift: str
     journal_last: str
     journal_records: str
+    journal_since: str
     journal_counts: str
     journal_insert: str
     journal_trim: str
@@ -64,6 +65,7 @@ class RowSQL(NamedTuple):
             shift=f"UPDATE {entry} SET ord = ord + ? WHERE slot = ? AND ord >= ?",
             journal_last=f"SELECT max(seq) FROM {journal} {where}",
             journal_records=f"SELECT seq, record FROM {journal} {where} ORDER BY seq",
+            journal_since=f"SELECT seq, record FROM {journal} {where} AND seq > ? ORDER BY seq",
             journal_counts=(
                 f"SELECT scope, scope_id, key, count(*) FROM {journal} GROUP BY 1, 2, 3"
             ),

@@ -863,7 +863,7 @@ class SQLiteStore:
         rows = self._journal_query(
             "the journal",
             slot,
-            _ROWS.journal_records.replace(" ORDER BY", " AND seq > ? ORDER BY") + " LIMIT ?",
+            _ROWS.journal_since + " LIMIT ?",
             (*slot, seq, MAX_READ_ROWS + 1),
             sized=1,
         )

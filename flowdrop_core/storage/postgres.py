@@ -1084,7 +1084,7 @@ class PostgresStore:
         rows = self._query(
             "read the journal",
             slot,
-            self._rows.journal_records.replace(" ORDER BY", " AND seq > %s ORDER BY"),
+            self._rows.journal_since,
             (*_b(slot), seq),
         )
         return [(int(s), text) for s, text in rows]
