@@ -58,7 +58,7 @@ from flowdrop_core.context import (
 )
 from flowdrop_core.engine import AppendResult, Buffer, check_window
 from flowdrop_core.events import Event, EventKind
-from flowdrop_core.journal._recorder import start as journal_start
+from flowdrop_core.journal._recorder import recorder as journal_recorder
 from flowdrop_core.messages import InvalidMessagesError
 from flowdrop_core.storage import (
     Delta,
@@ -67,6 +67,7 @@ from flowdrop_core.storage import (
     Op,
     RevisionConflict,
     Slot,
+    Snapshot,
     StorageError,
     Store,
     StoreBusyError,
@@ -76,6 +77,17 @@ from flowdrop_core.storage import (
 )
 from flowdrop_core.storage._aio import run_in_store
 from flowdrop_core.storage._base import fork_generation
+from flowdrop_core.storage._steps import (
+    APPLY,
+    JOURNAL_LAST,
+    LOCK,
+    READ,
+    REVISION,
+    Steps,
+    adrive,
+    drive,
+    native_async,
+)
 from flowdrop_core.tiers import Tier, as_tier, require_tier
 
 __all__ = [
@@ -546,7 +558,7 @@ class ConversationBuffer:
 
         Putting an entry back is one dict assignment (atomic), so it needs the
         guard only to drop old entries: the guard keeps a reader
-        (:meth:`_cached_messages`) from seeing a buffer while it is changed,
+        (:meth:`_cached_at`) from seeing a buffer while it is changed,
         and a buffer put back is no longer changed.
         """
         if (
@@ -787,90 +799,109 @@ class ConversationBuffer:
                     done.serialized = True
                     return done
                 # someone holds the slot lock: wait for it below, as with any store
-        with store.lock(*slot, self.lock_timeout) as acquired:
-            if not acquired:
-                logger.warning(
-                    "MEM-12: lock on slot %s not acquired within %.3g s (node %r); "
-                    "appending unserialized, with a write conditional on the revision read, "
-                    "rather than fail or drop the turn.",
-                    slot_label(*slot),
-                    self.lock_timeout,
-                    None if ctx is None else ctx.node_id,
-                )
-            conflicts = 0
-            still_since: float | None = None  # when the store was last seen not moving
-            generation = fork_generation()
-            cache = self._cache
-            while True:
-                # The slot's cached record (see _current); a cached one inline, the usual case.
-                cached = None
-                if self._cache_pid == generation:
-                    with self._cache_guard:
-                        cached = cache.pop(slot, None)
+        return drive(store, self._append_steps(messages, res, ctx, slot))
+
+    def _append_steps(
+        self, messages: Any, res: ScopeResolution, ctx: ExecutionContext | None, slot: Slot
+    ) -> Steps:
+        """The append under the MEM-12 lock, as store steps a sync or async driver runs.
+
+        What :meth:`_append_at` says, after the refusal and the live store:
+        the lock, the read (or the cached buffer), the engine, the
+        conditional write and its retries. It does no I/O itself: each store
+        call is yielded (:mod:`flowdrop_core.storage._steps`), so
+        :meth:`append` and :meth:`aappend` run the very same rules.
+        """
+        acquired = yield (LOCK, slot, self.lock_timeout)
+        if not acquired:
+            logger.warning(
+                "MEM-12: lock on slot %s not acquired within %.3g s (node %r); "
+                "appending unserialized, with a write conditional on the revision read, "
+                "rather than fail or drop the turn.",
+                slot_label(*slot),
+                self.lock_timeout,
+                None if ctx is None else ctx.node_id,
+            )
+        conflicts = 0
+        still_since: float | None = None  # when the store was last seen not moving
+        generation = fork_generation()
+        cache = self._cache
+        while True:
+            # The slot's cached record (see _current); a cached one inline, the usual case.
+            cached = None
+            if self._cache_pid == generation:
+                with self._cache_guard:
+                    cached = cache.pop(slot, None)
+            if cached is not None and cached.buf.max_messages == self.max_messages:
+                fresh = False
+            else:
+                cached = self._cache_take(slot)
                 if cached is not None and cached.buf.max_messages == self.max_messages:
                     fresh = False
                 else:
-                    cached, fresh = self._current(slot)
-                    cache = self._cache  # a fork starts a new one
-                buf = cached.buf
-                token = cached.revision
-                rec = journal_start(store, self.journal, slot, buf, token) if self.journal else None
-                # validates first: raises with ``buf`` unchanged; a _ScopedBuffer's result
-                result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
-                added = result.appended_at_end()
-                if added is not None:  # the usual append: one message appended at the end
-                    # delta_from_events' answer for it, made inline
-                    op = _new_tuple(Op, ("insert", result.count - 1, added))
-                    delta = _new_tuple(Delta, ((op,), result.count))
-                else:
-                    delta = delta_from_events(result.decisions(), result.count)  # type: ignore[arg-type]
-                if not delta.ops and rec is None:  # a call that changed nothing writes nothing
-                    if not fresh and store.revision(*slot) != token:
-                        continue  # the cached copy is stale: read again, run again
-                    self._cache_put(slot, cached)
-                    lazy = _new_lazy(_LazyMessages, (cached.base, cached.log, len(cached.log)))
-                    break
-                try:
-                    if rec is None:
-                        token = store.apply(*slot, delta, expected=token, timeout=self.lock_timeout)
-                    else:  # the journal record goes in with the change, or neither does
-                        written = rec.entry(
-                            messages, ctx, result, changed=bool(delta.ops), serialized=acquired
-                        )
-                        token = store.apply(
-                            *slot, delta, expected=token, timeout=self.lock_timeout, journal=written
-                        )
-                except RevisionConflict:
-                    conflicts += 1
-                    if conflicts >= _MAX_CONFLICTS:
-                        raise StorageError.for_slot(
-                            f"{_MAX_CONFLICTS} conditional writes found the slot changed by "
-                            "another writer; nothing of this append was written",
-                            slot,
-                        ) from None
-                    continue
-                except StoreBusyError as busy:
-                    now = time.monotonic()
-                    if busy.progressed:  # others committed meanwhile: contention, not a stall
-                        still_since = None
-                        continue
-                    if still_since is None:
-                        still_since = now - self.lock_timeout  # the attempt that just waited
-                    if now - still_since < max(2 * self.lock_timeout, STALL_FLOOR):
-                        continue
-                    raise
-                log = cached.log
-                log.extend(delta.ops)
-                lazy = _new_lazy(_LazyMessages, (cached.base, log, len(log)))
-                if len(log) > 64 and len(log) > 2 * result.count:  # a new base: O(1) amortized
-                    cached.base, cached.log = buf.messages(), []
-                cached.revision = token
-                # Back in the cache (see _cache_put), inline: one dict assignment.
-                if type(token) is str and self.cache_slots and self._cache_pid == generation:
-                    cache[slot] = cached
-                    if len(cache) > self.cache_slots:
-                        _evict(cache, self.cache_slots, self._cache_guard)
+                    cached, fresh = self._record(slot, (yield (READ, slot))), True
+                cache = self._cache  # a fork starts a new one
+            buf = cached.buf
+            token = cached.revision
+            rec = None
+            if self.journal:
+                last = yield (JOURNAL_LAST, slot)
+                rec = journal_recorder(self.journal, slot, buf, token, last)
+            # validates first: raises with ``buf`` unchanged; a _ScopedBuffer's result
+            result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
+            added = result.appended_at_end()
+            if added is not None:  # the usual append: one message appended at the end
+                # delta_from_events' answer for it, made inline
+                op = _new_tuple(Op, ("insert", result.count - 1, added))
+                delta = _new_tuple(Delta, ((op,), result.count))
+            else:
+                delta = delta_from_events(result.decisions(), result.count)  # type: ignore[arg-type]
+            if not delta.ops and rec is None:  # a call that changed nothing writes nothing
+                if not fresh and (yield (REVISION, slot)) != token:
+                    continue  # the cached copy is stale: read again, run again
+                self._cache_put(slot, cached)
+                lazy = _new_lazy(_LazyMessages, (cached.base, cached.log, len(cached.log)))
                 break
+            try:
+                written = (
+                    None
+                    if rec is None  # the journal record goes in with the change, or neither
+                    else rec.entry(
+                        messages, ctx, result, changed=bool(delta.ops), serialized=acquired
+                    )
+                )
+                token = yield (APPLY, slot, delta, token, self.lock_timeout, written)
+            except RevisionConflict:
+                conflicts += 1
+                if conflicts >= _MAX_CONFLICTS:
+                    raise StorageError.for_slot(
+                        f"{_MAX_CONFLICTS} conditional writes found the slot changed by "
+                        "another writer; nothing of this append was written",
+                        slot,
+                    ) from None
+                continue
+            except StoreBusyError as busy:
+                now = time.monotonic()
+                if busy.progressed:  # others committed meanwhile: contention, not a stall
+                    still_since = None
+                    continue
+                if still_since is None:
+                    still_since = now - self.lock_timeout  # the attempt that just waited
+                if now - still_since < max(2 * self.lock_timeout, STALL_FLOOR):
+                    continue
+                raise
+            log = cached.log
+            log.extend(delta.ops)
+            lazy = _new_lazy(_LazyMessages, (cached.base, log, len(log)))
+            if len(log) > 64 and len(log) > 2 * result.count:  # a new base: O(1) amortized
+                cached.base, cached.log = buf.messages(), []
+            cached.revision = token
+            # Back in the cache (see _cache_put), inline: one dict assignment.
+            if type(token) is str and self.cache_slots and self._cache_pid == generation:
+                cache[slot] = cached
+                if len(cache) > self.cache_slots:
+                    _evict(cache, self.cache_slots, self._cache_guard)
+            break
         # Where it happened (set here rather than copied: the engine made this result).
         result.scope = res.scope
         result.key = self.key
@@ -894,8 +925,13 @@ class ConversationBuffer:
         entry = self._cache_take(slot)
         if entry is not None and entry.buf.max_messages == self.max_messages:
             return entry, False
-        entries, token = self._snapshot(slot)
-        return _Cached(token, self._build(slot, entries), entries, []), True
+        return self._record(slot, self.store.read(*slot)), True
+
+    def _record(self, slot: Slot, snap: Snapshot) -> _Cached:
+        """The slot's record made from a fresh read (see :meth:`_snapshot`)."""
+        value, found, token = snap
+        entries = _checked_entries(value, slot) if found else []
+        return _Cached(token, self._build(slot, entries), entries, [])
 
     def read(self, context: ContextLike = None) -> ScopedAppendResult:
         """Read the buffer without appending: the same result shape, ``appended`` 0, no events.
@@ -907,11 +943,18 @@ class ConversationBuffer:
         res = resolve_scope(self.scope, ctx)
         if res.refused:
             return self._refused("read", res, ctx)
-        scope_id = res.resolved_scope_id
-        slot: Slot = (str(self.scope), scope_id, self.key)
-        entries = self._cached_messages(slot)
+        return drive(self.store, self._read_steps(res))  # type: ignore[no-any-return]
+
+    def _read_steps(self, res: ScopeResolution) -> Steps:
+        """:meth:`read` after the refusal, as store steps (see :meth:`_append_steps`)."""
+        slot: Slot = (str(self.scope), res.resolved_scope_id, self.key)
+        entries = None
+        if self._cache and self._cache_pid == fork_generation():
+            token = yield (REVISION, slot)
+            entries = self._cached_at(slot, token)
         if entries is None:
-            entries = self._snapshot(slot)[0]
+            value, found, _ = yield (READ, slot)
+            entries = _checked_entries(value, slot) if found else []
         return ScopedAppendResult(
             count=len(entries),
             appended=0,
@@ -927,11 +970,8 @@ class ConversationBuffer:
             serialized=True,
         )
 
-    def _cached_messages(self, slot: Slot) -> list[dict[str, Any]] | None:
-        """The slot's entries from the live cache when it holds the store's revision, else None."""
-        if not self._cache or self._cache_pid != fork_generation():
-            return None
-        token = self._revision(slot)
+    def _cached_at(self, slot: Slot, token: str | None) -> list[dict[str, Any]] | None:
+        """The slot's cached entries when the cache holds revision ``token``, else None."""
         if token is None:
             return None
         with self._cache_guard:  # a cached Buffer is never mutated while in the cache
@@ -939,10 +979,6 @@ class ConversationBuffer:
             if entry is None or entry.revision != token:
                 return None
             return entry.buf.messages()
-
-    def _revision(self, slot: Slot) -> str | None:
-        """The store's revision of ``slot``."""
-        return self.store.revision(*slot)
 
     def messages(self, context: ContextLike = None) -> list[dict[str, Any]]:
         """Just the stored entries (``[]`` when empty or refused)."""
@@ -976,15 +1012,20 @@ class ConversationBuffer:
         The scope is resolved here (MEM-6, MEM-7, MEM-8, MEM-13: a refused
         scope returns at once, no store call); the append itself (the MEM-12
         lock, the compare-and-set write, the journal record and the MEM-14
-        report) is :meth:`append`'s own, run on the store's bounded executor
-        (:mod:`flowdrop_core.storage._aio`), so both paths always agree.
+        report) is :meth:`append`'s own steps (:meth:`_append_steps`), awaited
+        on the store's native async client where it has one (Redis), else run
+        on the store's bounded executor (:mod:`flowdrop_core.storage._aio`),
+        so both paths always agree.
         """
         if not self._drives:
             require_tier(self.tier, Tier.DRIVE, "append")  # MEM-9: viewing is not driving
         ctx, res, slot = self._resolved(context)
         if res.refused:
             return self._refused("append", res, ctx)
-        return await run_in_store(self.store, self._append_at, messages, res, ctx, slot)
+        store = self.store
+        if native_async(store):  # the same steps on the store's async client: no thread
+            return await adrive(store, self._append_steps(messages, res, ctx, slot))  # type: ignore[no-any-return]
+        return await run_in_store(store, self._append_at, messages, res, ctx, slot)
 
     async def aread(self, context: ContextLike = None) -> ScopedAppendResult:
         """:meth:`read` for async code (a refused scope answers at once, no store call)."""
@@ -992,7 +1033,10 @@ class ConversationBuffer:
         res = resolve_scope(self.scope, ctx)
         if res.refused:
             return self._refused("read", res, ctx)
-        return await run_in_store(self.store, self.read, ctx)
+        store = self.store
+        if native_async(store):
+            return await adrive(store, self._read_steps(res))  # type: ignore[no-any-return]
+        return await run_in_store(store, self.read, ctx)
 
     async def amessages(self, context: ContextLike = None) -> list[dict[str, Any]]:
         """:meth:`messages` for async code."""

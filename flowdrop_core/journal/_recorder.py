@@ -82,7 +82,12 @@ def start(store: Store, limit: int, slot: Slot, buf: Buffer, revision: str | Non
     again in the write (a journal that moved meanwhile is a conflict, and the
     append is re-read and re-applied), so numbers never collide.
     """
-    seq = journal_for(store).last_seq(slot) + 1
+    return recorder(limit, slot, buf, revision, journal_for(store).last_seq(slot))
+
+
+def recorder(limit: int, slot: Slot, buf: Buffer, revision: str | None, last: int) -> Recorder:
+    """:func:`start` for a caller that asked the journal's newest record number (``last``)."""
+    seq = last + 1
     # A checkpoint at least every limit/2 records: the newest ``limit`` always hold one.
     every = max(1, min(CHECKPOINT_EVERY, limit // 2))
     base = buf.messages() if (seq - 1) % every == 0 else None

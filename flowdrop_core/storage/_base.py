@@ -452,14 +452,30 @@ def write_landed(store: Any, slot: Slot, token: str, journal: JournalWrite | Non
         if store.revision(*slot) == token:
             return True
         if journal is not None:
-            return any(
-                seq == journal.seq
-                and (text.decode() if isinstance(text, bytes) else text) == journal.text
-                for seq, text in store.journal_records(*slot)[-8:]
-            )
+            return record_landed(store.journal_records(*slot)[-8:], journal)
     except StorageError:
         return False
     return False
+
+
+async def awrite_landed(store: Any, slot: Slot, token: str, journal: JournalWrite | None) -> bool:
+    """:func:`write_landed` on a store's native async twins (``arevision``, ``ajournal_records``)."""
+    try:
+        if await store.arevision(*slot) == token:
+            return True
+        if journal is not None:
+            return record_landed((await store.ajournal_records(*slot))[-8:], journal)
+    except StorageError:
+        return False
+    return False
+
+
+def record_landed(records: Iterable[tuple[int, Any]], journal: JournalWrite) -> bool:
+    """Whether ``records`` (``(seq, text)``) hold exactly ``journal``'s record."""
+    return any(
+        seq == journal.seq and (text.decode() if isinstance(text, bytes) else text) == journal.text
+        for seq, text in records
+    )
 
 
 def check_journal_seq(slot: Slot, journal: JournalWrite, last: int, path: Any = None) -> None:

@@ -47,14 +47,17 @@ again as soon as Redis is back, without a restart.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import logging
 import os
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+import weakref
+from collections.abc import AsyncIterator, Generator, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any
 
 import redis
@@ -72,10 +75,12 @@ from flowdrop_core.storage._base import (
     SlotLocks,
     Snapshot,
     StorageError,
+    awrite_landed,
     check_timeout,
     decode_entries,
     decode_json,
     encode_json,
+    fork_generation,
     mask_url,
     new_revision,
     slot_label,
@@ -402,6 +407,13 @@ _LIVENESS_EVERY = 0.05
 
 _OPS = {"insert": "i", "replace": "r", "delete": "d"}
 
+#: MEM-12's lease as Redis calls (see ``RedisStore._lease``): returns (taken, token).
+_LeaseSteps = Generator[tuple[Any, ...], Any, tuple[bool, str]]
+
+#: Connection settings of the sync client that are not the async one's (objects bound to
+#: the sync client: its retry policy, its hooks).
+_SYNC_ONLY = frozenset({"retry", "redis_connect_func", "event_dispatcher"})
+
 
 def _condition(expected: Expected) -> str:
     if expected is ANY:
@@ -526,6 +538,7 @@ class RedisStore:
         self._unlock = self.client.register_script(_UNLOCK)
         self._steal = self.client.register_script(_STEAL)
         self._locks = SlotLocks()
+        self._asides: weakref.WeakKeyDictionary[Any, _AsyncSide] = weakref.WeakKeyDictionary()
         self._alive_guard = threading.Lock()
         self._alive: tuple[int, Any, int] | None = None  # (pid, connection, its CLIENT ID)
         self._no_client = False  # CLIENT is not permitted: leases are not checked for liveness
@@ -676,6 +689,10 @@ class RedisStore:
             reply = script(keys=keys, args=args)
         except RedisError as exc:
             raise self._error(what, slot, exc) from exc
+        return self._checked(reply, args, slot, what)
+
+    def _checked(self, reply: Any, args: list[Any], slot: Slot, what: str) -> Any:
+        """A write script's reply; a refusal or a conflict raised, nothing written (both paths)."""
         status = reply[0]
         if status == b"evicting":
             raise self._evicting(reply[1].decode("utf-8", "replace"), slot, what)
@@ -718,6 +735,12 @@ class RedisStore:
             return self.read(scope, scope_id, key)
         except RedisError as exc:
             raise self._error("read the slot", slot, exc) from exc
+        return self._snapshot(slot, kind, rev, text, count, listed, items)
+
+    def _snapshot(
+        self, slot: Slot, kind: Any, rev: Any, text: Any, count: Any, listed: Any, items: Any
+    ) -> Snapshot:
+        """The read script's reply as a :class:`Snapshot` (both paths); keys that disagree raise."""
         if not kind:
             if items or listed:
                 raise StorageError.for_slot(
@@ -903,19 +926,9 @@ class RedisStore:
         nothing. Costs O(ops), plus the entries after a mid-buffer insert (a
         healed placeholder goes into the current exchange).
         """
-        slot, keys = self._keys(scope, scope_id, key)
-        now = repr(time.time())
-        if journal is None:
-            token = new_revision()
-            args: list[Any] = [_condition(expected), token, now, _triple(slot), delta.count]
-            args += ["", "", 0]
-        else:
-            token = journal.revision or new_revision()
-            args = [_condition(expected), token, now, _triple(slot), delta.count]
-            args += [journal.seq, journal.text, journal.limit]
-        for kind, position, entry in delta.ops:
-            body = "" if kind == "delete" else encode_json(entry, slot, f"entry at {position}")
-            args += [_OPS[kind], position, body]
+        slot, keys, args, token, now = self._apply_call(
+            scope, scope_id, key, delta, expected, journal
+        )
         try:
             self._run(self._apply, keys, args, slot, "write the change")
         except StorageError as exc:
@@ -930,6 +943,31 @@ class RedisStore:
         if journal is not None and not delta.ops:
             return expected  # type: ignore[return-value]
         return token
+
+    def _apply_call(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        delta: Delta,
+        expected: str | None,
+        journal: JournalWrite | None,
+    ) -> tuple[Slot, list[str], list[Any], str, str]:
+        """The apply script's slot, KEYS, ARGV, new revision and time (both paths)."""
+        slot, keys = self._keys(scope, scope_id, key)
+        now = repr(time.time())
+        if journal is None:
+            token = new_revision()
+            args: list[Any] = [_condition(expected), token, now, _triple(slot), delta.count]
+            args += ["", "", 0]
+        else:
+            token = journal.revision or new_revision()
+            args = [_condition(expected), token, now, _triple(slot), delta.count]
+            args += [journal.seq, journal.text, journal.limit]
+        for kind, position, entry in delta.ops:
+            body = "" if kind == "delete" else encode_json(entry, slot, f"entry at {position}")
+            args += [_OPS[kind], position, body]
+        return slot, keys, args, token, now
 
     def migrate_keys(self) -> int:
         """Rename the keys of an older layout (``<ns>:[...]:entries``) to hash-tagged ones.
@@ -1043,6 +1081,186 @@ class RedisStore:
                 self.client.zrem(self.index_key, _triple(slot))
         return bool(reply[1])
 
+    # -- native async (redis.asyncio) ----------------------------------------------------------
+
+    def native_async(self) -> bool:
+        """Whether the async API runs on ``redis.asyncio`` (not on a cluster; Redis 7 or later).
+
+        Then ``aappend`` runs the append's steps (:mod:`flowdrop_core.storage._steps`) on
+        the async twins below: the same scripts, the same reply checks, no thread.
+        """
+        return not self.cluster and not self._old_server
+
+    def _aside(self) -> _AsyncSide:
+        """This event loop's async client and scripts (made on first use, again after a fork)."""
+        loop = asyncio.get_running_loop()
+        side = self._asides.get(loop)
+        if side is None or side.generation != fork_generation():
+            # The sync pool's idle connections (the check at connect) are closed, so a
+            # process that appends only from async code stays within max_connections.
+            with suppress(RedisError, AttributeError, TypeError):
+                self.client.connection_pool.disconnect(inuse_connections=False)
+            side = _AsyncSide(self)
+            self._asides[loop] = side
+        return side
+
+    async def aclose(self) -> None:
+        """Close the current event loop's async connections (the sync ones: :meth:`close`)."""
+        side = self._asides.pop(asyncio.get_running_loop(), None)
+        if side is not None:
+            await side.client.aclose()
+
+    async def _averified(self, what: str, slot: Slot) -> _AsyncSide:
+        if not self._verified:  # the server was unreachable at connect: check it now, once
+            await asyncio.to_thread(self._verify, what, slot)
+        return self._aside()
+
+    async def aread(self, scope: str, scope_id: str, key: str) -> Snapshot:
+        """:meth:`read` on ``redis.asyncio``: the same read-only script and checks."""
+        slot, keys = self._keys(scope, scope_id, key)
+        side = await self._averified("read the slot", slot)
+        try:
+            reply = await side.read(keys=[keys[0], keys[1], *keys[3:4]], args=[_triple(slot)])
+        except ResponseError as exc:
+            if "#!lua" not in str(exc) and "near '#'" not in str(exc):
+                raise self._error("read the slot", slot, exc) from exc
+            self._old_server = True  # Redis before 7: no script flags; the sync read knows how
+            return await asyncio.to_thread(self.read, scope, scope_id, key)
+        except RedisError as exc:
+            raise self._error("read the slot", slot, exc) from exc
+        if reply[0] == b"evicting":
+            raise self._evicting(reply[1].decode("utf-8", "replace"), slot, "read")
+        return self._snapshot(slot, *reply)
+
+    async def arevision(self, scope: str, scope_id: str, key: str) -> str | None:
+        """:meth:`revision` on ``redis.asyncio``."""
+        slot, (_entries, meta, *_rest) = self._keys(scope, scope_id, key)
+        try:
+            rev = await self._aside().client.hget(meta, "rev")
+        except RedisError as exc:
+            raise self._error("read the slot's revision", slot, exc) from exc
+        return None if rev is None else rev.decode("utf-8")
+
+    async def aapply(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        delta: Delta,
+        *,
+        expected: str | None,
+        timeout: float | None = None,
+        journal: JournalWrite | None = None,
+    ) -> str:
+        """:meth:`apply` on ``redis.asyncio``: the same script, arguments and reply checks."""
+        slot, keys, args, token, _now = self._apply_call(
+            scope, scope_id, key, delta, expected, journal
+        )
+        side = await self._averified("write the change", slot)
+        try:
+            try:
+                reply = await side.apply(keys=keys, args=args)
+            except RedisError as exc:
+                raise self._error("write the change", slot, exc) from exc
+            self._checked(reply, args, slot, "write the change")
+        except StorageError as exc:
+            lost = isinstance(exc.__cause__, RedisError) and delta.ops
+            if not (lost and await awrite_landed(self, slot, token, journal)):
+                raise
+            _log.warning("the reply of a write to slot %s was lost; it landed", slot_label(*slot))
+        if journal is not None and not delta.ops:
+            return expected  # type: ignore[return-value]
+        return token
+
+    async def ajournal_last(self, scope: str, scope_id: str, key: str) -> int:
+        """:meth:`journal_last` on ``redis.asyncio``."""
+        slot = (str(scope), scope_id, key)
+        try:
+            rows = await self._aside().client.xrevrange(self._journal_key(slot), count=1)
+        except RedisError as exc:
+            raise self._error("read the journal", slot, exc) from exc
+        return _record_seq(rows[0][1], slot) if rows else 0
+
+    async def ajournal_records(self, scope: str, scope_id: str, key: str) -> list[tuple[int, Any]]:
+        """:meth:`journal_records` on ``redis.asyncio``."""
+        slot = (str(scope), scope_id, key)
+        try:
+            rows = await self._aside().client.xrange(self._journal_key(slot))
+        except RedisError as exc:
+            raise self._error("read the journal", slot, exc) from exc
+        return [(_record_seq(fields, slot), fields.get(b"r")) for _rid, fields in rows]
+
+    @asynccontextmanager
+    async def alock(
+        self, scope: str, scope_id: str, key: str, timeout: float = 5.0
+    ) -> AsyncIterator[bool]:
+        """:meth:`lock` for async code: the slot's task lock, then the same lease (MEM-12).
+
+        The lease's steps are :meth:`lock`'s own (:meth:`_lease`), run on
+        ``redis.asyncio``; tasks of this event loop wait for one another on an
+        ``asyncio.Lock`` per slot, threads and other processes on the lease.
+        """
+        slot, lock_key = self._lock_key(scope, scope_id, key)
+        wait = check_timeout(timeout)
+        deadline = time.monotonic() + wait
+        side = self._aside()
+        task_lock = side.locks.get(slot)
+        got_task = await _acquire(task_lock, wait)
+        got, token = False, ""
+        try:
+            if got_task:
+                got, token = await self._arun_lease(
+                    side, self._lease(slot, lock_key, deadline), lock_key
+                )
+            yield got
+        finally:
+            try:
+                if got:
+                    with suppress(RedisError):  # the lease expires by itself
+                        await side.unlock(keys=[lock_key], args=[token])
+            finally:
+                if got_task:
+                    task_lock.release()
+
+    async def _arun_lease(self, side: _AsyncSide, steps: _LeaseSteps, lock_key: str) -> Any:
+        """:meth:`_lease` on ``redis.asyncio``."""
+        lease = int(LEASE_SECONDS * 1000)
+        reply: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                call = steps.send(reply) if error is None else steps.throw(error)
+            except StopIteration as done:
+                return done.value
+            reply, error = None, None
+            op = call[0]
+            try:
+                if op == "set":
+                    reply = await side.client.set(lock_key, call[1], nx=True, px=lease)
+                elif op == "get":
+                    reply = await side.client.get(lock_key)
+                elif op == "gone":
+                    holder = self._holder_of(call[1])
+                    if holder is not None:
+                        try:
+                            reply = not await side.client.execute_command(
+                                "CLIENT", "LIST", "ID", holder
+                            )
+                        except ResponseError:  # CLIENT refused: wait for the lease to expire
+                            reply = False
+                elif op == "steal":
+                    reply = await side.steal(keys=[lock_key], args=[call[1], call[2], lease])
+                elif op == "sleep":
+                    await asyncio.sleep(call[1])
+                else:
+                    alive = self._alive
+                    if alive is not None and alive[0] == os.getpid():
+                        reply = alive[2]
+                    elif not (self._no_client or self.cluster):  # once per process
+                        reply = await asyncio.to_thread(self._holder_id)
+            except RedisError as exc:
+                error = exc
+
     # -- MEM-12 ------------------------------------------------------------------------------
 
     def _holder_id(self) -> int | None:
@@ -1081,13 +1299,18 @@ class RedisStore:
 
     def _holder_gone(self, value: bytes) -> bool:
         """Whether the lease ``value`` (``<client id>:<token>``) belongs to a closed connection."""
-        holder = value.split(b":", 1)[0]
-        if not holder.isdigit() or self._no_client:
+        holder = self._holder_of(value)
+        if holder is None:
             return False
         try:
-            return not self.client.execute_command("CLIENT", "LIST", "ID", holder.decode())
+            return not self.client.execute_command("CLIENT", "LIST", "ID", holder)
         except ResponseError:  # CLIENT refused after all: wait for the lease to expire
             return False
+
+    def _holder_of(self, value: bytes) -> str | None:
+        """The CLIENT ID a lease ``value`` names, when its liveness can be asked (both paths)."""
+        holder = value.split(b":", 1)[0]
+        return holder.decode() if holder.isdigit() and not self._no_client else None
 
     @contextmanager
     def lock(self, scope: str, scope_id: str, key: str, timeout: float = 5.0) -> Iterator[bool]:
@@ -1105,42 +1328,82 @@ class RedisStore:
         A lost connection while waiting yields ``False`` (unserialized: the
         write that follows fails with the connection error instead).
         """
-        slot, (entries, *_rest) = self._keys(scope, scope_id, key)
-        lock_key = entries[: -len(":entries")] + ":lock"
+        slot, lock_key = self._lock_key(scope, scope_id, key)
         deadline = time.monotonic() + check_timeout(timeout)
         with self._locks.held(slot, timeout) as got_thread:
-            got = False
-            token = ""
-            lease = int(LEASE_SECONDS * 1000)
+            got, token = False, ""
             try:
-                delay = _POLL_MIN
-                next_check = time.monotonic() + _LIVENESS_EVERY
-                while got_thread:
-                    try:
-                        if not token:
-                            holder = self._holder_id()
-                            token = f"{'-' if holder is None else holder}:{uuid.uuid4().hex}"
-                        got = bool(self.client.set(lock_key, token, nx=True, px=lease))
-                        if not got and time.monotonic() >= next_check:
-                            next_check = time.monotonic() + _LIVENESS_EVERY
-                            held = self.client.get(lock_key)
-                            if held is not None and self._holder_gone(held):
-                                got = bool(self._steal(keys=[lock_key], args=[held, token, lease]))
-                    except RedisError as exc:
-                        _log.warning(
-                            "MEM-12: cannot take the lease on slot %s (%s)", slot_label(*slot), exc
-                        )
-                        break
-                    remaining = deadline - time.monotonic()
-                    if got or remaining <= 0:
-                        break
-                    time.sleep(min(delay, remaining))
-                    delay = min(delay * 2, _POLL_MAX)
+                if got_thread:
+                    got, token = self._run_lease(self._lease(slot, lock_key, deadline), lock_key)
                 yield got
             finally:
                 if got:
                     with suppress(RedisError):  # the lease expires by itself
                         self._unlock(keys=[lock_key], args=[token])
+
+    def _lock_key(self, scope: str, scope_id: str, key: str) -> tuple[Slot, str]:
+        slot, (entries, *_rest) = self._keys(scope, scope_id, key)
+        return slot, entries[: -len(":entries")] + ":lock"
+
+    def _lease(self, slot: Slot, lock_key: str, deadline: float) -> _LeaseSteps:
+        """MEM-12's lease as Redis calls, without I/O: :meth:`lock` and :meth:`alock` run it.
+
+        Yields ``("holder",)``, ``("set", token)``, ``("get",)``, ``("gone", value)``,
+        ``("steal", value, token)`` and ``("sleep", seconds)``; returns whether the
+        lease was taken and its token. A Redis error ends the wait unserialized.
+        """
+        got = False
+        token = ""
+        delay = _POLL_MIN
+        next_check = time.monotonic() + _LIVENESS_EVERY
+        while True:
+            try:
+                if not token:
+                    holder = yield ("holder",)
+                    token = f"{'-' if holder is None else holder}:{uuid.uuid4().hex}"
+                got = bool((yield ("set", token)))
+                if not got and time.monotonic() >= next_check:
+                    next_check = time.monotonic() + _LIVENESS_EVERY
+                    held = yield ("get",)
+                    if held is not None and (yield ("gone", held)):
+                        got = bool((yield ("steal", held, token)))
+            except RedisError as exc:
+                _log.warning("MEM-12: cannot take the lease on slot %s (%s)", slot_label(*slot), exc)
+                break
+            remaining = deadline - time.monotonic()
+            if got or remaining <= 0:
+                break
+            yield ("sleep", min(delay, remaining))
+            delay = min(delay * 2, _POLL_MAX)
+        return got, token
+
+    def _run_lease(self, steps: _LeaseSteps, lock_key: str) -> tuple[bool, str]:
+        """:meth:`_lease` on the sync client."""
+        lease = int(LEASE_SECONDS * 1000)
+        reply: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                call = steps.send(reply) if error is None else steps.throw(error)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            reply, error = None, None
+            op = call[0]
+            try:
+                if op == "set":
+                    reply = self.client.set(lock_key, call[1], nx=True, px=lease)
+                elif op == "get":
+                    reply = self.client.get(lock_key)
+                elif op == "gone":
+                    reply = self._holder_gone(call[1])
+                elif op == "steal":
+                    reply = self._steal(keys=[lock_key], args=[call[1], call[2], lease])
+                elif op == "sleep":
+                    time.sleep(call[1])
+                else:
+                    reply = self._holder_id()
+            except RedisError as exc:
+                error = exc
 
 
 def _record_seq(fields: dict[bytes, bytes], slot: Slot) -> int:
@@ -1162,3 +1425,53 @@ def _decode_entries(items: list[bytes], slot: Slot) -> list[Any]:
     bounds on depth and numbers are the other stores' (``decode_entries``).
     """
     return decode_entries(items, slot)
+
+
+class _AsyncSide:
+    """A store's ``redis.asyncio`` client for one event loop, its scripts and task locks.
+
+    Made from the sync client's connection settings, with a blocking pool of
+    the store's ``async_workers`` connections: a hundred tasks wait for a
+    connection instead of opening a hundred.
+    """
+
+    def __init__(self, store: RedisStore) -> None:
+        import redis.asyncio as aredis
+
+        self.generation = fork_generation()
+        sync_pool = store.client.connection_pool
+        kind = getattr(aredis.connection, sync_pool.connection_class.__name__, None)
+        kind = kind if kind is not None else aredis.Connection
+        accepted: set[str] = set()
+        for cls in kind.__mro__:
+            init = cls.__dict__.get("__init__")
+            if init is not None:
+                accepted.update(inspect.signature(init).parameters)
+        kwargs = {
+            k: v
+            for k, v in sync_pool.connection_kwargs.items()
+            if k in accepted and k not in _SYNC_ONLY
+        }
+        self.client = aredis.Redis(
+            connection_pool=aredis.BlockingConnectionPool(
+                connection_class=kind,
+                max_connections=store.async_workers,
+                timeout=max(30.0, float(kwargs.get("socket_timeout") or 0.0)),
+                **kwargs,
+            )
+        )
+        self.apply = self.client.register_script(_APPLY)
+        self.read = self.client.register_script(_READ)
+        self.unlock = self.client.register_script(_UNLOCK)
+        self.steal = self.client.register_script(_STEAL)
+        self.locks = SlotLocks(asyncio.Lock)
+
+
+async def _acquire(lock: asyncio.Lock, wait: float) -> bool:
+    """Take ``lock``, waiting at most ``wait`` seconds; whether it was taken."""
+    try:
+        async with asyncio.timeout(wait):
+            await lock.acquire()
+    except TimeoutError:
+        return False
+    return True
