@@ -1108,6 +1108,8 @@ class RedisStore:
         """Close the current event loop's async connections (the sync ones: :meth:`close`)."""
         side = self._asides.pop(asyncio.get_running_loop(), None)
         if side is not None:
+            if side._holder is not None:
+                await side._holder[0].disconnect()
             await side.client.aclose()
 
     async def _averified(self, what: str, slot: Slot) -> _AsyncSide:
@@ -1253,11 +1255,7 @@ class RedisStore:
                 elif op == "sleep":
                     await asyncio.sleep(call[1])
                 else:
-                    alive = self._alive
-                    if alive is not None and alive[0] == os.getpid():
-                        reply = alive[2]
-                    elif not (self._no_client or self.cluster):  # once per process
-                        reply = await asyncio.to_thread(self._holder_id)
+                    reply = await side.holder_id(self)
             except RedisError as exc:
                 error = exc
 
@@ -1465,6 +1463,33 @@ class _AsyncSide:
         self.unlock = self.client.register_script(_UNLOCK)
         self.steal = self.client.register_script(_STEAL)
         self.locks = SlotLocks(asyncio.Lock)
+        self._holder: tuple[Any, int] | None = None
+        self._holder_guard = asyncio.Lock()
+
+    async def holder_id(self, store: RedisStore) -> int | None:
+        """The CLIENT ID this loop's leases carry: of its own idle connection, opened once.
+
+        :meth:`RedisStore._holder_id`'s twin: the connection lives as long as
+        this loop's client, so a waiter sees a lease of a loop or process that
+        is gone as free. ``None`` when CLIENT is refused (the lease expires).
+        """
+        if store._no_client:
+            return None
+        if self._holder is None:
+            async with self._holder_guard:  # one connection, however many tasks ask at once
+                if self._holder is None:
+                    conn = self.client.connection_pool.make_connection()
+                    await conn.connect()
+                    try:
+                        await conn.send_command("CLIENT", "ID")
+                        ident = int(await conn.read_response())
+                    except ResponseError as exc:  # NOPERM: an ACL user without CLIENT
+                        await conn.disconnect()
+                        store._no_client = True
+                        _log.warning("MEM-12: Redis %s refuses CLIENT (%s)", store.server, exc)
+                        return None
+                    self._holder = (conn, ident)
+        return self._holder[1]
 
 
 async def _acquire(lock: asyncio.Lock, wait: float) -> bool:

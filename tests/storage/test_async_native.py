@@ -1,0 +1,117 @@
+"""The async API on a store's native async client, on real servers.
+
+On Redis ``aappend``/``aread`` await ``redis.asyncio`` and never reach the
+store's sync methods or a worker thread; and for the same input the async
+path stores exactly what the sync path stores, with the same journal and
+the same MEM-14 reports (the two run the very same append steps).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from flowdrop_core.conversation import ConversationBuffer, ScopedAppendResult
+
+TURNS: list[Any] = [
+    {"role": "user", "content": "q"},
+    {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "f"}]},
+    {"role": "user", "content": "next"},  # heals c1 (MEM-3)
+    {"role": "tool", "tool_call_id": "c1", "content": "late"},  # replaces it (MEM-10)
+    {"role": "tool", "tool_call_id": "c1", "content": "again"},  # dropped (MEM-1)
+    [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}],
+    {"role": "user", "content": "c"},  # the window (4) evicts
+]
+
+
+@pytest.fixture(params=["redis"])
+def native_store(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A store whose async API is native, on a fresh namespace/schema of a real server."""
+    from flowdrop_core.storage.redis_store import RedisStore
+
+    store = RedisStore(request.getfixturevalue("redis_url"), namespace=f"n{uuid.uuid4().hex[:8]}")
+    yield store
+    store.close()
+
+
+def _record(text: Any) -> dict[str, Any]:
+    """A journal record without what differs between two runs (time, revisions, key)."""
+    record = json.loads(text.decode() if isinstance(text, bytes) else text)
+    for field in ("at", "revision", "revision_before", "key"):
+        record.pop(field, None)
+    return dict(record)
+
+
+def test_the_async_path_stores_what_the_sync_path_stores(native_store: Any) -> None:
+    """Same reports, same stored entries, same journal records, turn by turn."""
+    sync = ConversationBuffer(store=native_store, key="sync", journal=50, max_messages=4)
+    asy = ConversationBuffer(store=native_store, key="async", journal=50, max_messages=4)
+    ctx = {"session_id": "same"}
+
+    async def run() -> list[ScopedAppendResult]:
+        return [await asy.aappend(t, ctx) for t in TURNS]
+
+    got = asyncio.run(run())
+    want = [sync.append(t, ctx) for t in TURNS]
+
+    def shape(r: ScopedAppendResult) -> dict[str, Any]:
+        d = r.to_dict()
+        d.pop("key")
+        return d
+
+    assert [shape(r) for r in got] == [shape(r) for r in want]
+    stored = native_store.read("session", "same", "sync")
+    assert native_store.read("session", "same", "async").value == stored.value
+    assert asyncio.run(asy.aread(ctx)).messages == stored.value
+    records = native_store.journal_records
+    assert [(seq, _record(t)) for seq, t in records("session", "same", "async")] == [
+        (seq, _record(t)) for seq, t in records("session", "same", "sync")
+    ]
+    assert len(records("session", "same", "sync")) == len(TURNS)
+
+
+def test_the_native_path_uses_no_sync_call_and_no_thread(
+    native_store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``aappend``/``aread`` under contention never call the sync store nor start a thread."""
+    sync_calls: list[str] = []
+    for name in ("apply", "read", "revision", "lock", "journal_last", "set"):
+        original = getattr(native_store, name)
+
+        def refuse(*args: Any, _name: str = name, _original: Any = original, **kw: Any) -> Any:
+            sync_calls.append(_name)
+            return _original(*args, **kw)
+
+        setattr(native_store, name, refuse)
+    buf = ConversationBuffer(store=native_store, journal=5)
+    started: list[str] = []
+    start = threading.Thread.start
+
+    def watched(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", watched)
+
+    async def run() -> list[list[dict[str, Any]]]:
+        await asyncio.gather(
+            *(
+                buf.aappend({"role": "user", "content": f"{s}-{n}"}, {"session_id": f"s{s}"})
+                for n in range(3)
+                for s in range(10)
+            )
+        )
+        return [await buf.amessages({"session_id": f"s{s}"}) for s in range(10)]
+
+    rows = asyncio.run(run())
+    assert [sorted(r["content"] for r in got) for got in rows] == [
+        [f"{s}-{n}" for n in range(3)] for s in range(10)
+    ]
+    assert sync_calls == []
+    assert started == []
