@@ -76,7 +76,7 @@ from flowdrop_core.storage import (
     slot_label,
 )
 from flowdrop_core.storage._aio import run_in_store
-from flowdrop_core.storage._base import fork_generation
+from flowdrop_core.storage._base import LockUnavailable, fork_generation
 from flowdrop_core.storage._steps import (
     APPLY,
     JOURNAL_LAST,
@@ -814,14 +814,7 @@ class ConversationBuffer:
         """
         acquired = yield (LOCK, slot, self.lock_timeout)
         if not acquired:
-            logger.warning(
-                "MEM-12: lock on slot %s not acquired within %.3g s (node %r); "
-                "appending unserialized, with a write conditional on the revision read, "
-                "rather than fail or drop the turn.",
-                slot_label(*slot),
-                self.lock_timeout,
-                None if ctx is None else ctx.node_id,
-            )
+            self._warn_unserialized(slot, ctx)
         conflicts = 0
         still_since: float | None = None  # when the store was last seen not moving
         generation = fork_generation()
@@ -871,6 +864,10 @@ class ConversationBuffer:
                     )
                 )
                 token = yield (APPLY, slot, delta, token, self.lock_timeout, written)
+            except LockUnavailable:  # a lock taken with the write was held elsewhere (MEM-12)
+                acquired = False
+                self._warn_unserialized(slot, ctx)
+                continue
             except RevisionConflict:
                 conflicts += 1
                 if conflicts >= _MAX_CONFLICTS:
@@ -915,6 +912,16 @@ class ConversationBuffer:
         result.serialized = False
         result.events = (Event(kind=EventKind.UNSERIALIZED, rule="MEM-12"), *result.events)
         return result
+
+    def _warn_unserialized(self, slot: Slot, ctx: ExecutionContext | None) -> None:
+        logger.warning(
+            "MEM-12: lock on slot %s not acquired within %.3g s (node %r); "
+            "appending unserialized, with a write conditional on the revision read, "
+            "rather than fail or drop the turn.",
+            slot_label(*slot),
+            self.lock_timeout,
+            None if ctx is None else ctx.node_id,
+        )
 
     def _current(self, slot: Slot) -> tuple[_Cached, bool]:
         """The slot's record (revision, engine buffer, lazy-result base and log); whether just read.

@@ -60,6 +60,7 @@ __all__ = [
     "JournalStore",
     "JournalWrite",
     "LiveStep",
+    "LockUnavailable",
     "LiveStore",
     "LiveValue",
     "Op",
@@ -210,6 +211,15 @@ class StoreBusyError(StorageError):
     """
 
     progressed: bool = False
+
+
+class LockUnavailable(StorageError):
+    """A write found the MEM-12 slot lock held by another writer and could not take it in time.
+
+    Only from a store whose ``write_lock`` takes the lock with the append's
+    first write instead of before it: nothing was written, and the append
+    goes on unserialized (MEM-12), its next write conditional as ever.
+    """
 
 
 class _Any:

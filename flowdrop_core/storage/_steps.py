@@ -21,7 +21,9 @@ from typing import Any
 
 __all__ = ["APPLY", "JOURNAL_LAST", "LOCK", "READ", "REVISION", "Steps", "adrive", "drive"]
 
-#: ``(LOCK, slot, timeout)`` -> whether the MEM-12 slot lock was acquired.
+#: ``(LOCK, slot, timeout)`` -> whether the MEM-12 slot lock was acquired (a store's
+#: ``write_lock`` when it has one: a lock it may take with the first write, which then
+#: raises :class:`~flowdrop_core.storage._base.LockUnavailable` if it cannot).
 LOCK = "lock"
 #: ``(READ, slot)`` -> the slot's :class:`~flowdrop_core.storage.Snapshot`.
 READ = "read"
@@ -71,7 +73,8 @@ def drive(store: Any, steps: Steps) -> Any:
                             *call[1], call[2], expected=call[3], timeout=call[4], journal=call[5]
                         )
                 elif op == LOCK:
-                    held = store.lock(*call[1], call[2])
+                    lock = getattr(store, "write_lock", None) or store.lock
+                    held = lock(*call[1], call[2])
                     reply = held.__enter__()
                 elif op == READ:
                     reply = store.read(*call[1])
@@ -112,7 +115,8 @@ async def adrive(store: Any, steps: Steps) -> Any:
                         *call[1], call[2], expected=call[3], timeout=call[4], journal=call[5]
                     )
                 elif op == LOCK:
-                    held = store.alock(*call[1], call[2])
+                    lock = getattr(store, "awrite_lock", None) or store.alock
+                    held = lock(*call[1], call[2])
                     reply = await held.__aenter__()
                 elif op == READ:
                     reply = await store.aread(*call[1])

@@ -48,6 +48,7 @@ again as soon as Redis is back, without a restart.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import json
 import logging
@@ -70,6 +71,7 @@ from flowdrop_core.storage._base import (
     Expected,
     JournalConflict,
     JournalWrite,
+    LockUnavailable,
     RevisionConflict,
     Slot,
     SlotLocks,
@@ -233,9 +235,8 @@ return {'ok'}
 #: journal limit, then per op: kind ("i", "r", "d"), position, entry JSON ("" for a
 #: delete). The condition, the journal's number and every position are checked first, so
 #: it is all or nothing; with no ops only the record is added (the slot is untouched).
-_APPLY = (
-    _GUARD
-    + _CONDITION
+_APPLY_BODY = (
+    _CONDITION
     + _CONSISTENT
     + """
 if kind and kind ~= 'list' then return {'error', 'stored value is not a conversation buffer (a plain value)'} end
@@ -257,9 +258,9 @@ if jseq ~= '' then
   if tonumber(jseq) ~= last + 1 then return {'jconflict', tostring(last)} end
 end
 -- with no ops, a journaled call only adds its record; an unjournaled one still writes
-local touch = #ARGV >= 9 or jseq == ''
+local touch = nargs >= 9 or jseq == ''
 local names = {i = 'insert', r = 'replace', d = 'delete'}
-for i = 9, #ARGV, 3 do
+for i = 9, nargs, 3 do
   local op, pos = ARGV[i], tonumber(ARGV[i + 1])
   if op == 'i' then
     if pos < 0 or pos > size then return {'error', 'insert at ' .. pos .. ' in a buffer of ' .. size} end
@@ -274,7 +275,7 @@ end
 if touch and size ~= tonumber(ARGV[5]) then
   return {'error', 'the change leaves ' .. size .. ' entries, its count says ' .. ARGV[5]}
 end
-for i = 9, #ARGV, 3 do
+for i = 9, nargs, 3 do
   local op, pos, entry = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2]
   local len = redis.call('LLEN', KEYS[1])
   if op == 'r' then
@@ -305,6 +306,22 @@ if jseq ~= '' then
 end
 return {'ok'}
 """
+)
+_APPLY = _GUARD + "local nargs = #ARGV\n" + _APPLY_BODY
+
+#: The append's write under MEM-12's lease taken with the write (``RedisStore.write_lock``):
+#: _APPLY, after the policy guard, refuses to write while another writer holds the slot's
+#: lease (returns {"leased", <holder>}). Scripts run one at a time, so a write that finds
+#: the lease free or its own ran as if it held the lease. KEYS: _APPLY's five, then the
+#: lease key; ARGV: _APPLY's, then the writer's lease token ("": it holds none).
+_APPLY_LEASED = (
+    _GUARD
+    + """
+local nargs = #ARGV - 1
+local held = redis.call('GET', KEYS[6])
+if held and held ~= ARGV[#ARGV] then return {'leased', held} end
+"""
+    + _APPLY_BODY
 )
 
 #: Empty the slot (its journal is kept). ARGV: condition, triple. Returns {"ok", 1} if it
@@ -406,6 +423,57 @@ LEASE_SECONDS = 10.0
 _LIVENESS_EVERY = 0.05
 
 _OPS = {"insert": "i", "replace": "r", "delete": "d"}
+
+#: States of a lease taken with the append's write (``RedisStore.write_lock``): not taken
+#: (each write checks it is free, in its script), to be taken before the next write (a
+#: write conflicted: writers are racing, so they queue), taken, or not obtainable in time.
+_LAZY, _WANTED, _TAKEN, _UNAVAILABLE = range(4)
+
+
+class _WriteLease:
+    """MEM-12's lease of one ``write_lock`` block: its slot, key, deadline, token and state."""
+
+    __slots__ = ("deadline", "lock_key", "slot", "state", "token")
+
+    def __init__(self, slot: Slot, lock_key: str, deadline: float) -> None:
+        self.slot, self.lock_key, self.deadline = slot, lock_key, deadline
+        self.token = ""
+        self.state = _LAZY
+
+    def script_call(self, keys: list[str], args: list[Any]) -> tuple[list[str], list[Any]]:
+        """The leased apply script's KEYS and ARGV for the apply's own."""
+        return [*keys, self.lock_key], [*args, self.token]
+
+    def wants_lease(self, reply: Any) -> bool:
+        """After a leased write's reply: whether to take the lease and write again.
+
+        ``leased``: another writer holds it, so wait for it (nothing was
+        written). A conflict while not holding it: take it before the next
+        write, so racing writers queue instead of conflicting again.
+        """
+        if reply[0] == b"leased":
+            return True
+        if reply[0] == b"conflict" and self.state == _LAZY:
+            self.state = _WANTED
+        return False
+
+    def taken(self, got: bool, token: str) -> None:
+        """The outcome of waiting for the lease; not taken raises :class:`LockUnavailable`."""
+        if got:
+            self.state, self.token = _TAKEN, token
+            return
+        self.state = _UNAVAILABLE
+        raise LockUnavailable.for_slot(
+            "the slot's lease is held by another writer past the lock timeout; nothing was "
+            "written",
+            self.slot,
+        )
+
+
+#: The ``write_lock`` block the current thread or task is in (its apply takes the lease).
+_WRITE_LEASE: contextvars.ContextVar[_WriteLease | None] = contextvars.ContextVar(
+    "flowdrop_redis_write_lease", default=None
+)
 
 #: MEM-12's lease as Redis calls (see ``RedisStore._lease``): returns (taken, token).
 _LeaseSteps = Generator[tuple[Any, ...], Any, tuple[bool, str]]
@@ -533,6 +601,7 @@ class RedisStore:
             )
         self._set = self.client.register_script(_SET)
         self._apply = self.client.register_script(_APPLY)
+        self._apply_leased = self.client.register_script(_APPLY_LEASED)
         self._delete = self.client.register_script(_DELETE)
         self._read = self.client.register_script(_READ)
         self._unlock = self.client.register_script(_UNLOCK)
@@ -930,7 +999,11 @@ class RedisStore:
             scope, scope_id, key, delta, expected, journal
         )
         try:
-            self._run(self._apply, keys, args, slot, "write the change")
+            lease = _WRITE_LEASE.get()
+            if lease is None or lease.slot != slot or lease.state == _UNAVAILABLE:
+                self._run(self._apply, keys, args, slot, "write the change")
+            else:
+                self._run_leased(lease, keys, args, slot)
         except StorageError as exc:
             # The reply was lost (timeout, dropped connection): ask whether it landed, so a
             # stored turn is reported as stored and a retry never duplicates it.
@@ -943,6 +1016,23 @@ class RedisStore:
         if journal is not None and not delta.ops:
             return expected  # type: ignore[return-value]
         return token
+
+    def _run_leased(self, lease: _WriteLease, keys: list[str], args: list[Any], slot: Slot) -> None:
+        """The apply script under a ``write_lock``: the lease checked, or taken, in the write."""
+        if lease.state == _WANTED:
+            lease.taken(*self._run_lease(self._lease(slot, lease.lock_key, lease.deadline), lease.lock_key))
+        while True:
+            script_keys, script_args = lease.script_call(keys, args)
+            if not self._verified:
+                self._verify("write the change", slot)
+            try:
+                reply = self._apply_leased(keys=script_keys, args=script_args)
+            except RedisError as exc:
+                raise self._error("write the change", slot, exc) from exc
+            if not lease.wants_lease(reply):
+                self._checked(reply, args, slot, "write the change")
+                return
+            lease.taken(*self._run_lease(self._lease(slot, lease.lock_key, lease.deadline), lease.lock_key))
 
     def _apply_call(
         self,
@@ -1160,11 +1250,15 @@ class RedisStore:
         )
         side = await self._averified("write the change", slot)
         try:
-            try:
-                reply = await side.apply(keys=keys, args=args)
-            except RedisError as exc:
-                raise self._error("write the change", slot, exc) from exc
-            self._checked(reply, args, slot, "write the change")
+            lease = _WRITE_LEASE.get()
+            if lease is None or lease.slot != slot or lease.state == _UNAVAILABLE:
+                try:
+                    reply = await side.apply(keys=keys, args=args)
+                except RedisError as exc:
+                    raise self._error("write the change", slot, exc) from exc
+                self._checked(reply, args, slot, "write the change")
+            else:
+                await self._arun_leased(side, lease, keys, args, slot)
         except StorageError as exc:
             lost = isinstance(exc.__cause__, RedisError) and delta.ops
             if not (lost and await awrite_landed(self, slot, token, journal)):
@@ -1173,6 +1267,25 @@ class RedisStore:
         if journal is not None and not delta.ops:
             return expected  # type: ignore[return-value]
         return token
+
+    async def _arun_leased(
+        self, side: _AsyncSide, lease: _WriteLease, keys: list[str], args: list[Any], slot: Slot
+    ) -> None:
+        """:meth:`_run_leased` on ``redis.asyncio``."""
+        if lease.state == _WANTED:
+            steps = self._lease(slot, lease.lock_key, lease.deadline)
+            lease.taken(*await self._arun_lease(side, steps, lease.lock_key))
+        while True:
+            script_keys, script_args = lease.script_call(keys, args)
+            try:
+                reply = await side.apply_leased(keys=script_keys, args=script_args)
+            except RedisError as exc:
+                raise self._error("write the change", slot, exc) from exc
+            if not lease.wants_lease(reply):
+                self._checked(reply, args, slot, "write the change")
+                return
+            steps = self._lease(slot, lease.lock_key, lease.deadline)
+            lease.taken(*await self._arun_lease(side, steps, lease.lock_key))
 
     async def ajournal_last(self, scope: str, scope_id: str, key: str) -> int:
         """:meth:`journal_last` on ``redis.asyncio``."""
@@ -1223,6 +1336,31 @@ class RedisStore:
             finally:
                 if got_task:
                     task_lock.release()
+
+    @asynccontextmanager
+    async def awrite_lock(
+        self, scope: str, scope_id: str, key: str, timeout: float = 5.0
+    ) -> AsyncIterator[bool]:
+        """:meth:`write_lock` for async code: the slot's task lock now, the lease with the write."""
+        slot, lock_key = self._lock_key(scope, scope_id, key)
+        wait = check_timeout(timeout)
+        lease = _WriteLease(slot, lock_key, time.monotonic() + wait)
+        side = self._aside()
+        task_lock = side.locks.get(slot)
+        if not await _acquire(task_lock, wait):
+            yield False
+            return
+        mark = _WRITE_LEASE.set(lease)
+        try:
+            yield True
+        finally:
+            _WRITE_LEASE.reset(mark)
+            try:
+                if lease.state == _TAKEN:
+                    with suppress(RedisError):  # the lease expires by itself
+                        await side.unlock(keys=[lock_key], args=[lease.token])
+            finally:
+                task_lock.release()
 
     async def _arun_lease(self, side: _AsyncSide, steps: _LeaseSteps, lock_key: str) -> Any:
         """:meth:`_lease` on ``redis.asyncio``."""
@@ -1338,6 +1476,42 @@ class RedisStore:
                 if got:
                     with suppress(RedisError):  # the lease expires by itself
                         self._unlock(keys=[lock_key], args=[token])
+
+    @contextmanager
+    def write_lock(
+        self, scope: str, scope_id: str, key: str, timeout: float = 5.0
+    ) -> Iterator[bool]:
+        """MEM-12 for an append: the slot's thread lock now, the lease with the append's write.
+
+        The usual append is then one round trip, not three: its write script
+        checks that no other writer holds the lease (scripts run one at a
+        time, so a write finding it free ran as if under it) instead of a
+        ``SET`` before and a release after. A write finding the lease held
+        waits for it (as :meth:`lock` would, until the same deadline) and
+        writes again under it; a write that conflicted takes the lease before
+        the next try, so racing writers queue. Not obtained in time, the
+        write raises :class:`LockUnavailable` (nothing written) and the append
+        goes on unserialized. On a cluster this is :meth:`lock`.
+        """
+        if self.cluster:
+            with self.lock(scope, scope_id, key, timeout) as got:
+                yield got
+            return
+        slot, lock_key = self._lock_key(scope, scope_id, key)
+        wait = check_timeout(timeout)
+        lease = _WriteLease(slot, lock_key, time.monotonic() + wait)
+        with self._locks.held(slot, wait) as got_thread:
+            if not got_thread:
+                yield False
+                return
+            mark = _WRITE_LEASE.set(lease)
+            try:
+                yield True
+            finally:
+                _WRITE_LEASE.reset(mark)
+                if lease.state == _TAKEN:
+                    with suppress(RedisError):  # the lease expires by itself
+                        self._unlock(keys=[lock_key], args=[lease.token])
 
     def _lock_key(self, scope: str, scope_id: str, key: str) -> tuple[Slot, str]:
         slot, (entries, *_rest) = self._keys(scope, scope_id, key)
@@ -1456,6 +1630,7 @@ class _AsyncSide:
             )
         )
         self.apply = self.client.register_script(_APPLY)
+        self.apply_leased = self.client.register_script(_APPLY_LEASED)
         self.read = self.client.register_script(_READ)
         self.unlock = self.client.register_script(_UNLOCK)
         self.steal = self.client.register_script(_STEAL)
