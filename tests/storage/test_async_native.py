@@ -115,3 +115,58 @@ def test_the_native_path_uses_no_sync_call_and_no_thread(
     ]
     assert sync_calls == []
     assert started == []
+
+
+def test_a_lease_held_elsewhere_is_waited_for_then_given_up_unserialized(
+    native_store: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The lease is taken with the write: one held by another writer is still MEM-12's lock.
+
+    Held past ``lock_timeout``, the append lands unserialized (event and warning);
+    released within it, the append waits for it and runs serialized. Nothing is lost.
+    """
+    import logging
+    import time
+
+    from flowdrop_core.events import EventKind
+
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with native_store.lock("session", "h", "chat_history", 5.0) as got:
+            assert got
+            held.set()
+            release.wait(10)
+
+    ctx = {"session_id": "h"}
+    thread = threading.Thread(target=holder)
+    thread.start()
+    try:
+        assert held.wait(10)
+        short = ConversationBuffer(store=native_store, lock_timeout=0.2, journal=5)
+        with caplog.at_level(logging.WARNING, logger="flowdrop_core"):
+            res = asyncio.run(short.aappend({"role": "user", "content": "while held"}, ctx))
+        assert res.serialized is False and res.appended == 1
+        assert (res.events[0].kind, res.events[0].rule) == (EventKind.UNSERIALIZED, "MEM-12")
+        assert any("MEM-12" in r.getMessage() for r in caplog.records)
+        patient = ConversationBuffer(store=native_store, lock_timeout=10.0)
+
+        async def after_release() -> ScopedAppendResult:
+            task = asyncio.create_task(patient.aappend({"role": "user", "content": "after"}, ctx))
+            await asyncio.sleep(0.3)
+            assert not task.done()  # waiting for the lease
+            release.set()
+            return await task
+
+        start = time.monotonic()
+        res = asyncio.run(after_release())
+        assert res.serialized is True and time.monotonic() - start < 5
+    finally:
+        release.set()
+        thread.join()
+    assert [m["content"] for m in native_store.read("session", "h", "chat_history").value] == [
+        "while held",
+        "after",
+    ]
+    record = json.loads(native_store.journal_records("session", "h", "chat_history")[-1][1])
+    assert record["serialized"] is False  # the journal says what the report says
