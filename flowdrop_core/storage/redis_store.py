@@ -464,8 +464,7 @@ class _WriteLease:
             return
         self.state = _UNAVAILABLE
         raise LockUnavailable.for_slot(
-            "the slot's lease is held by another writer past the lock timeout; nothing was "
-            "written",
+            "the slot's lease is held by another writer past the lock timeout; nothing was written",
             self.slot,
         )
 
@@ -1020,7 +1019,9 @@ class RedisStore:
     def _run_leased(self, lease: _WriteLease, keys: list[str], args: list[Any], slot: Slot) -> None:
         """The apply script under a ``write_lock``: the lease checked, or taken, in the write."""
         if lease.state == _WANTED:
-            lease.taken(*self._run_lease(self._lease(slot, lease.lock_key, lease.deadline), lease.lock_key))
+            lease.taken(
+                *self._run_lease(self._lease(slot, lease.lock_key, lease.deadline), lease.lock_key)
+            )
         while True:
             script_keys, script_args = lease.script_call(keys, args)
             if not self._verified:
@@ -1032,7 +1033,9 @@ class RedisStore:
             if not lease.wants_lease(reply):
                 self._checked(reply, args, slot, "write the change")
                 return
-            lease.taken(*self._run_lease(self._lease(slot, lease.lock_key, lease.deadline), lease.lock_key))
+            lease.taken(
+                *self._run_lease(self._lease(slot, lease.lock_key, lease.deadline), lease.lock_key)
+            )
 
     def _apply_call(
         self,
@@ -1540,7 +1543,9 @@ class RedisStore:
                     if held is not None and (yield ("gone", held)):
                         got = bool((yield ("steal", held, token)))
             except RedisError as exc:
-                _log.warning("MEM-12: cannot take the lease on slot %s (%s)", slot_label(*slot), exc)
+                _log.warning(
+                    "MEM-12: cannot take the lease on slot %s (%s)", slot_label(*slot), exc
+                )
                 break
             remaining = deadline - time.monotonic()
             if got or remaining <= 0:
@@ -1624,9 +1629,12 @@ class _AsyncSide:
             for k, v in sync_pool.connection_kwargs.items()
             if k in accepted and k not in _SYNC_ONLY
         }
-        self.client = aredis.Redis(
+        self.client: Any = aredis.Redis(
             connection_pool=_gated_pool(
-                kind, store.async_workers, max(30.0, float(kwargs.get("socket_timeout") or 0.0)), kwargs
+                kind,
+                store.async_workers,
+                max(30.0, float(kwargs.get("socket_timeout") or 0.0)),
+                kwargs,
             )
         )
         self.apply = self.client.register_script(_APPLY)

@@ -94,14 +94,17 @@ def redis_fail_journal_writes(store: Store) -> None:
 def redis_lose_replies(store: Store, land: bool) -> None:
     from redis.exceptions import ConnectionError as RedisConnectionError
 
-    script = store._apply  # type: ignore[attr-defined]
+    def losing(script: Any) -> Any:
+        def lost(*args: Any, **kw: Any) -> Any:
+            if land:
+                script(*args, **kw)
+            raise RedisConnectionError("Connection closed by server.")
 
-    def lost(*args: Any, **kw: Any) -> Any:
-        if land:
-            script(*args, **kw)
-        raise RedisConnectionError("Connection closed by server.")
+        return lost
 
-    store._apply = lost  # type: ignore[attr-defined]
+    # the append's write runs the leased script (under write_lock), any other the plain one
+    for name in ("_apply", "_apply_leased"):
+        setattr(store, name, losing(getattr(store, name)))
 
 
 REDIS = Capabilities(
