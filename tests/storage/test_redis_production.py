@@ -98,11 +98,13 @@ def test_a_user_without_client_permission_still_serializes(
             buf.append({"role": "user", "content": str(n)}, {"session_id": "s"}) for n in range(3)
         ]
     assert all(r.serialized for r in results)  # an append's lease needs no CLIENT
-    with caplog.at_level(logging.WARNING, logger="flowdrop_core"):
-        with store.lock("session", "s", "chat_history", 1.0) as held:
-            assert held  # the lease was taken without CLIENT
-            with store.lock("session", "s", "chat_history", 0.0) as again:  # same thread: waits
-                assert again is False
+    with (
+        caplog.at_level(logging.WARNING, logger="flowdrop_core"),
+        store.lock("session", "s", "chat_history", 1.0) as held,
+    ):
+        assert held  # the lease was taken without CLIENT
+        with store.lock("session", "s", "chat_history", 0.0) as again:  # same thread: waits
+            assert again is False
     warned = [r.getMessage() for r in caplog.records if "refuses CLIENT" in r.getMessage()]
     assert len(warned) == 1
     assert all("s3cretpw" not in r.getMessage() for r in caplog.records)
