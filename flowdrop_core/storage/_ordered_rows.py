@@ -36,6 +36,7 @@ class RowSQL(NamedTuple):
     ord_from_back: str
     delete_front: str
     insert: str
+    insert_last: str
     update_body: str
     delete_at: str
     shift: str
@@ -60,6 +61,12 @@ class RowSQL(NamedTuple):
                 f"(SELECT ord FROM {entry} WHERE slot = ? ORDER BY ord LIMIT ?)"
             ),
             insert=f"INSERT INTO {entry} (slot, ord, body) VALUES (?, ?, ?)",
+            # an append after the last row, its key found in the same statement (the
+            # primary key's last entry of the slot): one round trip, not two
+            insert_last=(
+                f"INSERT INTO {entry} (slot, ord, body) "
+                f"SELECT ?, COALESCE(max(ord) + {GAP}, 0), ? FROM {entry} WHERE slot = ?"
+            ),
             update_body=f"UPDATE {entry} SET body = ? WHERE slot = ? AND ord = ?",
             delete_at=f"DELETE FROM {entry} WHERE slot = ? AND ord = ?",
             shift=f"UPDATE {entry} SET ord = ord + ? WHERE slot = ? AND ord >= ?",
@@ -136,7 +143,10 @@ class OrderedRows:
                 self.count -= run
                 k += run
                 continue
-            if kind == "insert":
+            if kind == "insert" and position == self.count:  # the usual append
+                conn.execute(sql.insert_last, (sid, bodies[k], sid))
+                self.count += 1
+            elif kind == "insert":
                 conn.execute(sql.insert, (sid, self.new_ord(position), bodies[k]))
                 self.count += 1
             elif kind == "replace":
