@@ -17,7 +17,11 @@ Postgres on a throwaway ``initdb`` cluster (``fsync=off``, as in the tests);
 SQLite on a file in a temporary folder. The load average before and after is
 printed: the machine may be shared.
 
-Run: ``.venv/bin/python benchmarks/async_bench.py [--seconds 3] [--pool 8]``.
+Each buffer keeps ``--cache-slots`` (default 128) live buffers: at least the sessions a
+process serves, as a deployment sizes it; with the library's default of 64 and 100
+sessions in one process every append misses the cache and re-reads its whole buffer.
+
+Run: ``.venv/bin/python benchmarks/async_bench.py [--seconds 3] [--pool 8] [--cache-slots 128]``.
 """
 
 from __future__ import annotations
@@ -125,6 +129,7 @@ def _worker(
     seconds: float,
     start: Any,
     out: Any,
+    cache_slots: int = 128,
 ) -> None:
     """One process: ``sessions`` async tasks appending (or bare-writing) for ``seconds``."""
 
@@ -132,7 +137,7 @@ def _worker(
         latencies: list[float] = []
         if mode == "buffer":
             store = _make_store(backend, target, pool)
-            buf = ConversationBuffer(store=store, lock_timeout=30.0)
+            buf = ConversationBuffer(store=store, lock_timeout=30.0, cache_slots=cache_slots)
             await buf.aappend(_msg(-1, 0), {"session_id": f"warm-{os.getpid()}"})
 
             async def one(s: int, stop_at: float) -> None:
@@ -185,7 +190,14 @@ def _worker(
 
 
 def measure(
-    backend: str, target: str, mode: str, n_sessions: int, procs: int, pool: int, seconds: float
+    backend: str,
+    target: str,
+    mode: str,
+    n_sessions: int,
+    procs: int,
+    pool: int,
+    seconds: float,
+    cache_slots: int = 128,
 ) -> tuple[float, float, float]:
     """(appends/s, p50 ms, p99 ms) of one (backend, mode, S, P) run."""
     ctx = mp.get_context("spawn")
@@ -204,6 +216,7 @@ def measure(
                 seconds,
                 start,
                 out,
+                cache_slots,
             ),
         )
         for p in range(procs)
@@ -224,6 +237,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="length of each run")
     parser.add_argument("--pool", type=int, default=8, help="connections per process")
     parser.add_argument("--backends", default="sqlite,redis,postgres")
+    parser.add_argument(
+        "--cache-slots",
+        type=int,
+        default=128,
+        help="the buffer's live cache (>= the sessions of a process, as a deployment sizes it)",
+    )
     args = parser.parse_args()
     print(
         f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
@@ -260,7 +279,16 @@ def main() -> None:
                         if n < procs:
                             continue
                         bare = measure(backend, target, "bare", n, procs, args.pool, args.seconds)
-                        got = measure(backend, target, "buffer", n, procs, args.pool, args.seconds)
+                        got = measure(
+                            backend,
+                            target,
+                            "buffer",
+                            n,
+                            procs,
+                            args.pool,
+                            args.seconds,
+                            args.cache_slots,
+                        )
                         print(
                             f"{backend:9} {procs:>2} {n:>4} {got[0]:>10.0f} {got[1]:>8.1f} "
                             f"{got[2]:>8.1f} {bare[0]:>9.0f} {bare[2]:>9.1f} "

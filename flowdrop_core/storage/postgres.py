@@ -47,6 +47,7 @@ place).
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import logging
@@ -70,6 +71,7 @@ from flowdrop_core.storage._base import (
     Delta,
     Expected,
     JournalWrite,
+    LockUnavailable,
     RevisionConflict,
     Slot,
     SlotLocks,
@@ -286,6 +288,33 @@ def _cut(conn: Any) -> None:
 
 
 _WATCHDOG = _Watchdog()
+
+#: States of MEM-12's lock taken with the append's write (``PostgresStore.write_lock``): not
+#: taken (the write takes it for its transaction), to be taken before the next write (a
+#: write conflicted: racing writers queue), taken for the session, or not obtainable.
+_LAZY, _WANTED, _TAKEN, _UNAVAILABLE = range(4)
+
+
+class _WriteLock:
+    """MEM-12's advisory lock of one ``write_lock`` block: slot, key, deadline and state."""
+
+    __slots__ = ("deadline", "key", "slot", "state", "wait")
+
+    def __init__(self, slot: Slot, key: int, wait: float) -> None:
+        self.slot, self.key, self.wait = slot, key, wait
+        self.deadline = time.monotonic() + wait
+        self.state = _LAZY
+
+
+#: The ``write_lock`` block the current thread is in (its write takes the lock).
+_WRITE_LOCK: contextvars.ContextVar[_WriteLock | None] = contextvars.ContextVar(
+    "flowdrop_postgres_write_lock", default=None
+)
+
+
+class _Held(Exception):
+    """Inside a write: the slot's advisory lock is held by another session (rolled back)."""
+
 
 #: Connections a store opens at most per process when the caller passes no pool of its own.
 DEFAULT_POOL_SIZE = 8
@@ -979,9 +1008,39 @@ class PostgresStore:
         timeout: float | None,
         journal: JournalWrite | None,
     ) -> str:
-        """:meth:`apply`'s transaction."""
+        """:meth:`apply`'s transaction (under a ``write_lock``, the lock taken in it)."""
+        held = _WRITE_LOCK.get()
+        if held is None or held.slot != slot or held.state == _UNAVAILABLE:
+            return self._apply_once(slot, delta, bodies, expected, token, timeout, journal, None)
+        if held.state == _WANTED:
+            self._take(held)
+        try:
+            done = self._apply_once(slot, delta, bodies, expected, token, timeout, journal, held)
+        except _Held:  # another writer holds the lock: wait for it, then write under it
+            self._take(held)
+            return self._apply_once(slot, delta, bodies, expected, token, timeout, journal, held)
+        except RevisionConflict:
+            if held.state == _LAZY:  # racing writers: take the lock before the next try
+                held.state = _WANTED
+            raise
+        return done
+
+    def _apply_once(
+        self,
+        slot: Slot,
+        delta: Delta,
+        bodies: list[str | None],
+        expected: str | None,
+        token: str,
+        timeout: float | None,
+        journal: JournalWrite | None,
+        held: _WriteLock | None,
+    ) -> str:
         with self._transaction(slot, timeout, expected) as conn:
-            row = self._meta(conn, slot)
+            if held is not None and held.state == _LAZY:
+                row = self._meta_locking(conn, slot, held.key)
+            else:
+                row = self._meta(conn, slot)
             conflict_check(slot, expected, None if row is None else row[1])
             if journal is not None:
                 add_journal_row(conn, self._rows, _b(slot), slot, journal, None)
@@ -1021,6 +1080,34 @@ class PostgresStore:
             if done.rowcount != 1:  # pragma: no cover - the row is locked: cannot happen
                 raise RevisionConflict(slot, expected, self._current(conn, slot))
         return token
+
+    def _meta_locking(self, conn: Any, slot: Slot, key: int) -> tuple[Any, ...] | None:
+        """:meth:`_meta` and the slot's advisory lock for this transaction, in one statement.
+
+        Raises :class:`_Held` (the transaction then rolls back) when another
+        session holds the lock; the lock ends with the transaction, so a
+        write that found it free ran as if under it (MEM-12).
+        """
+        got, *row = conn.execute(
+            f"SELECT l.got, s.id, s.rev, s.count FROM (SELECT pg_try_advisory_xact_lock(%s) AS got) l "
+            f"LEFT JOIN LATERAL (SELECT id, rev, count FROM {self._t['slot']} "
+            "WHERE scope = %s AND scope_id = %s AND key = %s FOR UPDATE) s ON true",
+            (key, *_b(slot)),
+        ).fetchone()
+        if not got:
+            raise _Held
+        return None if row[0] is None else tuple(row)
+
+    def _take(self, held: _WriteLock) -> None:
+        """Take the slot's advisory lock for the session (until the ``write_lock`` ends)."""
+        if self._advisory(held.slot, held.key, held.deadline, held.wait):
+            held.state = _TAKEN
+            return
+        held.state = _UNAVAILABLE
+        raise LockUnavailable.for_slot(
+            "the slot's lock is held by another writer past the lock timeout; nothing was written",
+            held.slot,
+        )
 
     def _current(self, conn: Any, slot: Slot) -> str | None:
         row = conn.execute(
@@ -1117,48 +1204,86 @@ class PostgresStore:
         if self._pid != fork_generation():
             self._after_fork()
         with self._locks.held(slot, wait) as got_thread, self._lease():
-            got = False
-            conn = None
             lock_key = _lock_key(self.schema, slot)
+            got = False
             try:
-                if got_thread:
-                    try:
-                        conn = self._conn(
-                            slot, "take the slot lock", max(deadline - time.monotonic(), 0.0)
-                        )
-                        remaining = deadline - time.monotonic()
-                        with self._bounded(conn, max(remaining, 0.0), "take the slot lock", slot):
-                            if remaining <= 0:
-                                got = bool(
-                                    conn.execute(
-                                        "SELECT pg_try_advisory_lock(%s)", (lock_key,)
-                                    ).fetchone()[0]
-                                )
-                            else:
-                                # Whole milliseconds, so a buffer's repeated appends set it
-                                # once per connection; the thread lock's wait is taken off.
-                                self._lock_timeout(
-                                    conn, _ms(wait if remaining > 0.9 * wait else remaining)
-                                )
-                                try:
-                                    conn.execute("SELECT pg_advisory_lock(%s)", (lock_key,))
-                                    got = True
-                                except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled):
-                                    got = False
-                    except (psycopg.Error, StorageError) as exc:
-                        _log.warning(
-                            "MEM-12: cannot take the advisory lock on slot %s (%s)",
-                            slot_label(*slot),
-                            exc,
-                        )
-                        if conn is not None:
-                            self._forget(conn)
-                        got = False
+                got = got_thread and self._advisory(slot, lock_key, deadline, wait)
                 yield got
             finally:
-                if got and conn is not None and not conn.broken:
-                    try:
-                        with self._bounded(conn, 0.0, "release the slot lock", slot):
-                            conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
-                    except (psycopg.Error, StorageError):  # the server frees it with the connection
-                        self._forget(conn)
+                if got:
+                    self._unadvise(slot, lock_key)
+
+    @contextmanager
+    def write_lock(
+        self, scope: str, scope_id: str, key: str, timeout: float = 5.0
+    ) -> Iterator[bool]:
+        """MEM-12 for an append: the slot's thread lock now, the advisory lock with the write.
+
+        The usual append then saves two round trips: its write transaction
+        takes the slot's advisory lock with the slot row
+        (``pg_try_advisory_xact_lock``, released at commit) instead of a
+        session lock before and an unlock after. A write finding the lock
+        held waits for it (as :meth:`lock` would, until the same deadline) and
+        writes again under it; a write that conflicted takes it before the
+        next try, so racing writers queue. Not obtained in time, the write
+        raises :class:`LockUnavailable` (nothing written) and the append
+        goes on unserialized. The block holds one connection, as :meth:`lock`.
+        """
+        slot = (str(scope), scope_id, key)
+        wait = check_timeout(timeout)
+        if self._pid != fork_generation():
+            self._after_fork()
+        with self._locks.held(slot, wait) as got_thread, self._lease():
+            if not got_thread:
+                yield False
+                return
+            held = _WriteLock(slot, _lock_key(self.schema, slot), wait)
+            mark = _WRITE_LOCK.set(held)
+            try:
+                yield True
+            finally:
+                _WRITE_LOCK.reset(mark)
+                if held.state == _TAKEN:
+                    self._unadvise(slot, held.key)
+
+    def _advisory(self, slot: Slot, lock_key: int, deadline: float, wait: float) -> bool:
+        """Take the slot's session advisory lock on this thread's connection, by ``deadline``.
+
+        Whether it was taken; never raises for a timeout, and a connection
+        that fails while waiting is False (the write that follows reports it).
+        """
+        conn = None
+        try:
+            conn = self._conn(slot, "take the slot lock", max(deadline - time.monotonic(), 0.0))
+            remaining = deadline - time.monotonic()
+            with self._bounded(conn, max(remaining, 0.0), "take the slot lock", slot):
+                if remaining <= 0:
+                    return bool(
+                        conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_key,)).fetchone()[0]
+                    )
+                # Whole milliseconds, so a buffer's repeated appends set it once per
+                # connection; the thread lock's wait is taken off.
+                self._lock_timeout(conn, _ms(wait if remaining > 0.9 * wait else remaining))
+                try:
+                    conn.execute("SELECT pg_advisory_lock(%s)", (lock_key,))
+                    return True
+                except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled):
+                    return False
+        except (psycopg.Error, StorageError) as exc:
+            _log.warning(
+                "MEM-12: cannot take the advisory lock on slot %s (%s)", slot_label(*slot), exc
+            )
+            if conn is not None:
+                self._forget(conn)
+            return False
+
+    def _unadvise(self, slot: Slot, lock_key: int) -> None:
+        """Release the slot's session advisory lock (the server frees it with the connection)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None or conn.broken:
+            return
+        try:
+            with self._bounded(conn, 0.0, "release the slot lock", slot):
+                conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
+        except (psycopg.Error, StorageError):
+            self._forget(conn)
