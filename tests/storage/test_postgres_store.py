@@ -117,6 +117,44 @@ def test_the_advisory_lock_is_a_bounded_wait_and_a_killed_holder_frees_it(
     assert [m["content"] for m in store.get(*SLOT)[0]] == ["while held", "after"]
 
 
+def test_the_write_waits_for_a_lock_held_by_another_session_then_runs_serialized(
+    postgres_url: str,
+) -> None:
+    """The append's write takes the advisory lock with the slot row; one held elsewhere is
+    waited for (MEM-12), not written around, and the append runs serialized after it."""
+    import threading
+    import time
+
+    store = PostgresStore(postgres_url, schema="fd_wait")
+    buf = ConversationBuffer(store=store, lock_timeout=10.0, journal=5)
+    buf.append({"role": "user", "content": "first"}, CTX)  # the cache holds the slot
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        other = PostgresStore(postgres_url, schema="fd_wait")
+        with other.lock(*SLOT, 5.0) as got:
+            assert got
+            held.set()
+            release.wait(10)
+        other.close()
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    try:
+        assert held.wait(10)
+        threading.Timer(0.5, release.set).start()
+        start = time.monotonic()
+        res = buf.append({"role": "user", "content": "after the holder"}, CTX)
+        assert time.monotonic() - start >= 0.4  # it waited for the holder
+        assert res.serialized is True and res.appended == 1
+    finally:
+        release.set()
+        thread.join()
+    assert [m["content"] for m in store.get(*SLOT)[0]] == ["first", "after the holder"]
+    assert [seq for seq, _ in store.journal_records(*SLOT)] == [1, 2]
+    store.close()
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
