@@ -31,7 +31,8 @@ error imports the base from here, and nothing here imports back::
     └── StorageError                flowdrop_core.storage._base (RuntimeError): a store failed
         ├── RevisionConflict        a conditional write lost the race (MEM-12)
         │   └── JournalConflict     the slot's journal moved on; nothing was written
-        └── StoreBusyError          the slot lock timed out (MEM-12)
+        ├── StoreBusyError          the slot lock timed out (MEM-12)
+        └── LockUnavailable         a write could not take the slot lock (MEM-12, caught)
 """
 
 from __future__ import annotations
