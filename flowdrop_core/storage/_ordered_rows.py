@@ -13,20 +13,71 @@ the rows, :func:`add_journal_row` writes an append's record (numbered after
 the journal's last, the journal kept to its limit).
 
 Every function runs inside the caller's write transaction, so a failure
-leaves nothing written.
+leaves nothing written. The algorithms do no I/O themselves: each yields its
+statements as :data:`SQLSteps` and a driver runs them on a connection,
+:func:`run_sql` on a sync one (SQLite, psycopg) and :func:`arun_sql` on a
+psycopg ``AsyncConnection``, so the sync and async writes are the same SQL.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any, NamedTuple
 
 from flowdrop_core.storage._base import Delta, JournalWrite, Slot, check_journal_seq
 
-__all__ = ["GAP", "OrderedRows", "RowSQL", "add_journal_row", "initial_rows"]
+__all__ = [
+    "COUNT",
+    "GAP",
+    "ONE",
+    "RUN",
+    "OrderedRows",
+    "RowSQL",
+    "SQLSteps",
+    "add_journal_row",
+    "arun_sql",
+    "initial_rows",
+    "journal_row_steps",
+    "run_sql",
+]
 
 #: Step between the ordering keys of consecutive appended entries.
 GAP = 1 << 20
+
+#: What a statement step is sent back: its first row (``None`` when none), its row count,
+#: or nothing.
+ONE, COUNT, RUN = "one", "count", "run"
+
+#: Statements as steps: ``(ONE | COUNT | RUN, sql, args)`` yielded, the answer sent back;
+#: the generator's return value is the caller's.
+SQLSteps = Generator[tuple[str, str, tuple[Any, ...]], Any, Any]
+
+
+def run_sql(conn: Any, steps: SQLSteps) -> Any:
+    """Run ``steps`` on a sync DB-API connection; return what they return.
+
+    A statement's error is raised here, out of the caller's transaction.
+    """
+    reply: Any = None
+    while True:
+        try:
+            kind, sql, args = steps.send(reply)
+        except StopIteration as done:
+            return done.value
+        cur = conn.execute(sql, args)
+        reply = cur.fetchone() if kind == ONE else cur.rowcount if kind == COUNT else None
+
+
+async def arun_sql(conn: Any, steps: SQLSteps) -> Any:
+    """:func:`run_sql` on a psycopg ``AsyncConnection``."""
+    reply: Any = None
+    while True:
+        try:
+            kind, sql, args = steps.send(reply)
+        except StopIteration as done:
+            return done.value
+        cur = await conn.execute(sql, args)
+        reply = (await cur.fetchone()) if kind == ONE else cur.rowcount if kind == COUNT else None
 
 
 class RowSQL(NamedTuple):
@@ -100,10 +151,17 @@ def add_journal_row(
     ``parts`` is the slot as the table stores it; a number that does not
     follow the journal's last raises :class:`~flowdrop_core.storage._base.JournalConflict`.
     """
-    last = conn.execute(sql.journal_last, parts).fetchone()[0]
+    run_sql(conn, journal_row_steps(sql, parts, slot, journal, path))
+
+
+def journal_row_steps(
+    sql: RowSQL, parts: tuple[Any, ...], slot: Slot, journal: JournalWrite, path: Any
+) -> SQLSteps:
+    """:func:`add_journal_row` as statement steps."""
+    last = (yield (ONE, sql.journal_last, parts))[0]
     check_journal_seq(slot, journal, int(last or 0), path)
-    conn.execute(sql.journal_insert, (*parts, journal.seq, journal.at, journal.text))
-    conn.execute(sql.journal_trim, (*parts, journal.seq - journal.limit))
+    yield (RUN, sql.journal_insert, (*parts, journal.seq, journal.at, journal.text))
+    yield (RUN, sql.journal_trim, (*parts, journal.seq - journal.limit))
 
 
 class OrderedRows:
@@ -120,17 +178,21 @@ class OrderedRows:
     def __init__(self, conn: Any, sql: RowSQL, sid: int, count: int) -> None:
         self.conn, self.sql, self.sid, self.count = conn, sql, sid, count
 
-    def ord_at(self, position: int) -> int:
-        """The ordering key of the row at ``position``."""
+    def run(self, delta: Delta, bodies: list[str | None]) -> None:
+        """Apply ``delta``'s ops in order; ``bodies[k]`` is op ``k``'s entry as JSON text."""
+        run_sql(self.conn, self.steps(delta, bodies))
+
+    def ord_at(self, position: int) -> SQLSteps:
+        """The ordering key of the row at ``position`` (a step)."""
         if position < self.count - position:
             sql, offset = self.sql.ord_from_front, position
         else:
             sql, offset = self.sql.ord_from_back, self.count - 1 - position
-        return int(self.conn.execute(sql, (self.sid, offset)).fetchone()[0])
+        return int((yield (ONE, sql, (self.sid, offset)))[0])
 
-    def run(self, delta: Delta, bodies: list[str | None]) -> None:
-        """Apply ``delta``'s ops in order; ``bodies[k]`` is op ``k``'s entry as JSON text."""
-        conn, sid, sql = self.conn, self.sid, self.sql
+    def steps(self, delta: Delta, bodies: list[str | None]) -> SQLSteps:
+        """:meth:`run` as statement steps (no connection needed)."""
+        sid, sql = self.sid, self.sql
         ops = delta.ops
         k = 0
         while k < len(ops):
@@ -139,36 +201,36 @@ class OrderedRows:
                 run = 1
                 while k + run < len(ops) and ops[k + run][0] == "delete" and ops[k + run][1] == 0:
                     run += 1
-                conn.execute(sql.delete_front, (sid, sid, run))
+                yield (RUN, sql.delete_front, (sid, sid, run))
                 self.count -= run
                 k += run
                 continue
             if kind == "insert" and position == self.count:  # the usual append
-                conn.execute(sql.insert_last, (sid, bodies[k], sid))
+                yield (RUN, sql.insert_last, (sid, bodies[k], sid))
                 self.count += 1
             elif kind == "insert":
-                conn.execute(sql.insert, (sid, self.new_ord(position), bodies[k]))
+                yield (RUN, sql.insert, (sid, (yield from self.new_ord(position)), bodies[k]))
                 self.count += 1
             elif kind == "replace":
-                conn.execute(sql.update_body, (bodies[k], sid, self.ord_at(position)))
+                yield (RUN, sql.update_body, (bodies[k], sid, (yield from self.ord_at(position))))
             else:
-                conn.execute(sql.delete_at, (sid, self.ord_at(position)))
+                yield (RUN, sql.delete_at, (sid, (yield from self.ord_at(position))))
                 self.count -= 1
             k += 1
 
-    def new_ord(self, position: int) -> int:
-        """An ordering key that sorts the new row at ``position``."""
+    def new_ord(self, position: int) -> SQLSteps:
+        """An ordering key that sorts the new row at ``position`` (steps)."""
         if self.count == 0:
             return 0
         if position == self.count:
-            return self.ord_at(position - 1) + GAP
-        hi = self.ord_at(position)
+            return (yield from self.ord_at(position - 1)) + GAP
+        hi = yield from self.ord_at(position)
         if position == 0:
             return hi - GAP
-        lo = self.ord_at(position - 1)
+        lo = yield from self.ord_at(position - 1)
         if hi - lo < 2:  # the gap is used up: shift the rows from ``position`` on, once
-            top = self.ord_at(self.count - 1)
+            top = yield from self.ord_at(self.count - 1)
             shift = top - hi + GAP  # every shifted key lands above every current key
-            self.conn.execute(self.sql.shift, (shift, self.sid, hi))
+            yield (RUN, self.sql.shift, (shift, self.sid, hi))
             hi += shift
         return (lo + hi) // 2

@@ -92,10 +92,14 @@ from flowdrop_core.storage._base import (
     write_landed,
 )
 from flowdrop_core.storage._ordered_rows import (
+    COUNT,
+    ONE,
     OrderedRows,
     RowSQL,
-    add_journal_row,
+    SQLSteps,
     initial_rows,
+    journal_row_steps,
+    run_sql,
 )
 
 __all__ = ["POSTGRES_ENV", "PostgresStore"]
@@ -525,6 +529,14 @@ class PostgresStore:
         self._t = {name: f"{q}.{name}" for name in ("slot", "entry", "journal", "layout")}
         self._schema_sql = [statement.format(s=q) for statement in _SCHEMA]
         self._rows = RowSQL.build(self._t["entry"], self._t["journal"], "%s")
+        where = "WHERE scope = %s AND scope_id = %s AND key = %s"
+        self._sql_rev = f"SELECT rev FROM {self._t['slot']} {where}"
+        self._sql_meta = f"SELECT id, rev, count FROM {self._t['slot']} {where} FOR UPDATE"
+        self._sql_meta_locking = (
+            "SELECT l.got, s.id, s.rev, s.count FROM (SELECT pg_try_advisory_xact_lock(%s) AS got) l "
+            f"LEFT JOIN LATERAL (SELECT id, rev, count FROM {self._t['slot']} {where} FOR UPDATE) s "
+            "ON true"
+        )
         self._ready = False
         self._ready_guard = threading.Lock()
         self._given_pool: _CallerPool | _CallerConnection | None = None
@@ -909,11 +921,7 @@ class PostgresStore:
 
     def _meta(self, conn: Any, slot: Slot) -> tuple[Any, ...] | None:
         """``(id, rev, count)`` of the slot's row, locked for this transaction; None when empty."""
-        return conn.execute(
-            f"SELECT id, rev, count FROM {self._t['slot']} "
-            "WHERE scope = %s AND scope_id = %s AND key = %s FOR UPDATE",
-            _b(slot),
-        ).fetchone()
+        return conn.execute(self._sql_meta, _b(slot)).fetchone()  # type: ignore[no-any-return]
 
     def set(
         self,
@@ -1036,67 +1044,81 @@ class PostgresStore:
         journal: JournalWrite | None,
         held: _WriteLock | None,
     ) -> str:
+        lock_key = held.key if held is not None and held.state == _LAZY else None
         with self._transaction(slot, timeout, expected) as conn:
-            if held is not None and held.state == _LAZY:
-                row = self._meta_locking(conn, slot, held.key)
-            else:
-                row = self._meta(conn, slot)
-            conflict_check(slot, expected, None if row is None else row[1])
-            if journal is not None:
-                add_journal_row(conn, self._rows, _b(slot), slot, journal, None)
-                if not delta.ops:  # an append that changed nothing: only its record
-                    return expected  # type: ignore[return-value]
-            now = time.time()
-            if row is None:
-                got = conn.execute(
-                    f"INSERT INTO {self._t['slot']} (scope, scope_id, key, rev, count, value, "
-                    "updated_at) VALUES (%s, %s, %s, %s, 0, NULL, %s) "
-                    "ON CONFLICT (scope, scope_id, key) DO NOTHING RETURNING id",
-                    (*_b(slot), token, now),
-                ).fetchone()
-                if got is None:  # another writer created the slot meanwhile
-                    raise RevisionConflict(slot, expected, self._current(conn, slot))
-                sid, count = got[0], 0
-            else:
-                sid, _, count = row
-                if count is None:
-                    raise StorageError.for_slot(
-                        "stored value is not a conversation buffer (a plain value); "
-                        "nothing was written",
-                        slot,
-                    )
-            try:
-                check_ops(count, delta)
-            except ValueError as exc:
-                raise StorageError.for_slot(
-                    f"cannot apply the change ({exc}); nothing was written", slot
-                ) from exc
-            OrderedRows(conn, self._rows, sid, count).run(delta, bodies)
-            done = conn.execute(
-                f"UPDATE {self._t['slot']} SET rev = %s, count = %s, updated_at = %s "
-                "WHERE id = %s AND rev = %s",
-                (token, delta.count, now, sid, token if row is None else expected),
+            return run_sql(  # type: ignore[no-any-return]
+                conn, self._apply_steps(slot, delta, bodies, expected, token, journal, lock_key)
             )
-            if done.rowcount != 1:  # pragma: no cover - the row is locked: cannot happen
-                raise RevisionConflict(slot, expected, self._current(conn, slot))
-        return token
 
-    def _meta_locking(self, conn: Any, slot: Slot, key: int) -> tuple[Any, ...] | None:
-        """:meth:`_meta` and the slot's advisory lock for this transaction, in one statement.
+    def _apply_steps(
+        self,
+        slot: Slot,
+        delta: Delta,
+        bodies: list[str | None],
+        expected: str | None,
+        token: str,
+        journal: JournalWrite | None,
+        lock_key: int | None,
+    ) -> SQLSteps:
+        """The write transaction's statements, as steps a sync or an async connection runs.
 
-        Raises :class:`_Held` (the transaction then rolls back) when another
-        session holds the lock; the lock ends with the transaction, so a
-        write that found it free ran as if under it (MEM-12).
+        With ``lock_key`` the slot row is read with the slot's advisory lock
+        for this transaction, in one statement: :class:`_Held` (the
+        transaction then rolls back) when another session holds it; the lock
+        ends with the transaction, so a write that found it free ran as if
+        under it (MEM-12).
         """
-        got, *row = conn.execute(
-            f"SELECT l.got, s.id, s.rev, s.count FROM (SELECT pg_try_advisory_xact_lock(%s) AS got) l "
-            f"LEFT JOIN LATERAL (SELECT id, rev, count FROM {self._t['slot']} "
-            "WHERE scope = %s AND scope_id = %s AND key = %s FOR UPDATE) s ON true",
-            (key, *_b(slot)),
-        ).fetchone()
-        if not got:
-            raise _Held
-        return None if row[0] is None else tuple(row)
+        parts = _b(slot)
+        if lock_key is None:
+            row = yield (ONE, self._sql_meta, parts)
+        else:
+            got, *found = yield (ONE, self._sql_meta_locking, (lock_key, *parts))
+            if not got:
+                raise _Held
+            row = None if found[0] is None else tuple(found)
+        conflict_check(slot, expected, None if row is None else row[1])
+        if journal is not None:
+            yield from journal_row_steps(self._rows, parts, slot, journal, None)
+            if not delta.ops:  # an append that changed nothing: only its record
+                return expected
+        now = time.time()
+        if row is None:
+            got = yield (
+                ONE,
+                f"INSERT INTO {self._t['slot']} (scope, scope_id, key, rev, count, value, "
+                "updated_at) VALUES (%s, %s, %s, %s, 0, NULL, %s) "
+                "ON CONFLICT (scope, scope_id, key) DO NOTHING RETURNING id",
+                (*parts, token, now),
+            )
+            if got is None:  # another writer created the slot meanwhile
+                current = yield (ONE, self._sql_rev, parts)
+                raise RevisionConflict(slot, expected, None if current is None else current[0])
+            sid, count = got[0], 0
+        else:
+            sid, _, count = row
+            if count is None:
+                raise StorageError.for_slot(
+                    "stored value is not a conversation buffer (a plain value); "
+                    "nothing was written",
+                    slot,
+                )
+        try:
+            check_ops(count, delta)
+        except ValueError as exc:
+            raise StorageError.for_slot(
+                f"cannot apply the change ({exc}); nothing was written", slot
+            ) from exc
+        yield from OrderedRows(None, self._rows, sid, count).steps(delta, bodies)
+        done = yield (
+            COUNT,
+            f"UPDATE {self._t['slot']} SET rev = %s, count = %s, updated_at = %s "
+            "WHERE id = %s AND rev = %s",
+            (token, delta.count, now, sid, token if row is None else expected),
+        )
+        if done != 1:  # pragma: no cover - the row is locked: cannot happen
+            current = yield (ONE, self._sql_rev, parts)
+            raise RevisionConflict(slot, expected, None if current is None else current[0])
+        return token
 
     def _take(self, held: _WriteLock) -> None:
         """Take the slot's advisory lock for the session (until the ``write_lock`` ends)."""
@@ -1108,13 +1130,6 @@ class PostgresStore:
             "the slot's lock is held by another writer past the lock timeout; nothing was written",
             held.slot,
         )
-
-    def _current(self, conn: Any, slot: Slot) -> str | None:
-        row = conn.execute(
-            f"SELECT rev FROM {self._t['slot']} WHERE scope = %s AND scope_id = %s AND key = %s",
-            _b(slot),
-        ).fetchone()
-        return None if row is None else row[0]
 
     def delete(
         self,
