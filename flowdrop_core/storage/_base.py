@@ -40,6 +40,7 @@ and callers must not mutate the dicts a store or a buffer hands out.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -70,6 +71,7 @@ __all__ = [
     "StorageError",
     "Store",
     "StoreBusyError",
+    "acquire_within",
     "apply_ops",
     "check_ops",
     "mask_url",
@@ -478,6 +480,16 @@ async def awrite_landed(store: Any, slot: Slot, token: str, journal: JournalWrit
     except StorageError:
         return False
     return False
+
+
+async def acquire_within(lock: asyncio.Lock, wait: float) -> bool:
+    """Take an ``asyncio.Lock``, waiting at most ``wait`` seconds; whether it was taken."""
+    try:
+        async with asyncio.timeout(wait):
+            await lock.acquire()
+    except TimeoutError:
+        return False
+    return True
 
 
 def record_landed(records: Iterable[tuple[int, Any]], journal: JournalWrite) -> bool:

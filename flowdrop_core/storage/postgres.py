@@ -47,6 +47,7 @@ place).
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import hashlib
 import json
@@ -59,8 +60,8 @@ import socket
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any
 
 import psycopg
@@ -78,6 +79,8 @@ from flowdrop_core.storage._base import (
     Snapshot,
     StorageError,
     StoreBusyError,
+    acquire_within,
+    awrite_landed,
     check_ops,
     check_timeout,
     conflict_check,
@@ -97,6 +100,7 @@ from flowdrop_core.storage._ordered_rows import (
     OrderedRows,
     RowSQL,
     SQLSteps,
+    arun_sql,
     initial_rows,
     journal_row_steps,
     run_sql,
@@ -387,6 +391,17 @@ class _OwnPool:
                 self._idle.append(conn)
             self._cond.notify()
 
+    def close_idle(self) -> None:
+        """Close the connections no call holds (the next sync call opens one again)."""
+        with self._cond:
+            idle, self._idle = self._idle, []
+            for conn in idle:
+                self._open.remove(conn)
+            self._cond.notify_all()
+        for conn in idle:
+            with suppress(psycopg.Error):
+                conn.close()
+
     def close(self) -> None:
         with self._cond:
             conns, self._open, self._idle = self._open, [], []
@@ -451,6 +466,91 @@ class _CallerConnection:
 
     def close(self) -> None:
         """The connection stays the caller's: nothing is closed."""
+
+
+class _AsyncPool:
+    """One event loop's own async connections: at most ``size``, reused, given in turn.
+
+    Tasks wait for a connection in a FIFO queue (an ``asyncio.Semaphore`` of
+    ``size``), at most the time they are given; a broken one is closed and
+    replaced on the next acquire.
+    """
+
+    def __init__(self, size: int, connect: Callable[[], Any]) -> None:
+        self.size = size
+        self._connect = connect
+        self._idle: list[Any] = []
+        self._open: list[Any] = []
+        self._turns = asyncio.Semaphore(size)
+
+    async def acquire(self, timeout: float) -> Any:
+        """A connection, or None when none came free within ``timeout``."""
+        if not await acquire_within(self._turns, timeout):  # type: ignore[arg-type]
+            return None
+        try:
+            while self._idle:
+                conn = self._idle.pop()
+                if not (conn.closed or conn.broken):
+                    return conn
+                self._open.remove(conn)
+            conn = await self._connect()
+        except BaseException:
+            self._turns.release()
+            raise
+        self._open.append(conn)
+        return conn
+
+    async def release(self, conn: Any, broken: bool) -> None:
+        try:
+            if broken or conn.closed or conn.broken:
+                if conn in self._open:
+                    self._open.remove(conn)
+                with suppress(psycopg.Error):
+                    await conn.close()
+            elif conn in self._open:  # not closed by close_now() meanwhile
+                self._idle.append(conn)
+        finally:
+            self._turns.release()
+
+    def close_now(self) -> None:
+        """Close every connection without awaiting (also after the loop itself closed)."""
+        conns, self._open, self._idle = self._open, [], []
+        for conn in conns:
+            with suppress(Exception):
+                conn.pgconn.finish()
+
+
+class _AsyncSide:
+    """A store's async connections and per-slot task locks, for one event loop."""
+
+    def __init__(self, size: int, connect: Callable[[], Any]) -> None:
+        self.generation = fork_generation()
+        self.pool = _AsyncPool(size, connect)
+        self.locks = SlotLocks(asyncio.Lock)
+        self.ready_guard = asyncio.Lock()
+
+
+class _ALease:
+    """The connection one task's call holds, shared by the calls nested in it (an append's
+    lock, reads and write), so a task never holds two."""
+
+    __slots__ = ("conn", "side", "store")
+
+    def __init__(self, store: PostgresStore, side: _AsyncSide) -> None:
+        self.store, self.side = store, side
+        self.conn: Any = None
+
+
+#: The lease of the current task's outermost call (see ``PostgresStore._alease``).
+_ALEASE: contextvars.ContextVar[_ALease | None] = contextvars.ContextVar(
+    "flowdrop_postgres_async_lease", default=None
+)
+
+
+def _fire(call: _Call) -> None:
+    """An async call outlived its deadline: cut its connection (see :class:`_Watchdog`)."""
+    call.fired = True
+    _cut(call.conn)
 
 
 class PostgresStore:
@@ -531,6 +631,11 @@ class PostgresStore:
         self._rows = RowSQL.build(self._t["entry"], self._t["journal"], "%s")
         where = "WHERE scope = %s AND scope_id = %s AND key = %s"
         self._sql_rev = f"SELECT rev FROM {self._t['slot']} {where}"
+        self._sql_read = (
+            f"SELECT s.rev, s.count, s.value, (SELECT array_agg(e.body ORDER BY e.ord) "
+            f"FROM {self._t['entry']} e WHERE e.slot = s.id) FROM {self._t['slot']} s "
+            "WHERE s.scope = %s AND s.scope_id = %s AND s.key = %s"
+        )
         self._sql_meta = f"SELECT id, rev, count FROM {self._t['slot']} {where} FOR UPDATE"
         self._sql_meta_locking = (
             "SELECT l.got, s.id, s.rev, s.count FROM (SELECT pg_try_advisory_xact_lock(%s) AS got) l "
@@ -573,6 +678,8 @@ class PostgresStore:
         #: every time: its other users may change it).
         self._lock_timeouts: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._locks = SlotLocks()
+        #: Each event loop's async connections and task locks (see :meth:`_aside`).
+        self._asides: weakref.WeakKeyDictionary[Any, _AsyncSide] = weakref.WeakKeyDictionary()
 
     def _connect(self) -> Any:
         return psycopg.connect(self.dsn, autocommit=True, connect_timeout=self.connect_timeout)
@@ -616,16 +723,7 @@ class PostgresStore:
             except psycopg.Error as exc:
                 raise self._error(what, slot, exc) from None
             if conn is None:
-                message = (
-                    f"cannot {what} on Postgres {self.server}: all {self._pool.size} connections "
-                    f"of the pool stayed in use for {wait:.3g} s"
-                    + ("; nothing was written" if what.startswith("write") else "")
-                )
-                if what.startswith("write") and slot is not None:
-                    raise StoreBusyError.for_slot(message, slot)
-                raise (
-                    StorageError(message) if slot is None else StorageError.for_slot(message, slot)
-                )
+                raise self._exhausted(what, slot, wait, self._pool.size)
             self._local.conn = conn
         if not self._ready:
             try:
@@ -635,6 +733,17 @@ class PostgresStore:
                 self._forget(conn)
                 raise self._error(what, slot, exc) from None
         return conn
+
+    def _exhausted(self, what: str, slot: Slot | None, wait: float, size: int) -> StorageError:
+        """No pool connection came free within ``wait``: busy for a write, else an error."""
+        message = (
+            f"cannot {what} on Postgres {self.server}: all {size} connections "
+            f"of the pool stayed in use for {wait:.3g} s"
+            + ("; nothing was written" if what.startswith("write") else "")
+        )
+        if what.startswith("write") and slot is not None:
+            return StoreBusyError.for_slot(message, slot)
+        return StorageError(message) if slot is None else StorageError.for_slot(message, slot)
 
     @contextmanager
     def _bounded(self, conn: Any, wait: float, what: str, slot: Slot | None) -> Iterator[None]:
@@ -696,6 +805,8 @@ class PostgresStore:
     def close(self) -> None:
         """Close every connection this store opened (a caller's pool or connection stays open)."""
         self._pool.close()  # a lease still running gives its closed connection back as broken
+        for side in list(self._asides.values()):
+            side.pool.close_now()
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -796,15 +907,10 @@ class PostgresStore:
     def read(self, scope: str, scope_id: str, key: str) -> Snapshot:
         """The value (a buffer as a list) and its revision, from one statement (one snapshot)."""
         slot = (str(scope), scope_id, key)
-        rows = self._query(
-            "read the slot",
-            slot,
-            f"SELECT s.rev, s.count, s.value, "
-            f"(SELECT array_agg(e.body ORDER BY e.ord) FROM {self._t['entry']} e "
-            f"WHERE e.slot = s.id) FROM {self._t['slot']} s "
-            "WHERE s.scope = %s AND s.scope_id = %s AND s.key = %s",
-            _b(slot),
-        )
+        return self._snapshot(slot, self._query("read the slot", slot, self._sql_read, _b(slot)))
+
+    def _snapshot(self, slot: Slot, rows: list[Any]) -> Snapshot:
+        """:meth:`read`'s answer from its statement's rows."""
         if not rows:
             return Snapshot(None, False, None)
         rev, count, value, bodies = rows[0]
@@ -827,12 +933,7 @@ class PostgresStore:
     def revision(self, scope: str, scope_id: str, key: str) -> str | None:
         """The slot's revision (one indexed lookup); ``None`` when empty."""
         slot = (str(scope), scope_id, key)
-        rows = self._query(
-            "read the slot's revision",
-            slot,
-            f"SELECT rev FROM {self._t['slot']} WHERE scope = %s AND scope_id = %s AND key = %s",
-            _b(slot),
-        )
+        rows = self._query("read the slot's revision", slot, self._sql_rev, _b(slot))
         return rows[0][0] if rows else None
 
     def slots(self) -> list[Slot]:
@@ -985,6 +1086,29 @@ class PostgresStore:
         record number, the rows, ``UPDATE ... WHERE rev = <expected>`` and
         the record, so both land or neither does.
         """
+        slot, bodies, token = self._apply_args(scope, scope_id, key, delta, journal)
+        try:
+            return self._apply(slot, delta, bodies, expected, token, timeout, journal)
+        except StorageError as exc:
+            # A commit whose reply was lost: ask whether it landed, so a stored turn is
+            # reported as stored and a retry never duplicates it.
+            if not (self._unknown(exc, delta) and write_landed(self, slot, token, journal)):
+                raise
+            _log.warning(
+                "the commit reply of a write to slot %s was lost; it landed", slot_label(*slot)
+            )
+            return token
+
+    @staticmethod
+    def _unknown(exc: StorageError, delta: Delta) -> bool:
+        """Whether a failed write's commit was sent with no answer (it may have landed)."""
+        return "outcome is unknown" in str(exc) and bool(delta.ops)
+
+    @staticmethod
+    def _apply_args(
+        scope: str, scope_id: str, key: str, delta: Delta, journal: JournalWrite | None
+    ) -> tuple[Slot, list[str | None], str]:
+        """:meth:`apply`'s slot, rows as JSON text (refused before any I/O) and new revision."""
         slot = (str(scope), scope_id, key)
         bodies = [
             None
@@ -993,18 +1117,7 @@ class PostgresStore:
             for kind, pos, entry in delta.ops
         ]
         token = new_revision() if journal is None or journal.revision is None else journal.revision
-        try:
-            return self._apply(slot, delta, bodies, expected, token, timeout, journal)
-        except StorageError as exc:
-            # A commit whose reply was lost: ask whether it landed, so a stored turn is
-            # reported as stored and a retry never duplicates it.
-            lost = "outcome is unknown" in str(exc) and delta.ops
-            if not (lost and write_landed(self, slot, token, journal)):
-                raise
-            _log.warning(
-                "the commit reply of a write to slot %s was lost; it landed", slot_label(*slot)
-            )
-            return token
+        return slot, bodies, token
 
     def _apply(
         self,
@@ -1302,3 +1415,374 @@ class PostgresStore:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
         except (psycopg.Error, StorageError):
             self._forget(conn)
+
+    # -- native async (psycopg AsyncConnection) ------------------------------------------------
+
+    def native_async(self) -> bool:
+        """Whether the async API runs on ``psycopg.AsyncConnection`` (the store's own pool).
+
+        Then ``aappend`` runs the append's steps (:mod:`flowdrop_core.storage._steps`) on
+        the async twins below: the same statements (:meth:`_apply_steps`), the same
+        checks and errors, no thread. A caller's pool or connection is sync, so with one
+        the async API runs on the store's bounded executor instead.
+        """
+        return self._given_pool is None
+
+    def _aside(self) -> _AsyncSide:
+        """This event loop's connections and task locks (made on first use, again after a fork).
+
+        Each loop holds at most ``pool_size`` connections; making one closes the
+        sync pool's idle connections, so a process appending from async code only
+        stays within ``pool_size``.
+        """
+        loop = asyncio.get_running_loop()
+        side = self._asides.get(loop)
+        if side is None or side.generation != fork_generation():
+            if self._pid != fork_generation():
+                self._after_fork()
+            if isinstance(self._pool, _OwnPool):
+                self._pool.close_idle()
+            side = _AsyncSide(self.pool_size, self._aconnect)
+            self._asides[loop] = side
+            # the loop's connections close with it, even when nobody calls aclose()
+            weakref.finalize(loop, side.pool.close_now)
+        return side
+
+    async def _aconnect(self) -> Any:
+        return await psycopg.AsyncConnection.connect(
+            self.dsn, autocommit=True, connect_timeout=self.connect_timeout
+        )
+
+    async def aclose(self) -> None:
+        """Close the current event loop's connections (the sync ones: :meth:`close`)."""
+        side = self._asides.pop(asyncio.get_running_loop(), None)
+        if side is not None:
+            conns, side.pool._open, side.pool._idle = side.pool._open, [], []
+            for conn in conns:
+                with suppress(psycopg.Error):
+                    await conn.close()
+
+    @asynccontextmanager
+    async def _alease(self) -> AsyncIterator[_ALease]:
+        """:meth:`_lease` for a task: one connection until the outermost call ends."""
+        lease = _ALEASE.get()
+        if lease is not None and lease.store is self:
+            yield lease
+            return
+        lease = _ALease(self, self._aside())
+        mark = _ALEASE.set(lease)
+        try:
+            yield lease
+        finally:
+            _ALEASE.reset(mark)
+            conn, lease.conn = lease.conn, None
+            if conn is not None:
+                await lease.side.pool.release(conn, conn.closed or conn.broken)
+
+    async def _aconn(
+        self, lease: _ALease, slot: Slot | None, what: str, wait: float | None = None
+    ) -> Any:
+        """:meth:`_conn` for a task: the lease's connection (from the loop's pool)."""
+        if not self._ready:  # first use: create or check the tables once, as the sync path
+            async with lease.side.ready_guard:  # one task prepares; the others then see it
+                if not self._ready:
+                    await asyncio.to_thread(self._prepare_now, slot, what)
+        conn = lease.conn
+        if conn is not None and (conn.closed or conn.broken):
+            await self._adrop(lease)
+            conn = None
+        if conn is None:
+            wait = self.busy_timeout if wait is None else wait
+            try:
+                conn = await lease.side.pool.acquire(wait)
+            except psycopg.Error as exc:
+                raise self._error(what, slot, exc) from None
+            if conn is None:
+                raise self._exhausted(what, slot, wait, lease.side.pool.size)
+            lease.conn = conn
+        return conn
+
+    def _prepare_now(self, slot: Slot | None, what: str) -> None:
+        """Create or check the tables on a sync connection, then close it (a worker thread)."""
+        with self._lease():
+            self._conn(slot, what)
+        if isinstance(self._pool, _OwnPool):
+            self._pool.close_idle()
+
+    async def _adrop(self, lease: _ALease) -> None:
+        conn, lease.conn = lease.conn, None
+        if conn is not None:
+            await lease.side.pool.release(conn, True)
+
+    async def _aforget(self, lease: _ALease) -> None:
+        conn = lease.conn
+        if conn is not None and (conn.closed or conn.broken):
+            await self._adrop(lease)
+
+    @asynccontextmanager
+    async def _abounded(
+        self, lease: _ALease, wait: float, what: str, slot: Slot | None
+    ) -> AsyncIterator[None]:
+        """:meth:`_bounded` on the event loop: a timer cuts the connection at the deadline."""
+        call = _Call(lease.conn, 0.0)
+        timer = asyncio.get_running_loop().call_later(wait + self.io_timeout, _fire, call)
+        try:
+            yield
+        except (psycopg.Error, StorageError) as exc:
+            if not call.fired:
+                raise
+            await self._adrop(lease)
+            raise self._no_answer(what, slot, wait, exc) from exc
+        finally:
+            timer.cancel()
+
+    async def _alock_timeout(self, conn: Any, value: str) -> None:
+        if self._lock_timeouts.get(conn) != value:
+            await conn.execute(f"SET lock_timeout = '{value}'")
+            self._lock_timeouts[conn] = value
+
+    async def _aquery(
+        self, what: str, slot: Slot | None, sql: str, args: tuple[Any, ...]
+    ) -> list[Any]:
+        """:meth:`_query` on the loop's connections."""
+        async with self._alease() as lease:
+            for attempt in range(_TRIES):
+                conn = await self._aconn(lease, slot, what)
+                if not self._ready:
+                    return []
+                try:
+                    async with self._abounded(lease, 0.0, what, slot):
+                        cur = await conn.execute(sql, args)
+                        return await cur.fetchall()
+                except _RETRYABLE as exc:
+                    if attempt + 1 < _TRIES:
+                        continue
+                    raise self._error(what, slot, exc) from None
+                except psycopg.Error as exc:
+                    await self._aforget(lease)
+                    raise self._error(what, slot, exc) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def aread(self, scope: str, scope_id: str, key: str) -> Snapshot:
+        """:meth:`read` on ``psycopg.AsyncConnection``: the same statement and checks."""
+        slot = (str(scope), scope_id, key)
+        return self._snapshot(
+            slot, await self._aquery("read the slot", slot, self._sql_read, _b(slot))
+        )
+
+    async def arevision(self, scope: str, scope_id: str, key: str) -> str | None:
+        """:meth:`revision` on ``psycopg.AsyncConnection``."""
+        slot = (str(scope), scope_id, key)
+        rows = await self._aquery("read the slot's revision", slot, self._sql_rev, _b(slot))
+        return rows[0][0] if rows else None
+
+    async def ajournal_last(self, scope: str, scope_id: str, key: str) -> int:
+        """:meth:`journal_last` on ``psycopg.AsyncConnection``."""
+        slot = (str(scope), scope_id, key)
+        rows = await self._aquery("read the journal", slot, self._rows.journal_last, _b(slot))
+        return int(rows[0][0] or 0) if rows else 0
+
+    async def ajournal_records(self, scope: str, scope_id: str, key: str) -> list[tuple[int, Any]]:
+        """:meth:`journal_records` on ``psycopg.AsyncConnection``."""
+        slot = (str(scope), scope_id, key)
+        rows = await self._aquery("read the journal", slot, self._rows.journal_records, _b(slot))
+        return [(int(seq), text) for seq, text in rows]
+
+    @asynccontextmanager
+    async def _atransaction(
+        self, slot: Slot, timeout: float | None, expected: Any
+    ) -> AsyncIterator[Any]:
+        """:meth:`_transaction` on the loop's connections: the same bounds and errors."""
+        async with self._alease() as lease:
+            conn = await self._aconn(lease, slot, "write the slot")
+            if not self._ready:
+                raise StorageError.for_slot(
+                    f"the schema {self.schema!r} has no FlowDrop tables (opened with "
+                    "create=False); nothing was written",
+                    slot,
+                )
+            wait = self.busy_timeout if timeout is None else check_timeout(timeout)
+            committing = False
+            async with self._abounded(lease, wait, "write the slot", slot):
+                try:
+                    await self._alock_timeout(conn, _ms(wait))
+                    tx = conn.transaction()
+                    await tx.__aenter__()
+                    try:
+                        yield conn
+                    except BaseException as exc:
+                        await tx.__aexit__(type(exc), exc, exc.__traceback__)
+                        raise
+                    committing = True
+                    await tx.__aexit__(None, None, None)
+                except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled) as exc:
+                    busy = StoreBusyError.for_slot(
+                        f"a row lock of the slot was not obtained within {wait:.3g} s; "
+                        "nothing was written",
+                        slot,
+                    )
+                    try:  # progress: the slot moved away from the revision this writer read
+                        busy.progressed = await self.arevision(*slot) != (
+                            None if expected is ANY else expected
+                        )
+                    except StorageError:
+                        busy.progressed = False
+                    raise busy from exc
+                except pg_errors.UniqueViolation as exc:
+                    await self._aforget(lease)
+                    raise RevisionConflict(
+                        slot, "(racing writer)", await self.arevision(*slot)
+                    ) from exc
+                except _RETRYABLE as exc:
+                    await self._aforget(lease)
+                    raise RevisionConflict(
+                        slot,
+                        f"(concurrent transaction: {type(exc).__name__})",
+                        await self.arevision(*slot),
+                    ) from exc
+                except psycopg.Error as exc:
+                    await self._aforget(lease)
+                    raise self._error("write the slot", slot, exc, unknown=committing) from exc
+
+    async def aapply(
+        self,
+        scope: str,
+        scope_id: str,
+        key: str,
+        delta: Delta,
+        *,
+        expected: str | None,
+        timeout: float | None = None,
+        journal: JournalWrite | None = None,
+    ) -> str:
+        """:meth:`apply` on ``psycopg.AsyncConnection``: the same transaction's statements."""
+        slot, bodies, token = self._apply_args(scope, scope_id, key, delta, journal)
+        try:
+            return await self._aapply(slot, delta, bodies, expected, token, timeout, journal)
+        except StorageError as exc:
+            if not (self._unknown(exc, delta) and await awrite_landed(self, slot, token, journal)):
+                raise
+            _log.warning(
+                "the commit reply of a write to slot %s was lost; it landed", slot_label(*slot)
+            )
+            return token
+
+    async def _aapply(
+        self,
+        slot: Slot,
+        delta: Delta,
+        bodies: list[str | None],
+        expected: str | None,
+        token: str,
+        timeout: float | None,
+        journal: JournalWrite | None,
+    ) -> str:
+        """:meth:`_apply` on the loop's connections (the lock states are the same)."""
+        held = _WRITE_LOCK.get()
+        if held is None or held.slot != slot or held.state == _UNAVAILABLE:
+            held = None
+        elif held.state == _WANTED:
+            await self._atake(held)
+        args = (slot, delta, bodies, expected, token, journal)
+        try:
+            return await self._aapply_once(*args, timeout, held)
+        except _Held:  # another writer holds the lock: wait for it, then write under it
+            assert held is not None
+            await self._atake(held)
+            return await self._aapply_once(*args, timeout, held)
+        except RevisionConflict:
+            if held is not None and held.state == _LAZY:  # racing writers: lock before retrying
+                held.state = _WANTED
+            raise
+
+    async def _aapply_once(
+        self,
+        slot: Slot,
+        delta: Delta,
+        bodies: list[str | None],
+        expected: str | None,
+        token: str,
+        journal: JournalWrite | None,
+        timeout: float | None,
+        held: _WriteLock | None,
+    ) -> str:
+        lock_key = held.key if held is not None and held.state == _LAZY else None
+        async with self._atransaction(slot, timeout, expected) as conn:
+            return await arun_sql(  # type: ignore[no-any-return]
+                conn, self._apply_steps(slot, delta, bodies, expected, token, journal, lock_key)
+            )
+
+    @asynccontextmanager
+    async def awrite_lock(
+        self, scope: str, scope_id: str, key: str, timeout: float = 5.0
+    ) -> AsyncIterator[bool]:
+        """:meth:`write_lock` for async code: the slot's task lock now, the advisory lock
+        with the write (MEM-12), the block on one connection of the loop's pool."""
+        slot = (str(scope), scope_id, key)
+        wait = check_timeout(timeout)
+        side = self._aside()
+        task_lock = side.locks.get(slot)
+        if not await acquire_within(task_lock, wait):
+            yield False
+            return
+        try:
+            async with self._alease():
+                held = _WriteLock(slot, _lock_key(self.schema, slot), wait)
+                mark = _WRITE_LOCK.set(held)
+                try:
+                    yield True
+                finally:
+                    _WRITE_LOCK.reset(mark)
+                    if held.state == _TAKEN:
+                        await self._aunadvise(slot, held.key)
+        finally:
+            task_lock.release()
+
+    async def _atake(self, held: _WriteLock) -> None:
+        """:meth:`_take` on the loop's connection."""
+        if await self._aadvisory(held.slot, held.key, held.deadline, held.wait):
+            held.state = _TAKEN
+            return
+        held.state = _UNAVAILABLE
+        raise LockUnavailable.for_slot(
+            "the slot's lock is held by another writer past the lock timeout; nothing was written",
+            held.slot,
+        )
+
+    async def _aadvisory(self, slot: Slot, lock_key: int, deadline: float, wait: float) -> bool:
+        """:meth:`_advisory` on the lease's connection."""
+        async with self._alease() as lease:
+            try:
+                conn = await self._aconn(
+                    lease, slot, "take the slot lock", max(deadline - time.monotonic(), 0.0)
+                )
+                remaining = deadline - time.monotonic()
+                async with self._abounded(lease, max(remaining, 0.0), "take the slot lock", slot):
+                    if remaining <= 0:
+                        cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_key,))
+                        return bool((await cur.fetchone())[0])
+                    await self._alock_timeout(
+                        conn, _ms(wait if remaining > 0.9 * wait else remaining)
+                    )
+                    try:
+                        await conn.execute("SELECT pg_advisory_lock(%s)", (lock_key,))
+                        return True
+                    except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled):
+                        return False
+            except (psycopg.Error, StorageError) as exc:
+                _log.warning(
+                    "MEM-12: cannot take the advisory lock on slot %s (%s)", slot_label(*slot), exc
+                )
+                await self._aforget(lease)
+                return False
+
+    async def _aunadvise(self, slot: Slot, lock_key: int) -> None:
+        """:meth:`_unadvise` on the lease's connection."""
+        lease = _ALEASE.get()
+        if lease is None or lease.conn is None or lease.conn.broken:
+            return
+        try:
+            async with self._abounded(lease, 0.0, "release the slot lock", slot):
+                await lease.conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
+        except (psycopg.Error, StorageError):
+            await self._aforget(lease)

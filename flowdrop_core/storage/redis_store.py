@@ -77,6 +77,7 @@ from flowdrop_core.storage._base import (
     SlotLocks,
     Snapshot,
     StorageError,
+    acquire_within,
     awrite_landed,
     check_timeout,
     decode_entries,
@@ -1323,7 +1324,7 @@ class RedisStore:
         deadline = time.monotonic() + wait
         side = self._aside()
         task_lock = side.locks.get(slot)
-        got_task = await _acquire(task_lock, wait)
+        got_task = await acquire_within(task_lock, wait)
         got, token = False, ""
         try:
             if got_task:
@@ -1350,7 +1351,7 @@ class RedisStore:
         lease = _WriteLease(slot, lock_key, time.monotonic() + wait)
         side = self._aside()
         task_lock = side.locks.get(slot)
-        if not await _acquire(task_lock, wait):
+        if not await acquire_within(task_lock, wait):
             yield False
             return
         mark = _WRITE_LEASE.set(lease)
@@ -1709,13 +1710,3 @@ def _gated_pool(kind: Any, size: int, wait: float, kwargs: dict[str, Any]) -> An
                 self._turns.release()
 
     return GatedPool()
-
-
-async def _acquire(lock: asyncio.Lock, wait: float) -> bool:
-    """Take ``lock``, waiting at most ``wait`` seconds; whether it was taken."""
-    try:
-        async with asyncio.timeout(wait):
-            await lock.acquire()
-    except TimeoutError:
-        return False
-    return True

@@ -1,7 +1,8 @@
 """The async API on a store's native async client, on real servers.
 
-On Redis ``aappend``/``aread`` await ``redis.asyncio`` and never reach the
-store's sync methods or a worker thread; and for the same input the async
+On Redis ``aappend``/``aread`` await ``redis.asyncio``, on Postgres
+``psycopg.AsyncConnection``, and never reach the store's sync methods or a
+worker thread; and for the same input the async
 path stores exactly what the sync path stores, with the same journal and
 the same MEM-14 reports (the two run the very same append steps).
 """
@@ -30,12 +31,23 @@ TURNS: list[Any] = [
 ]
 
 
-@pytest.fixture(params=["redis"])
+@pytest.fixture(params=["redis", "postgres"])
 def native_store(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A store whose async API is native, on a fresh namespace/schema of a real server."""
-    from flowdrop_core.storage.redis_store import RedisStore
+    store: Any
+    if request.param == "redis":
+        from flowdrop_core.storage.redis_store import RedisStore
 
-    store = RedisStore(request.getfixturevalue("redis_url"), namespace=f"n{uuid.uuid4().hex[:8]}")
+        url = request.getfixturevalue("redis_url")
+        store = RedisStore(url, namespace=f"n{uuid.uuid4().hex[:8]}")
+    else:
+        from flowdrop_core.storage.postgres import PostgresStore
+
+        store = PostgresStore(
+            request.getfixturevalue("postgres_url"), schema=f"n{uuid.uuid4().hex[:8]}"
+        )
+        store.create_tables()  # a new schema's tables are made once, on a worker thread
+    assert store.native_async()
     yield store
     store.close()
 

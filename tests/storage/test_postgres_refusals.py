@@ -203,3 +203,70 @@ def test_a_frozen_server_is_a_clear_error_within_a_bounded_time(
     got = [m["content"] for m in store.get("session", "s", "chat_history")[0]]
     assert got in (["before", "after"], ["before", "frozen", "after"])
     store.close()
+
+
+@pytest.mark.parametrize("call", ["aappend", "aread"])
+def test_a_frozen_server_is_a_clear_error_on_the_async_path_too(
+    own_server: PostgresServer, call: str
+) -> None:
+    """The native async path (``psycopg.AsyncConnection``) has the same bound: a timer on
+    the loop cuts the frozen connection at lock wait + ``io_timeout``, the loop keeps
+    running meanwhile, and once the server runs again the same store works."""
+    import asyncio
+
+    store = PostgresStore(own_server.url, io_timeout=1, connect_timeout=1)
+    assert store.native_async()
+    buf = ConversationBuffer(store=store, journal=10, lock_timeout=1)
+    ctx = {"session_id": "s"}
+    connected, frozen = threading.Event(), threading.Event()
+    outcome: list[BaseException | object] = []
+    took: list[float] = []
+    ticks: list[float] = []
+
+    async def scenario() -> None:
+        await buf.aappend({"role": "user", "content": "before"}, ctx)
+        connected.set()
+        while not frozen.is_set():
+            await asyncio.sleep(0.01)
+
+        async def tick() -> None:
+            while True:
+                ticks.append(time.monotonic())
+                await asyncio.sleep(0.05)
+
+        ticker = asyncio.create_task(tick())
+        started = time.monotonic()
+        try:
+            if call == "aappend":
+                await buf.aappend({"role": "user", "content": "frozen"}, ctx)
+            else:
+                await buf.aread(ctx)
+            outcome.append("returned")
+        except BaseException as exc:  # the test inspects it
+            outcome.append(exc)
+        took.append(time.monotonic() - started)
+        ticker.cancel()
+
+    worker = threading.Thread(target=asyncio.run, args=(scenario(),), daemon=True)
+    worker.start()
+    assert connected.wait(timeout=30)
+    for pid in _cluster_pids(own_server):
+        os.kill(pid, signal.SIGSTOP)
+    frozen.set()
+    worker.join(timeout=20)
+    hung = worker.is_alive()
+    for pid in _cluster_pids(own_server):
+        os.kill(pid, signal.SIGCONT)
+    worker.join(timeout=30)
+    assert not hung, f"{call} still waiting after 20 s on a frozen server"
+    assert took[0] < 8, took
+    (exc,) = outcome
+    assert isinstance(exc, StorageError), exc
+    assert "scope_id='s'" in str(exc), str(exc)
+    assert "io_timeout=1 s" in str(exc) or "timeout expired" in str(exc), str(exc)
+    assert len(ticks) >= took[0] / 0.05 / 2, "the event loop was blocked by the frozen call"
+    after = asyncio.run(buf.aappend({"role": "user", "content": "after"}, ctx))
+    assert after.appended == 1
+    got = [m["content"] for m in store.get("session", "s", "chat_history")[0]]
+    assert got in (["before", "after"], ["before", "frozen", "after"])
+    store.close()

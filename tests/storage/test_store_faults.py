@@ -327,3 +327,41 @@ def test_postgres_stopped_mid_run_fails_clearly_and_recovers(
     assert contents == [f"before {n}" for n in range(5)] + [f"after {n}" for n in range(5)]
     records = journal_for(buf.store).read(SLOT)
     assert [r.seq for r in records] == list(range(1, 11))
+
+
+def test_postgres_stopped_mid_run_fails_clearly_and_recovers_on_the_async_path(
+    postgres_url: str, postgres_server: Any
+) -> None:
+    """The same on ``aappend`` (psycopg.AsyncConnection): each append while the server is
+    down is a StorageError naming the slot, and the same store reconnects after."""
+    import asyncio
+
+    store = open_store("postgres", postgres_url)
+    assert store.native_async()  # type: ignore[attr-defined]
+    buf = ConversationBuffer(store=store, journal=100)
+
+    async def appends(label: str) -> None:
+        for n in range(5):
+            await buf.aappend(user(f"{label} {n}"), CTX)
+
+    asyncio.run(appends("before"))
+    postgres_server.stop()
+    try:
+
+        async def while_down() -> list[str]:
+            texts = []
+            for n in range(3):
+                with pytest.raises(StorageError) as err:
+                    await buf.aappend(user(f"while down {n}"), CTX)
+                texts.append(str(err.value))
+            return texts
+
+        for text in asyncio.run(while_down()):
+            assert "Postgres" in text and "scope_id='s1'" in text, text
+    finally:
+        postgres_server.start()
+    asyncio.run(appends("after"))
+    contents = [m["content"] for m in buf.messages(CTX)]
+    assert contents == [f"before {n}" for n in range(5)] + [f"after {n}" for n in range(5)]
+    records = journal_for(buf.store).read(SLOT)
+    assert [r.seq for r in records] == list(range(1, 11))
