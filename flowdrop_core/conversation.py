@@ -311,7 +311,7 @@ class _Cached:
     cache, changes it, and puts the same record back.
     """
 
-    __slots__ = ("base", "buf", "log", "revision")
+    __slots__ = ("base", "buf", "journal_last", "log", "revision")
 
     def __init__(
         self, revision: str | None, buf: Buffer, base: list[dict[str, Any]], log: list[Op]
@@ -320,6 +320,8 @@ class _Cached:
         self.buf = buf
         self.base = base
         self.log = log
+        #: The journal's last record number after this buffer's last write (None: unknown).
+        self.journal_last: int | None = None
 
 
 class _Memo:
@@ -838,7 +840,12 @@ class ConversationBuffer:
             token = cached.revision
             rec = None
             if self.journal:
-                last = yield (JOURNAL_LAST, slot)
+                # The journal's last record number as this writer's own write left it, or
+                # asked: a record another writer added meanwhile makes the write's number
+                # not follow, a JournalConflict, and the retry asks (MEM-12 as for entries).
+                last = cached.journal_last
+                if fresh or last is None:
+                    last = yield (JOURNAL_LAST, slot)
                 rec = journal_recorder(self.journal, slot, buf, token, last)
             # validates first: raises with ``buf`` unchanged; a _ScopedBuffer's result
             result: ScopedAppendResult = buf.append(messages)  # type: ignore[assignment]
@@ -893,6 +900,8 @@ class ConversationBuffer:
             if len(log) > 64 and len(log) > 2 * result.count:  # a new base: O(1) amortized
                 cached.base, cached.log = buf.messages(), []
             cached.revision = token
+            if written is not None:
+                cached.journal_last = written.seq
             # Back in the cache (see _cache_put), inline: one dict assignment.
             if type(token) is str and self.cache_slots and self._cache_pid == generation:
                 cache[slot] = cached

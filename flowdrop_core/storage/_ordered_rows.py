@@ -50,7 +50,7 @@ ONE, COUNT, RUN = "one", "count", "run"
 
 #: Statements as steps: ``(ONE | COUNT | RUN, sql, args)`` yielded, the answer sent back;
 #: the generator's return value is the caller's.
-SQLSteps = Generator[tuple[str, str, tuple[Any, ...]], Any, Any]
+SQLSteps = Generator[tuple[str, str, Any], Any, Any]
 
 
 def run_sql(conn: Any, steps: SQLSteps) -> Any:

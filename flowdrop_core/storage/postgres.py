@@ -81,6 +81,7 @@ from flowdrop_core.storage._base import (
     StoreBusyError,
     acquire_within,
     awrite_landed,
+    check_journal_seq,
     check_ops,
     check_timeout,
     conflict_check,
@@ -96,6 +97,7 @@ from flowdrop_core.storage._base import (
 )
 from flowdrop_core.storage._ordered_rows import (
     COUNT,
+    GAP,
     ONE,
     OrderedRows,
     RowSQL,
@@ -322,6 +324,88 @@ _WRITE_LOCK: contextvars.ContextVar[_WriteLock | None] = contextvars.ContextVar(
 
 class _Held(Exception):
     """Inside a write: the slot's advisory lock is held by another session (rolled back)."""
+
+
+#: The usual append in one statement (one round trip, its own transaction): the slot's
+#: advisory lock when asked for (``lock``), its row locked, and only when the revision,
+#: the count and the journal's last record are what the writer read: the ``evict`` first
+#: rows deleted, ``bodies`` appended after the last, the journal record added and trimmed,
+#: the slot's revision moved on. The answer: lock taken, revision, count, journal's last,
+#: rows of the slot updated (0: nothing was written). Data-modifying CTEs run once, on one
+#: snapshot; the row lock makes the snapshot's entries and journal the slot's current ones.
+_TAIL = """
+WITH l AS MATERIALIZED (
+    SELECT CASE WHEN %(lock)s::bigint IS NULL THEN true
+           ELSE pg_try_advisory_xact_lock(%(lock)s::bigint) END AS got
+), s AS MATERIALIZED (
+    SELECT id, rev, count FROM {slot}
+    WHERE scope = %(scope)s AND scope_id = %(scope_id)s AND key = %(key)s
+      AND (SELECT got FROM l)
+    FOR UPDATE
+), j AS MATERIALIZED (
+    SELECT COALESCE(max(seq), 0) AS last FROM {journal}
+    WHERE %(seq)s::bigint IS NOT NULL AND EXISTS (SELECT 1 FROM s)
+      AND scope = %(scope)s AND scope_id = %(scope_id)s AND key = %(key)s
+), ok AS MATERIALIZED (
+    SELECT s.id FROM s, j
+    WHERE s.rev = %(expected)s AND s.count = %(before)s
+      AND (%(seq)s::bigint IS NULL OR j.last = %(seq)s::bigint - 1)
+), evicted AS (
+    DELETE FROM {entry} WHERE slot IN (SELECT id FROM ok) AND ord IN (
+        SELECT ord FROM {entry} WHERE slot IN (SELECT id FROM ok)
+        ORDER BY ord LIMIT %(evict)s)
+), added AS (
+    INSERT INTO {entry} (slot, ord, body)
+    SELECT ok.id,
+           COALESCE((SELECT max(ord) FROM {entry} WHERE slot = ok.id), -{gap}) + {gap} * b.n,
+           b.body
+    FROM ok, unnest(%(bodies)s::text[]) WITH ORDINALITY AS b(body, n)
+), recorded AS (
+    INSERT INTO {journal} (scope, scope_id, key, seq, at, record)
+    SELECT %(scope)s, %(scope_id)s, %(key)s, %(seq)s::bigint, %(at)s, %(record)s::text
+    FROM ok WHERE %(seq)s::bigint IS NOT NULL
+), trimmed AS (
+    DELETE FROM {journal}
+    WHERE %(seq)s::bigint IS NOT NULL AND EXISTS (SELECT 1 FROM ok)
+      AND scope = %(scope)s AND scope_id = %(scope_id)s AND key = %(key)s
+      AND seq <= %(trim)s::bigint
+), moved AS (
+    UPDATE {slot} SET rev = %(token)s, count = %(count)s, updated_at = %(now)s
+    WHERE id IN (SELECT id FROM ok) RETURNING 1
+)
+SELECT l.got, s.rev, s.count, j.last, (SELECT count(*) FROM moved)
+FROM l LEFT JOIN s ON true LEFT JOIN j ON true
+"""
+
+
+def _tail_shape(delta: Delta) -> tuple[int, int, list[int]] | None:
+    """The usual append's shape, else None: ``(evicted, count before, inserting ops)``.
+
+    That is: entries appended at the end and first entries deleted (the
+    window evicting), in any order, never deleting an entry this change adds.
+    """
+    running = None  # the count as the ops go, once the first insert fixed it
+    deletes_before = 0
+    evicted = 0
+    inserts: list[int] = []
+    for k, (kind, position, _) in enumerate(delta.ops):
+        if kind == "delete" and position == 0:
+            evicted += 1
+            if running is None:
+                deletes_before += 1
+            else:
+                running -= 1
+        elif kind == "insert" and (running is None or position == running):
+            running = position + 1
+            inserts.append(k)
+        else:
+            return None
+    if running is None or running != delta.count:
+        return None
+    before = delta.ops[inserts[0]][1] + deletes_before
+    if evicted > before:  # an entry of this change evicted at once: the general path
+        return None
+    return evicted, before, inserts
 
 
 #: Connections a store opens at most per process when the caller passes no pool of its own.
@@ -637,6 +721,9 @@ class PostgresStore:
             "WHERE s.scope = %s AND s.scope_id = %s AND s.key = %s"
         )
         self._sql_meta = f"SELECT id, rev, count FROM {self._t['slot']} {where} FOR UPDATE"
+        self._sql_tail = _TAIL.format(
+            slot=self._t["slot"], entry=self._t["entry"], journal=self._t["journal"], gap=GAP
+        )
         self._sql_meta_locking = (
             "SELECT l.got, s.id, s.rev, s.count FROM (SELECT pg_try_advisory_xact_lock(%s) AS got) l "
             f"LEFT JOIN LATERAL (SELECT id, rev, count FROM {self._t['slot']} {where} FOR UPDATE) s "
@@ -960,14 +1047,20 @@ class PostgresStore:
     # -- writing -------------------------------------------------------------------------------
 
     @contextmanager
-    def _transaction(self, slot: Slot, timeout: float | None, expected: Any) -> Iterator[Any]:
-        """One transaction waiting at most ``timeout`` for row locks; errors name the slot."""
-        with self._lease(), self._transaction_leased(slot, timeout, expected) as conn:
+    def _transaction(
+        self, slot: Slot, timeout: float | None, expected: Any, single: bool = False
+    ) -> Iterator[Any]:
+        """One transaction waiting at most ``timeout`` for row locks; errors name the slot.
+
+        ``single``: the block runs one statement, which is its own transaction
+        (autocommit): no ``BEGIN`` and ``COMMIT`` round trips.
+        """
+        with self._lease(), self._transaction_leased(slot, timeout, expected, single) as conn:
             yield conn
 
     @contextmanager
     def _transaction_leased(
-        self, slot: Slot, timeout: float | None, expected: Any
+        self, slot: Slot, timeout: float | None, expected: Any, single: bool = False
     ) -> Iterator[Any]:
         conn = self._conn(slot, "write the slot")
         if not self._ready:
@@ -982,15 +1075,19 @@ class PostgresStore:
             try:
                 # lock_timeout 0 means "wait forever" to Postgres: never pass 0.
                 self._lock_timeout(conn, _ms(wait))
-                tx = conn.transaction()
-                tx.__enter__()
-                try:
+                if single:  # the statement commits itself: its lost reply is an unknown outcome
+                    committing = True
                     yield conn
-                except BaseException as exc:
-                    tx.__exit__(type(exc), exc, exc.__traceback__)
-                    raise
-                committing = True
-                tx.__exit__(None, None, None)
+                else:
+                    tx = conn.transaction()
+                    tx.__enter__()
+                    try:
+                        yield conn
+                    except BaseException as exc:
+                        tx.__exit__(type(exc), exc, exc.__traceback__)
+                        raise
+                    committing = True
+                    tx.__exit__(None, None, None)
             except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled) as exc:
                 busy = StoreBusyError.for_slot(
                     f"a row lock of the slot was not obtained within {wait:.3g} s; "
@@ -1017,8 +1114,11 @@ class PostgresStore:
                     slot, f"(concurrent transaction: {type(exc).__name__})", self.revision(*slot)
                 ) from exc
             except psycopg.Error as exc:
+                # a commit sent on a connection that then broke may have landed; an error
+                # the server answered with (the connection still up) rolled it back
+                unknown = committing and (conn.closed or conn.broken)
                 self._forget(conn)
-                raise self._error("write the slot", slot, exc, unknown=committing) from exc
+                raise self._error("write the slot", slot, exc, unknown=unknown) from exc
 
     def _meta(self, conn: Any, slot: Slot) -> tuple[Any, ...] | None:
         """``(id, rev, count)`` of the slot's row, locked for this transaction; None when empty."""
@@ -1158,10 +1258,100 @@ class PostgresStore:
         held: _WriteLock | None,
     ) -> str:
         lock_key = held.key if held is not None and held.state == _LAZY else None
-        with self._transaction(slot, timeout, expected) as conn:
-            return run_sql(  # type: ignore[no-any-return]
-                conn, self._apply_steps(slot, delta, bodies, expected, token, journal, lock_key)
+        steps, single = self._write_steps(slot, delta, bodies, expected, token, journal, lock_key)
+        with self._transaction(slot, timeout, expected, single) as conn:
+            return run_sql(conn, steps)  # type: ignore[no-any-return]
+
+    def _write_steps(
+        self,
+        slot: Slot,
+        delta: Delta,
+        bodies: list[str | None],
+        expected: str | None,
+        token: str,
+        journal: JournalWrite | None,
+        lock_key: int | None,
+    ) -> tuple[SQLSteps, bool]:
+        """The write's statements, and whether they are one statement (its own transaction).
+
+        The usual append (entries evicted from the front, then appended at the
+        end, on a slot that exists) is one statement (:meth:`_tail_steps`):
+        one round trip instead of five. Any other change is a transaction of
+        several (:meth:`_apply_steps`).
+        """
+        tail = None if expected is None else _tail_shape(delta)
+        if tail is None:
+            return self._apply_steps(slot, delta, bodies, expected, token, journal, lock_key), False
+        evicted, before, inserts = tail
+        added = [bodies[k] for k in inserts]
+        return (
+            self._tail_steps(
+                slot, delta, added, evicted, before, expected, token, journal, lock_key
+            ),
+            True,
+        )
+
+    def _tail_steps(
+        self,
+        slot: Slot,
+        delta: Delta,
+        added: list[str | None],
+        evicted: int,
+        before: int,
+        expected: str | None,
+        token: str,
+        journal: JournalWrite | None,
+        lock_key: int | None,
+    ) -> SQLSteps:
+        """The usual append as one statement (:data:`_TAIL`), then :meth:`_apply_steps`' checks.
+
+        The statement writes only when every check would pass (the slot's
+        lock free or not asked for, its revision ``expected``, its count the
+        one the change was made on, the journal's last record the one before
+        ``journal``'s); otherwise it writes nothing and its answer names the
+        check that failed, raised here in :meth:`_apply_steps`' order.
+        """
+        parts = _b(slot)
+        got, rev, count, last, updated = yield (
+            ONE,
+            self._sql_tail,
+            {
+                "lock": lock_key,
+                "scope": parts[0],
+                "scope_id": parts[1],
+                "key": parts[2],
+                "expected": expected,
+                "before": before,
+                "evict": evicted,
+                "bodies": added,
+                "seq": None if journal is None else journal.seq,
+                "at": None if journal is None else journal.at,
+                "record": None if journal is None else journal.text,
+                "trim": None if journal is None else journal.seq - journal.limit,
+                "token": token,
+                "count": delta.count,
+                "now": time.time(),
+            },
+        )
+        if not got:
+            raise _Held
+        conflict_check(slot, expected, rev)
+        if journal is not None:
+            check_journal_seq(slot, journal, int(last or 0), None)
+        if count is None:
+            raise StorageError.for_slot(
+                "stored value is not a conversation buffer (a plain value); nothing was written",
+                slot,
             )
+        try:
+            check_ops(count, delta)
+        except ValueError as exc:
+            raise StorageError.for_slot(
+                f"cannot apply the change ({exc}); nothing was written", slot
+            ) from exc
+        if updated != 1:  # pragma: no cover - every check passed, so the statement wrote
+            raise RevisionConflict(slot, expected, rev)
+        return token
 
     def _apply_steps(
         self,
@@ -1590,7 +1780,7 @@ class PostgresStore:
 
     @asynccontextmanager
     async def _atransaction(
-        self, slot: Slot, timeout: float | None, expected: Any
+        self, slot: Slot, timeout: float | None, expected: Any, single: bool = False
     ) -> AsyncIterator[Any]:
         """:meth:`_transaction` on the loop's connections: the same bounds and errors."""
         async with self._alease() as lease:
@@ -1606,15 +1796,19 @@ class PostgresStore:
             async with self._abounded(lease, wait, "write the slot", slot):
                 try:
                     await self._alock_timeout(conn, _ms(wait))
-                    tx = conn.transaction()
-                    await tx.__aenter__()
-                    try:
+                    if single:
+                        committing = True
                         yield conn
-                    except BaseException as exc:
-                        await tx.__aexit__(type(exc), exc, exc.__traceback__)
-                        raise
-                    committing = True
-                    await tx.__aexit__(None, None, None)
+                    else:
+                        tx = conn.transaction()
+                        await tx.__aenter__()
+                        try:
+                            yield conn
+                        except BaseException as exc:
+                            await tx.__aexit__(type(exc), exc, exc.__traceback__)
+                            raise
+                        committing = True
+                        await tx.__aexit__(None, None, None)
                 except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled) as exc:
                     busy = StoreBusyError.for_slot(
                         f"a row lock of the slot was not obtained within {wait:.3g} s; "
@@ -1641,8 +1835,9 @@ class PostgresStore:
                         await self.arevision(*slot),
                     ) from exc
                 except psycopg.Error as exc:
+                    unknown = committing and (conn.closed or conn.broken)
                     await self._aforget(lease)
-                    raise self._error("write the slot", slot, exc, unknown=committing) from exc
+                    raise self._error("write the slot", slot, exc, unknown=unknown) from exc
 
     async def aapply(
         self,
@@ -1707,10 +1902,9 @@ class PostgresStore:
         held: _WriteLock | None,
     ) -> str:
         lock_key = held.key if held is not None and held.state == _LAZY else None
-        async with self._atransaction(slot, timeout, expected) as conn:
-            return await arun_sql(  # type: ignore[no-any-return]
-                conn, self._apply_steps(slot, delta, bodies, expected, token, journal, lock_key)
-            )
+        steps, single = self._write_steps(slot, delta, bodies, expected, token, journal, lock_key)
+        async with self._atransaction(slot, timeout, expected, single) as conn:
+            return await arun_sql(conn, steps)  # type: ignore[no-any-return]
 
     @asynccontextmanager
     async def awrite_lock(

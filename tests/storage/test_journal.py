@@ -153,3 +153,28 @@ def test_bad_journal_option_is_rejected() -> None:
     for bad in (-1, True, 1.5):
         with pytest.raises(ValueError, match="journal"):
             ConversationBuffer(journal=bad)  # type: ignore[arg-type]
+
+
+def test_a_record_another_writer_added_meanwhile_is_numbered_around(store: Store) -> None:
+    """A buffer numbers its next record from its own last write (no read of the journal
+    first); when another writer added a record meanwhile without changing the entries (a
+    re-fired result: MEM-1 drops it, the journal still records it), the write's number no
+    longer follows, nothing is written, and the append runs again on a fresh read: every
+    record numbered once, in order, and the report is the append's."""
+    import uuid
+
+    slot_id = f"j{uuid.uuid4().hex[:8]}"
+    ctx = {"session_id": slot_id}
+    ours = ConversationBuffer(store=store, journal=50)
+    other = ConversationBuffer(store=store, journal=50)
+    call = {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "f"}]}
+    result = {"role": "tool", "tool_call_id": "c1", "content": "done"}
+    ours.append([call, result], ctx)  # record 1
+    ours.append(user("cached now"), ctx)  # record 2, numbered from the cache
+    refired = other.append(result, ctx)  # record 3: dropped by MEM-1, recorded
+    assert refired.appended == 0
+    later = ours.append(user("after the re-fire"), ctx)  # record 4, after a conflict
+    assert later.appended == 1 and later.count == 4
+    records = journal_for(store).read(("session", slot_id, "chat_history"))
+    assert [r.seq for r in records] == [1, 2, 3, 4]
+    assert [m["content"] for m in ours.messages(ctx)][-1] == "after the re-fire"

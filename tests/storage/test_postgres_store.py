@@ -198,3 +198,64 @@ def test_a_last_write_out_of_range_is_a_located_bad_stored_entry(
         conn.execute("UPDATE flowdrop.slot SET updated_at = %s::double precision", (at,))
     with pytest.raises(StorageError, match=r"bad stored entry: last write .* is out of range"):
         open_browser(postgres_url).slots()
+
+
+@pytest.mark.parametrize("window", [0, 3])
+def test_the_usual_append_is_one_statement_on_both_paths(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    from typing import Any
+
+    """An append at the end (evicting from the front when the window is full), cached and
+    journaled, is one statement and no explicit transaction: one round trip. A change of
+    another shape still writes through the transaction of several."""
+    import asyncio
+    import uuid
+
+    import psycopg
+
+    from flowdrop_core.conversation import ConversationBuffer
+
+    store = PostgresStore(postgres_url, schema=f"one_{uuid.uuid4().hex[:8]}")
+    buf = ConversationBuffer(store=store, max_messages=window, journal=10)
+    ctx = {"session_id": "s"}
+    # warm: the slot exists, each path's connection has its lock_timeout, the buffer is cached
+    runner = asyncio.Runner()  # one event loop: its connections are kept between the runs
+    runner.run(buf.aappend({"role": "user", "content": "warm async"}, ctx))
+    for n in range(4):
+        buf.append({"role": "user", "content": f"warm {n}"}, ctx)
+    calls: list[str] = []
+    for cls in (psycopg.Connection, psycopg.AsyncConnection):
+        for name in ("execute", "transaction"):
+            original = getattr(cls, name)
+
+            def spy(self: Any, *args: Any, _o: Any = original, _n: str = name, **kw: Any) -> Any:
+                calls.append(_n)
+                return _o(self, *args, **kw)
+
+            monkeypatch.setattr(cls, name, spy)
+    buf.append({"role": "user", "content": "sync"}, ctx)
+    assert calls == ["execute"], calls
+    calls.clear()
+    runner.run(buf.aappend({"role": "user", "content": "async"}, ctx))
+    runner.close()
+    assert calls == ["execute"], calls
+    buf.append(
+        [
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "c9", "name": "f"}]},
+            {"role": "user", "content": "no answer came"},  # MEM-3 heals c9 (at the end)
+        ],
+        ctx,
+    )
+    calls.clear()
+    late = buf.append({"role": "tool", "tool_call_id": "c9", "content": "late"}, ctx)
+    assert late.appended == 0  # MEM-10: the placeholder replaced in place, not at the end
+    assert "transaction" in calls
+    contents = [m.get("content") for m in buf.messages(ctx)]
+    want = ["warm async", "warm 0", "warm 1", "warm 2", "warm 3", "sync", "async"]
+    want += ["", "late", "no answer came"]
+    assert contents == (want[-window:] if window else want)
+    assert [r[0] for r in store.journal_records("session", "s", "chat_history")] == list(
+        range(1, 10)
+    )
+    store.close()
