@@ -359,7 +359,7 @@ WITH l AS MATERIALIZED (
     SELECT ok.id,
            COALESCE((SELECT max(ord) FROM {entry} WHERE slot = ok.id), -{gap}) + {gap} * b.n,
            b.body
-    FROM ok, unnest(%(bodies)s::text[]) WITH ORDINALITY AS b(body, n)
+    FROM ok, unnest(%(bodies)b::text[]) WITH ORDINALITY AS b(body, n)
 ), recorded AS (
     INSERT INTO {journal} (scope, scope_id, key, seq, at, record)
     SELECT %(scope)s, %(scope_id)s, %(key)s, %(seq)s::bigint, %(at)s, %(record)s::text
@@ -376,6 +376,12 @@ WITH l AS MATERIALIZED (
 SELECT l.got, s.rev, s.count, j.last, (SELECT count(*) FROM moved)
 FROM l LEFT JOIN s ON true LEFT JOIN j ON true
 """
+
+
+#: Set on the store's own connections: a statement psycopg prepared (after a few runs) is
+#: planned once, not at every run. The one-statement append's plan costs about as much to
+#: make as to run, and its generic plan is the custom one (every lookup is by key).
+_GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
 
 
 def _tail_shape(delta: Delta) -> tuple[int, int, list[int]] | None:
@@ -769,7 +775,10 @@ class PostgresStore:
         self._asides: weakref.WeakKeyDictionary[Any, _AsyncSide] = weakref.WeakKeyDictionary()
 
     def _connect(self) -> Any:
-        return psycopg.connect(self.dsn, autocommit=True, connect_timeout=self.connect_timeout)
+        conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=self.connect_timeout)
+        with suppress(psycopg.Error):  # before Postgres 12 the setting does not exist
+            conn.execute(_GENERIC_PLANS)
+        return conn
 
     @contextmanager
     def _lease(self) -> Iterator[None]:
@@ -1639,9 +1648,12 @@ class PostgresStore:
         return side
 
     async def _aconnect(self) -> Any:
-        return await psycopg.AsyncConnection.connect(
+        conn = await psycopg.AsyncConnection.connect(
             self.dsn, autocommit=True, connect_timeout=self.connect_timeout
         )
+        with suppress(psycopg.Error):
+            await conn.execute(_GENERIC_PLANS)
+        return conn
 
     async def aclose(self) -> None:
         """Close the current event loop's connections (the sync ones: :meth:`close`)."""

@@ -234,7 +234,8 @@ def test_the_usual_append_is_one_statement_on_both_paths(
                 return _o(self, *args, **kw)
 
             monkeypatch.setattr(cls, name, spy)
-    buf.append({"role": "user", "content": "sync"}, ctx)
+    awkward = 'sync "q" \\ {a,b} NULL ü\n'  # what an array literal would have to escape
+    buf.append({"role": "user", "content": awkward}, ctx)
     assert calls == ["execute"], calls
     calls.clear()
     runner.run(buf.aappend({"role": "user", "content": "async"}, ctx))
@@ -252,7 +253,7 @@ def test_the_usual_append_is_one_statement_on_both_paths(
     assert late.appended == 0  # MEM-10: the placeholder replaced in place, not at the end
     assert "transaction" in calls
     contents = [m.get("content") for m in buf.messages(ctx)]
-    want = ["warm async", "warm 0", "warm 1", "warm 2", "warm 3", "sync", "async"]
+    want = ["warm async", "warm 0", "warm 1", "warm 2", "warm 3", awkward, "async"]
     want += ["", "late", "no answer came"]
     assert contents == (want[-window:] if window else want)
     assert [r[0] for r in store.journal_records("session", "s", "chat_history")] == list(
