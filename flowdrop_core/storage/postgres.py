@@ -378,12 +378,6 @@ FROM l LEFT JOIN s ON true LEFT JOIN j ON true
 """
 
 
-#: Set on the store's own connections: a statement psycopg prepared (after a few runs) is
-#: planned once, not at every run. The one-statement append's plan costs about as much to
-#: make as to run, and its generic plan is the custom one (every lookup is by key).
-_GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
-
-
 def _tail_shape(delta: Delta) -> tuple[int, int, list[int]] | None:
     """The usual append's shape, else None: ``(evicted, count before, inserting ops)``.
 
@@ -775,10 +769,7 @@ class PostgresStore:
         self._asides: weakref.WeakKeyDictionary[Any, _AsyncSide] = weakref.WeakKeyDictionary()
 
     def _connect(self) -> Any:
-        conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=self.connect_timeout)
-        with suppress(psycopg.Error):  # before Postgres 12 the setting does not exist
-            conn.execute(_GENERIC_PLANS)
-        return conn
+        return psycopg.connect(self.dsn, autocommit=True, connect_timeout=self.connect_timeout)
 
     @contextmanager
     def _lease(self) -> Iterator[None]:
@@ -1648,12 +1639,9 @@ class PostgresStore:
         return side
 
     async def _aconnect(self) -> Any:
-        conn = await psycopg.AsyncConnection.connect(
+        return await psycopg.AsyncConnection.connect(
             self.dsn, autocommit=True, connect_timeout=self.connect_timeout
         )
-        with suppress(psycopg.Error):
-            await conn.execute(_GENERIC_PLANS)
-        return conn
 
     async def aclose(self) -> None:
         """Close the current event loop's connections (the sync ones: :meth:`close`)."""
