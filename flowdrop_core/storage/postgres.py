@@ -60,7 +60,7 @@ import socket
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any
 
@@ -605,13 +605,55 @@ class _AsyncPool:
 
 
 class _AsyncSide:
-    """A store's async connections and per-slot task locks, for one event loop."""
+    """A store's async connections and per-slot task locks, for one event loop.
 
-    def __init__(self, size: int, connect: Callable[[], Any]) -> None:
+    Its connections close as the loop ends: a loop's ``shutdown_asyncgens``
+    (the end of ``asyncio.run``) closes every async generator started on it,
+    and :meth:`_close_with_loop` is started when the side is made, so its
+    ``finally`` runs on the loop while it still runs. ``ended`` is called
+    then, to drop the side from the store.
+    """
+
+    def __init__(
+        self, size: int, connect: Callable[[], Any], ended: Callable[[_AsyncSide], None]
+    ) -> None:
         self.generation = fork_generation()
+        self.loop = asyncio.get_running_loop()
         self.pool = _AsyncPool(size, connect)
         self.locks = SlotLocks(asyncio.Lock)
         self.ready_guard = asyncio.Lock()
+        self.closed = False
+        self._ended = ended
+        self._closer = self._close_with_loop()
+        first: Any = self._closer.__anext__()
+        with suppress(StopIteration):  # runs to its yield: now an async generator of the loop
+            first.send(None)
+
+    async def _close_with_loop(self) -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            if not self.closed:
+                self._ended(self)
+                await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the side's connections, awaiting each."""
+        self.closed = True
+        conns, self.pool._open, self.pool._idle = self.pool._open, [], []
+        for conn in conns:
+            with suppress(psycopg.Error):
+                await conn.close()
+
+    def forget(self, close: bool) -> None:
+        """End the side without its loop: its sockets closed now (``close``) or just dropped
+        (a parent process's, after a fork: closing them would end the parent's sessions)."""
+        self.closed = True
+        if close:
+            self.pool.close_now()
+        ending: Any = self._closer.aclose()
+        with suppress(StopIteration, RuntimeError):
+            ending.send(None)
 
 
 class _ALease:
@@ -765,8 +807,10 @@ class PostgresStore:
         #: every time: its other users may change it).
         self._lock_timeouts: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._locks = SlotLocks()
-        #: Each event loop's async connections and task locks (see :meth:`_aside`).
-        self._asides: weakref.WeakKeyDictionary[Any, _AsyncSide] = weakref.WeakKeyDictionary()
+        #: Each event loop's async connections and task locks (see :meth:`_aside`); a
+        #: parent's, after a fork, are dropped unclosed (their sockets are the parent's).
+        self._asides: dict[Any, _AsyncSide] = {}
+        self._asides_guard = threading.Lock()
 
     def _connect(self) -> Any:
         return psycopg.connect(self.dsn, autocommit=True, connect_timeout=self.connect_timeout)
@@ -892,8 +936,10 @@ class PostgresStore:
     def close(self) -> None:
         """Close every connection this store opened (a caller's pool or connection stays open)."""
         self._pool.close()  # a lease still running gives its closed connection back as broken
-        for side in list(self._asides.values()):
-            side.pool.close_now()
+        with self._asides_guard:
+            sides, self._asides = list(self._asides.values()), {}
+        for side in sides:
+            side.forget(close=True)
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -1621,22 +1667,33 @@ class PostgresStore:
     def _aside(self) -> _AsyncSide:
         """This event loop's connections and task locks (made on first use, again after a fork).
 
-        Each loop holds at most ``pool_size`` connections; making one closes the
-        sync pool's idle connections, so a process appending from async code only
-        stays within ``pool_size``.
+        Each loop holds at most ``pool_size`` connections, closed as the loop
+        ends; making one closes the sync pool's idle connections, so a process
+        appending from async code only stays within ``pool_size``.
         """
         loop = asyncio.get_running_loop()
         side = self._asides.get(loop)
-        if side is None or side.generation != fork_generation():
-            if self._pid != fork_generation():
-                self._after_fork()
-            if isinstance(self._pool, _OwnPool):
-                self._pool.close_idle()
-            side = _AsyncSide(self.pool_size, self._aconnect)
+        if side is not None and side.generation == fork_generation():
+            return side
+        if self._pid != fork_generation():
+            self._after_fork()  # drops the parent's sides unclosed
+        with self._asides_guard:  # sides of loops closed without shutting them down go
+            gone = [other for other in self._asides.values() if other.loop.is_closed()]
+            for other in gone:
+                del self._asides[other.loop]
+        for other in gone:
+            other.forget(close=True)
+        if isinstance(self._pool, _OwnPool):
+            self._pool.close_idle()
+        side = _AsyncSide(self.pool_size, self._aconnect, self._side_ended)
+        with self._asides_guard:
             self._asides[loop] = side
-            # the loop's connections close with it, even when nobody calls aclose()
-            weakref.finalize(loop, side.pool.close_now)
         return side
+
+    def _side_ended(self, side: _AsyncSide) -> None:
+        with self._asides_guard:
+            if self._asides.get(side.loop) is side:
+                del self._asides[side.loop]
 
     async def _aconnect(self) -> Any:
         return await psycopg.AsyncConnection.connect(
@@ -1644,13 +1701,13 @@ class PostgresStore:
         )
 
     async def aclose(self) -> None:
-        """Close the current event loop's connections (the sync ones: :meth:`close`)."""
-        side = self._asides.pop(asyncio.get_running_loop(), None)
+        """Close the current event loop's connections now (``asyncio.run`` closes them as
+        its loop ends without this call; the sync ones: :meth:`close`)."""
+        with self._asides_guard:
+            side = self._asides.pop(asyncio.get_running_loop(), None)
         if side is not None:
-            conns, side.pool._open, side.pool._idle = side.pool._open, [], []
-            for conn in conns:
-                with suppress(psycopg.Error):
-                    await conn.close()
+            await side.aclose()
+            side.forget(close=False)
 
     @asynccontextmanager
     async def _alease(self) -> AsyncIterator[_ALease]:

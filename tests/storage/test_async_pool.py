@@ -342,3 +342,46 @@ def test_postgres_32_threads_share_a_pool_of_4(postgres_url: str) -> None:
         finally:
             store.close()
     assert 1 < peak.peak <= 4, peak.peak
+
+
+def test_postgres_connections_of_ended_event_loops_are_closed(postgres_url: str) -> None:
+    """Each ``asyncio.run`` gets its own pool; as its loop ends its connections close, so
+    five runs on one store never leave more than one pool's connections on the server."""
+    import psycopg
+
+    from flowdrop_core.storage.postgres import PostgresStore
+
+    name = f"fd_loops_{uuid.uuid4().hex[:8]}"
+    sep = "&" if "?" in postgres_url else "?"
+    store = PostgresStore(f"{postgres_url}{sep}application_name={name}", pool_size=4)
+    buf = ConversationBuffer(store=store)
+
+    async def burst(run: int) -> None:
+        await asyncio.gather(
+            *(
+                buf.aappend({"role": "user", "content": f"{run}-{s}"}, {"session_id": f"s{s}"})
+                for s in range(8)
+            )
+        )
+
+    with psycopg.connect(postgres_url, autocommit=True) as watcher:
+
+        def count() -> int:
+            row = watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (name,)
+            ).fetchone()
+            assert row is not None
+            return int(row[0])
+
+        try:
+            for run in range(5):
+                asyncio.run(burst(run))
+            deadline = time.monotonic() + 5
+            while count() > 0 and time.monotonic() < deadline:
+                time.sleep(0.02)  # the server notices a closed socket within moments
+            assert count() == 0
+            assert sorted(m["content"] for m in buf.messages({"session_id": "s3"})) == [
+                f"{run}-3" for run in range(5)
+            ]
+        finally:
+            store.close()
