@@ -57,7 +57,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Generator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any
 
@@ -608,6 +608,7 @@ class RedisStore:
         self._steal = self.client.register_script(_STEAL)
         self._locks = SlotLocks()
         self._asides: weakref.WeakKeyDictionary[Any, _AsyncSide] = weakref.WeakKeyDictionary()
+        self._asides_guard = threading.Lock()  # loops of several threads add and drop sides
         self._alive_guard = threading.Lock()
         self._alive: tuple[int, Any, int] | None = None  # (pid, connection, its CLIENT ID)
         self._no_client = False  # CLIENT is not permitted: leases are not checked for liveness
@@ -717,6 +718,7 @@ class RedisStore:
 
     def close(self) -> None:
         """Close the pool's connections (reopened on the next call)."""
+        self._forget_closed_loops()
         with self._alive_guard:
             alive, self._alive = self._alive, None
         if alive is not None and alive[0] == os.getpid():
@@ -1190,21 +1192,42 @@ class RedisStore:
         loop = asyncio.get_running_loop()
         side = self._asides.get(loop)
         if side is None or side.generation != fork_generation():
+            if side is not None:  # the parent's: its connections are not this process's
+                side.forget()
+            self._forget_closed_loops()
             # The sync pool's idle connections (the check at connect) are closed, so a
             # process that appends only from async code stays within max_connections.
             with suppress(RedisError, AttributeError, TypeError):
                 self.client.connection_pool.disconnect(inuse_connections=False)
-            side = _AsyncSide(self)
-            self._asides[loop] = side
+            side = _AsyncSide(self, loop)
+            with self._asides_guard:
+                self._asides[loop] = side
         return side
 
+    def _forget_closed_loops(self) -> None:
+        """Drop the async sides of loops closed without closing them (their sockets go with them).
+
+        ``asyncio.run`` closes a loop's side as the loop shuts down
+        (:meth:`_AsyncSide.close_with_loop`); a loop closed by hand without
+        ``shutdown_asyncgens`` leaves it here, and a closed loop can use it no more.
+        """
+        with self._asides_guard:
+            closed = [(loop, side) for loop, side in self._asides.items() if loop.is_closed()]
+            for loop, _side in closed:
+                del self._asides[loop]
+        for _loop, side in closed:
+            side.forget()
+
     async def aclose(self) -> None:
-        """Close the current event loop's async connections (the sync ones: :meth:`close`)."""
-        side = self._asides.pop(asyncio.get_running_loop(), None)
+        """Close the current event loop's async connections (the sync ones: :meth:`close`).
+
+        A loop run by ``asyncio.run`` has them closed as it ends without this call.
+        """
+        with self._asides_guard:
+            side = self._asides.pop(asyncio.get_running_loop(), None)
         if side is not None:
-            if side._holder is not None:
-                await side._holder[0].disconnect()
-            await side.client.aclose()
+            await side.aclose()
+            side.forget()
 
     async def _averified(self, what: str, slot: Slot) -> _AsyncSide:
         if not self._verified:  # the server was unreachable at connect: check it now, once
@@ -1613,10 +1636,12 @@ class _AsyncSide:
     connection instead of opening a hundred.
     """
 
-    def __init__(self, store: RedisStore) -> None:
+    def __init__(self, store: RedisStore, loop: asyncio.AbstractEventLoop) -> None:
         import redis.asyncio as aredis
 
         self.generation = fork_generation()
+        self.loop = loop
+        self.closed = False
         sync_pool = store.client.connection_pool
         kind = getattr(aredis.connection, sync_pool.connection_class.__name__, None)
         kind = kind if kind is not None else aredis.Connection
@@ -1646,6 +1671,45 @@ class _AsyncSide:
         self.locks = SlotLocks(asyncio.Lock)
         self._holder: tuple[Any, int] | None = None
         self._holder_guard = asyncio.Lock()
+        self._asides, self._asides_guard = store._asides, store._asides_guard
+        self._closer = self.close_with_loop()
+        with suppress(StopIteration):  # its first step runs to its yield: started on the loop
+            self._closer.__anext__().send(None)
+
+    async def close_with_loop(self) -> AsyncGenerator[None, None]:
+        """Closes this side's connections when its loop shuts down, as ``asyncio.run`` ends.
+
+        A loop's ``shutdown_asyncgens`` closes every async generator started on
+        it, and this one is started when the side is made: its ``finally`` then
+        runs on the loop while it still runs. A loop ended, its pool could
+        never be used again, and another loop opens its own.
+        """
+        try:
+            yield
+        finally:
+            if not self.closed and _running_loop() is self.loop:
+                with self._asides_guard:
+                    if self._asides.get(self.loop) is self:
+                        del self._asides[self.loop]
+                await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the pool's connections and the lease connection."""
+        if self.closed:
+            return
+        self.closed = True
+        holder, self._holder = self._holder, None
+        try:
+            if holder is not None:
+                await holder[0].disconnect()
+        finally:  # the pool is the side's own: the client does not close it by itself
+            await self.client.aclose(close_connection_pool=True)
+
+    def forget(self) -> None:
+        """End :meth:`close_with_loop` without closing (a closed loop, a parent's or closed side)."""
+        self.closed = True
+        with suppress(StopIteration):
+            self._closer.aclose().send(None)
 
     async def holder_id(self, store: RedisStore) -> int | None:
         """The CLIENT ID this loop's leases carry: of its own idle connection, opened once.
@@ -1710,3 +1774,11 @@ def _gated_pool(kind: Any, size: int, wait: float, kwargs: dict[str, Any]) -> An
                 self._turns.release()
 
     return GatedPool()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The running event loop of this thread, or None."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -182,3 +182,90 @@ def test_a_lease_held_elsewhere_is_waited_for_then_given_up_unserialized(
     ]
     record = json.loads(native_store.journal_records("session", "h", "chat_history")[-1][1])
     assert record["serialized"] is False  # the journal says what the report says
+
+
+def _named_store(redis_url: str, connections: int) -> tuple[Any, Any]:
+    """A Redis store whose connections carry a fresh client name, and a count of them."""
+    import redis
+
+    from flowdrop_core.storage.redis_store import RedisStore
+
+    name = f"fd_loops_{uuid.uuid4().hex[:8]}"
+    store = RedisStore(f"{redis_url}?client_name={name}", max_connections=connections)
+
+    def count() -> int:
+        with redis.Redis.from_url(redis_url) as watcher:
+            clients: Any = watcher.client_list()
+        return sum(1 for c in clients if c.get("name") == name)
+
+    return store, count
+
+
+async def _ten_appends(buf: ConversationBuffer, run: int) -> None:
+    """Ten concurrent appends, one per session."""
+    await asyncio.gather(
+        *(
+            buf.aappend({"role": "user", "content": f"{run}"}, {"session_id": f"s{s}"})
+            for s in range(10)
+        )
+    )
+
+
+def test_an_event_loop_s_connections_end_with_it(redis_url: str) -> None:
+    """``asyncio.run`` after ``asyncio.run`` on one store: a finished loop's pool is closed.
+
+    The async pool is per event loop; a loop that has ended can never use it again, so
+    it must not stay open: the process stays within ``max_connections`` however many
+    loops appended.
+    """
+    store, count = _named_store(redis_url, 4)
+    buf = ConversationBuffer(store=store)
+    try:
+        for run in range(5):
+            asyncio.run(_ten_appends(buf, run))
+            assert count() == 0, run  # closed as the loop ended, not later
+        assert [len(buf.messages({"session_id": f"s{s}"})) for s in range(10)] == [5] * 10
+    finally:
+        store.close()
+
+
+def test_a_loop_closed_by_hand_does_not_keep_its_connections(redis_url: str) -> None:
+    """A loop closed without ``shutdown_asyncgens``: its pool is let go when the next loop opens one."""
+    import gc
+    import time
+    import warnings
+
+    store, count = _named_store(redis_url, 4)
+    buf = ConversationBuffer(store=store)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)  # sockets closed by the collector
+            for run in range(5):
+                loop = asyncio.new_event_loop()
+                loop.run_until_complete(_ten_appends(buf, run))
+                loop.close()
+            gc.collect()
+            deadline = time.monotonic() + 5
+            while count() > 4 and time.monotonic() < deadline:
+                time.sleep(0.01)
+        assert count() <= 4
+    finally:
+        store.close()
+
+
+def test_aclose_closes_the_loop_s_connections(redis_url: str) -> None:
+    """``await store.aclose()`` closes this loop's pool, not only its lease connection."""
+    store, count = _named_store(redis_url, 4)
+    buf = ConversationBuffer(store=store)
+
+    async def run() -> tuple[int, int]:
+        await _ten_appends(buf, 0)
+        opened = count()
+        await store.aclose()
+        return opened, count()
+
+    try:
+        opened, left = asyncio.run(run())
+    finally:
+        store.close()
+    assert opened > 1 and left == 0, (opened, left)
