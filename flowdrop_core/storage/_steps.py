@@ -74,8 +74,9 @@ def drive(store: Any, steps: Steps) -> Any:
                         )
                 elif op == LOCK:
                     lock = getattr(store, "write_lock", None) or store.lock
-                    held = lock(*call[1], call[2])
-                    reply = held.__enter__()
+                    entering = lock(*call[1], call[2])
+                    reply = entering.__enter__()
+                    held = entering  # only a lock entered is exited
                 elif op == READ:
                     reply = store.read(*call[1])
                 elif op == REVISION:
@@ -116,8 +117,9 @@ async def adrive(store: Any, steps: Steps) -> Any:
                     )
                 elif op == LOCK:
                     lock = getattr(store, "awrite_lock", None) or store.alock
-                    held = lock(*call[1], call[2])
-                    reply = await held.__aenter__()
+                    entering = lock(*call[1], call[2])
+                    reply = await entering.__aenter__()
+                    held = entering
                 elif op == READ:
                     reply = await store.aread(*call[1])
                 elif op == REVISION:
