@@ -1779,11 +1779,14 @@ def _gated_pool(kind: Any, size: int, wait: float, kwargs: dict[str, Any]) -> An
             self._turns = asyncio.Semaphore(size)
 
         async def get_connection(self, *args: Any, **options: Any) -> Any:
-            try:
-                async with asyncio.timeout(wait):
-                    await self._turns.acquire()
-            except TimeoutError as exc:
-                raise NoConnection("No connection available.") from exc
+            if self._turns.locked():  # all in use: queue, at most ``wait``
+                try:
+                    async with asyncio.timeout(wait):
+                        await self._turns.acquire()
+                except TimeoutError as exc:
+                    raise NoConnection("No connection available.") from exc
+            else:  # a turn is free and nobody queues: taken without a timer
+                await self._turns.acquire()
             try:
                 return await super().get_connection(*args, **options)
             except BaseException:

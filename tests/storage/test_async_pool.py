@@ -385,3 +385,26 @@ def test_postgres_connections_of_ended_event_loops_are_closed(postgres_url: str)
             ]
         finally:
             store.close()
+
+
+def test_a_task_lock_is_waited_for_within_its_timeout_behind_those_already_queued() -> None:
+    """acquire_within: a free lock at once; a held lock, or a free one another task queues
+    for (just released to it), is waited for in turn, and given up after the timeout."""
+    from flowdrop_core.storage._base import acquire_within
+
+    async def run() -> tuple[bool, bool, bool, bool]:
+        lock = asyncio.Lock()
+        first = await acquire_within(lock, 1.0)  # free
+        held = await acquire_within(lock, 0.02)  # held by this task: times out
+        queued = asyncio.create_task(acquire_within(lock, 1.0))
+        await asyncio.sleep(0)  # the task queues for the lock
+        lock.release()  # handed to the queued task, which has not run yet
+        late = await acquire_within(lock, 0.03)  # must not jump the queue nor wait past 0.03 s
+        got_queued = await queued
+        lock.release()
+        return first, held, late, got_queued
+
+    began = time.monotonic()
+    first, held, late, got_queued = asyncio.run(asyncio.wait_for(run(), 2.0))
+    assert (first, held, late, got_queued) == (True, False, False, True)
+    assert time.monotonic() - began < 1.0
