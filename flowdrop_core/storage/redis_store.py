@@ -762,7 +762,7 @@ class RedisStore:
         """
         names = self._slot_names.get(slot)
         if names is None:
-            keys = slot_keys(slot, self.namespace)  # checks the slot's parts
+            keys: tuple[str, ...] = slot_keys(slot, self.namespace)  # checks the slot's parts
             if not self.cluster:
                 keys += (self.index_key, self.journals_key)
             names = (keys, _triple(slot), keys[0][: -len(":entries")] + ":lock")
@@ -1387,30 +1387,18 @@ class RedisStore:
                 if got_task:
                     task_lock.release()
 
-    @asynccontextmanager
-    async def awrite_lock(
+    def awrite_lock(
         self, scope: str, scope_id: str, key: str, timeout: float = 5.0
-    ) -> AsyncIterator[bool]:
-        """:meth:`write_lock` for async code: the slot's task lock now, the lease with the write."""
+    ) -> _AsyncWriteLock:
+        """:meth:`write_lock` for async code: the slot's task lock now, the lease with the write.
+
+        ``async with`` it: enters as whether the task lock was taken.
+        """
         slot, lock_key = self._lock_key(scope, scope_id, key)
         wait = check_timeout(timeout)
-        lease = _WriteLease(slot, lock_key, time.monotonic() + wait)
         side = self._aside()
-        task_lock = side.locks.get(slot)
-        if not await acquire_within(task_lock, wait):
-            yield False
-            return
-        mark = _WRITE_LEASE.set(lease)
-        try:
-            yield True
-        finally:
-            _WRITE_LEASE.reset(mark)
-            try:
-                if lease.state == _TAKEN:
-                    with suppress(RedisError):  # the lease expires by itself
-                        await side.unlock(keys=[lock_key], args=[lease.token])
-            finally:
-                task_lock.release()
+        lease = _WriteLease(slot, lock_key, time.monotonic() + wait)
+        return _AsyncWriteLock(side, lease, side.locks.get(slot), wait)
 
     async def _arun_lease(self, side: _AsyncSide, steps: _LeaseSteps, lock_key: str) -> Any:
         """:meth:`_lease` on ``redis.asyncio``."""
@@ -1649,6 +1637,40 @@ def _decode_entries(items: list[bytes], slot: Slot) -> list[Any]:
     bounds on depth and numbers are the other stores' (``decode_entries``).
     """
     return decode_entries(items, slot)
+
+
+class _AsyncWriteLock:
+    """:meth:`RedisStore.awrite_lock`'s block (a class: a generator-based one costs more CPU).
+
+    Entered: the slot's task lock (at most ``wait``), then the block's lease
+    is the task's :data:`_WRITE_LEASE`, which its apply takes with the write
+    (MEM-12). Left: the lease released if it was taken, then the task lock.
+    """
+
+    __slots__ = ("_lease", "_mark", "_side", "_task_lock", "_wait")
+
+    def __init__(self, side: _AsyncSide, lease: _WriteLease, task_lock: Any, wait: float) -> None:
+        self._side, self._lease, self._task_lock, self._wait = side, lease, task_lock, wait
+        self._mark: contextvars.Token[_WriteLease | None] | None = None
+
+    async def __aenter__(self) -> bool:
+        if not await acquire_within(self._task_lock, self._wait):
+            return False
+        self._mark = _WRITE_LEASE.set(self._lease)
+        return True
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        mark, self._mark = self._mark, None
+        if mark is None:  # the task lock was not taken
+            return
+        _WRITE_LEASE.reset(mark)
+        lease = self._lease
+        try:
+            if lease.state == _TAKEN:
+                with suppress(RedisError):  # the lease expires by itself
+                    await self._side.unlock(keys=[lease.lock_key], args=[lease.token])
+        finally:
+            self._task_lock.release()
 
 
 class _AsyncSide:
