@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 #: The package's version, the one place it is written: the build reads it
 #: (pyproject.toml, ``dynamic``) and ``flowdrop-buffer --version`` prints it.
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 __all__ = [
     "AppendResult",
