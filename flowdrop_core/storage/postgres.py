@@ -189,6 +189,13 @@ def _ms(timeout: float) -> str:
 #: deadlock. Nothing was written, so it is a revision conflict: the writer re-reads.
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
 
+#: A wait for a row lock that ran out (``lock_timeout``, or the statement cancelled): busy.
+_BUSY = (pg_errors.LockNotAvailable, pg_errors.QueryCanceled)
+#: A write transaction the server rolled back whole for another writer: a conflict.
+_CONFLICT = (pg_errors.UniqueViolation, *_RETRYABLE)
+#: The slot's revision could not be read after a failed write.
+_UNREAD = object()
+
 #: How often a read that hit a serialization failure is tried in place before it is an error.
 _TRIES = 5
 
@@ -1134,37 +1141,44 @@ class PostgresStore:
                         raise
                     committing = True
                     tx.__exit__(None, None, None)
-            except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled) as exc:
-                busy = StoreBusyError.for_slot(
-                    f"a row lock of the slot was not obtained within {wait:.3g} s; "
-                    "nothing was written",
-                    slot,
-                )
-                try:  # progress: the slot moved away from the revision this writer read
-                    busy.progressed = self.revision(*slot) != (
-                        None if expected is ANY else expected
-                    )
-                except StorageError:
-                    busy.progressed = False
-                raise busy from exc
-            except pg_errors.UniqueViolation as exc:
-                # Two writers raced to create the slot's row or the same journal record: the
-                # transaction was rolled back whole, so this is a conflict, nothing written.
-                self._forget(conn)
-                raise RevisionConflict(slot, "(racing writer)", self.revision(*slot)) from exc
-            except _RETRYABLE as exc:
-                # Serializable isolation (or a deadlock): the server rolled the transaction
-                # back whole for a concurrent one, even at commit: a conflict, nothing written.
-                self._forget(conn)
-                raise RevisionConflict(
-                    slot, f"(concurrent transaction: {type(exc).__name__})", self.revision(*slot)
-                ) from exc
             except psycopg.Error as exc:
                 # a commit sent on a connection that then broke may have landed; an error
                 # the server answered with (the connection still up) rolled it back
                 unknown = committing and (conn.closed or conn.broken)
-                self._forget(conn)
-                raise self._error("write the slot", slot, exc, unknown=unknown) from exc
+                now: Any = None
+                if isinstance(exc, _BUSY):
+                    try:  # progress: the slot moved away from the revision this writer read
+                        now = self.revision(*slot)
+                    except StorageError:
+                        now = _UNREAD
+                else:
+                    self._forget(conn)
+                    if isinstance(exc, _CONFLICT):
+                        now = self.revision(*slot)
+                raise self._write_failed(exc, slot, wait, expected, now, unknown) from exc
+
+    def _write_failed(
+        self, exc: BaseException, slot: Slot, wait: float, expected: Any, now: Any, unknown: bool
+    ) -> StorageError:
+        """What a write transaction that failed with ``exc`` raises; nothing was written
+        unless ``unknown``. ``now``: the slot's revision read after a lock wait that ran out
+        (:data:`_UNREAD` when it could not be read) or a conflict."""
+        if isinstance(exc, _BUSY):
+            busy = StoreBusyError.for_slot(
+                f"a row lock of the slot was not obtained within {wait:.3g} s; nothing was written",
+                slot,
+            )
+            busy.progressed = now is not _UNREAD and now != (None if expected is ANY else expected)
+            return busy
+        if isinstance(exc, pg_errors.UniqueViolation):
+            # Two writers raced to create the slot's row or the same journal record: the
+            # transaction was rolled back whole, so this is a conflict, nothing written.
+            return RevisionConflict(slot, "(racing writer)", now)
+        if isinstance(exc, _RETRYABLE):
+            # Serializable isolation (or a deadlock): the server rolled the transaction
+            # back whole for a concurrent one, even at commit: a conflict, nothing written.
+            return RevisionConflict(slot, f"(concurrent transaction: {type(exc).__name__})", now)
+        return self._error("write the slot", slot, exc, unknown=unknown)
 
     def _meta(self, conn: Any, slot: Slot) -> tuple[Any, ...] | None:
         """``(id, rev, count)`` of the slot's row, locked for this transaction; None when empty."""
@@ -1866,35 +1880,19 @@ class PostgresStore:
                             raise
                         committing = True
                         await tx.__aexit__(None, None, None)
-                except (pg_errors.LockNotAvailable, pg_errors.QueryCanceled) as exc:
-                    busy = StoreBusyError.for_slot(
-                        f"a row lock of the slot was not obtained within {wait:.3g} s; "
-                        "nothing was written",
-                        slot,
-                    )
-                    try:  # progress: the slot moved away from the revision this writer read
-                        busy.progressed = await self.arevision(*slot) != (
-                            None if expected is ANY else expected
-                        )
-                    except StorageError:
-                        busy.progressed = False
-                    raise busy from exc
-                except pg_errors.UniqueViolation as exc:
-                    await self._aforget(lease)
-                    raise RevisionConflict(
-                        slot, "(racing writer)", await self.arevision(*slot)
-                    ) from exc
-                except _RETRYABLE as exc:
-                    await self._aforget(lease)
-                    raise RevisionConflict(
-                        slot,
-                        f"(concurrent transaction: {type(exc).__name__})",
-                        await self.arevision(*slot),
-                    ) from exc
                 except psycopg.Error as exc:
                     unknown = committing and (conn.closed or conn.broken)
-                    await self._aforget(lease)
-                    raise self._error("write the slot", slot, exc, unknown=unknown) from exc
+                    now: Any = None
+                    if isinstance(exc, _BUSY):
+                        try:
+                            now = await self.arevision(*slot)
+                        except StorageError:
+                            now = _UNREAD
+                    else:
+                        await self._aforget(lease)
+                        if isinstance(exc, _CONFLICT):
+                            now = await self.arevision(*slot)
+                    raise self._write_failed(exc, slot, wait, expected, now, unknown) from exc
 
     async def aapply(
         self,
