@@ -35,16 +35,14 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import random
-import re
 import shutil
 import statistics
-import subprocess
-import sys
 import time
 from collections import deque
 from typing import Any
+
+from _cachegrind import instructions
 
 from flowdrop_core import Buffer
 from flowdrop_core.engine import AppendResult
@@ -247,33 +245,7 @@ def _passes(mode: str, passes: int) -> None:
 
 def _instructions(mode: str, passes: int) -> int:
     """Instructions counted by cachegrind for ``passes`` passes of ``mode`` (plus start-up)."""
-    run = subprocess.run(
-        [
-            "valgrind",
-            "--tool=cachegrind",
-            "--cache-sim=no",
-            "--cachegrind-out-file=/dev/null",
-            sys.executable,
-            __file__,
-            "--count",
-            mode,
-            str(passes),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        # the same start-up in every run: one hash seed, no bytecode written by the first
-        env={
-            **os.environ,
-            "PYTHONHASHSEED": "0",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONPATH": os.pathsep.join(sys.path),
-        },
-    )
-    found = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
-    if found is None:
-        raise RuntimeError(f"no instruction count in valgrind's output:\n{run.stderr[-500:]}")
-    return int(found.group(1).replace(",", ""))
+    return instructions(__file__, "--count", mode, str(passes))
 
 
 def print_instructions() -> None:

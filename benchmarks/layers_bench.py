@@ -62,7 +62,6 @@ import gc
 import io
 import json
 import os
-import re
 import resource
 import shutil
 import statistics
@@ -79,6 +78,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from _cachegrind import instructions  # noqa: E402
 from append_bench import agent_conversation  # noqa: E402
 from gen_long_conversation import generate  # noqa: E402
 
@@ -354,34 +354,7 @@ def _count_passes(layer: str, conv_name: str, messages: int, passes: int) -> Non
 
 def _instructions(layer: str, conv_name: str, messages: int, passes: int) -> int:
     """Instructions cachegrind counts for ``passes`` passes (plus start-up)."""
-    run = subprocess.run(
-        [
-            "valgrind",
-            "--tool=cachegrind",
-            "--cache-sim=no",
-            "--cachegrind-out-file=/dev/null",
-            sys.executable,
-            __file__,
-            "--count",
-            layer,
-            conv_name,
-            str(messages),
-            str(passes),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={
-            **os.environ,
-            "PYTHONHASHSEED": "0",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONPATH": os.pathsep.join(sys.path),
-        },
-    )
-    found = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
-    if found is None:
-        raise RuntimeError(f"no instruction count in valgrind's output:\n{run.stderr[-500:]}")
-    return int(found.group(1).replace(",", ""))
+    return instructions(__file__, "--count", layer, conv_name, str(messages), str(passes))
 
 
 def print_instructions(messages: int, rounds: int) -> None:
