@@ -26,7 +26,6 @@ written, no backup needed).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,6 @@ from flowdrop_core.framework_stores._agents_sqlite import (
     MESSAGE_COLUMNS,
     AgentsSessionFile,
     _run,
-    _Thread,
     find_tables,
 )
 from flowdrop_core.framework_stores._base import (
@@ -248,41 +246,31 @@ class AgentsSQLAlchemySession(AgentsSessionFile):
             return plan
         return super().plan_repair(thread_id)
 
-    def _write_plain(self, thread: _Thread, plan: RepairPlan) -> None:
-        """The planned rows; a new row takes its neighbour's ``created_at`` so it reads in place."""
+    def _insert_at(self, rid: int, session: str, data: str | None) -> tuple[str, tuple[Any, ...]]:
+        """A row with its own id takes its neighbour's ``created_at``, so it reads in place."""
         table = self.messages_table
         near = (
             f'COALESCE((SELECT created_at FROM "{table}" WHERE session_id = ? AND id < ? '
             f'ORDER BY id DESC LIMIT 1), (SELECT created_at FROM "{table}" WHERE '
             "session_id = ? AND id > ? ORDER BY id LIMIT 1), CURRENT_TIMESTAMP)"
         )
+        return (
+            f'INSERT INTO "{table}" (id, session_id, message_data, created_at) '
+            f"VALUES (?, ?, ?, {near})",
+            (rid, session, data, session, rid, session, rid),
+        )
+
+    def _insert_last(self, session: str, data: str | None) -> tuple[str, tuple[Any, ...]]:
+        """A row after the session's last takes the latest ``created_at`` (or now)."""
+        table = self.messages_table
         last = (
             f'COALESCE((SELECT MAX(created_at) FROM "{table}" WHERE session_id = ?), '
             "CURRENT_TIMESTAMP)"
         )
-        session = thread.session
-        for change in plan.changes:
-            data = json.dumps(change.new) if change.new is not None else None
-            if change.where.startswith(f"{table}.id="):
-                rid = int(change.where.split("=", 1)[1])
-                if change.op == "remove":
-                    self.conn.execute(f'DELETE FROM "{table}" WHERE id = ?', (rid,))
-                elif change.op == "replace":
-                    self.conn.execute(
-                        f'UPDATE "{table}" SET message_data = ? WHERE id = ?', (data, rid)
-                    )
-                else:
-                    self.conn.execute(
-                        f'INSERT INTO "{table}" (id, session_id, message_data, created_at) '
-                        f"VALUES (?, ?, ?, {near})",
-                        (rid, session, data, session, rid, session, rid),
-                    )
-            else:
-                self.conn.execute(
-                    f'INSERT INTO "{table}" (session_id, message_data, created_at) '
-                    f"VALUES (?, ?, {last})",
-                    (session, data, session),
-                )
+        return (
+            f'INSERT INTO "{table}" (session_id, message_data, created_at) VALUES (?, ?, {last})',
+            (session, data, session),
+        )
 
     def repair(self, thread_id: str, plan: RepairPlan | None = None) -> RepairReport:
         """Write the plan in one transaction, read it back with the SDK there, then commit.

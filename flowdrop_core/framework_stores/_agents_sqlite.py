@@ -704,15 +704,23 @@ class AgentsSessionFile:
                         f'UPDATE "{table}" SET message_data = ? WHERE id = ?', (data, rid)
                     )
                 else:
-                    self.conn.execute(
-                        f'INSERT INTO "{table}" (id, session_id, message_data) VALUES (?, ?, ?)',
-                        (rid, thread.session, data),
-                    )
+                    self.conn.execute(*self._insert_at(rid, thread.session, data))
             else:
-                self.conn.execute(
-                    f'INSERT INTO "{table}" (session_id, message_data) VALUES (?, ?)',
-                    (thread.session, data),
-                )
+                self.conn.execute(*self._insert_last(thread.session, data))
+
+    def _insert_at(self, rid: int, session: str, data: str | None) -> tuple[str, tuple[Any, ...]]:
+        """A planned row written with its own id (it sorts in place by id)."""
+        return (
+            f'INSERT INTO "{self.messages_table}" (id, session_id, message_data) VALUES (?, ?, ?)',
+            (rid, session, data),
+        )
+
+    def _insert_last(self, session: str, data: str | None) -> tuple[str, tuple[Any, ...]]:
+        """A planned row after the session's last."""
+        return (
+            f'INSERT INTO "{self.messages_table}" (session_id, message_data) VALUES (?, ?)',
+            (session, data),
+        )
 
     def _write_advanced(self, thread: _Thread, ops: list[tuple[Any, ...]]) -> None:
         table = self.messages_table
